@@ -7,7 +7,7 @@
 #       one GoogleTest binary from the *_test.cc files of the current folder
 #   modelplane_fuzzer(safetensors_fuzzer SOURCES x_fuzzer.cc DEPS core_safetensors)
 
-set(MODELPLANE_ROOT ${CMAKE_CURRENT_LIST_DIR}/..)
+cmake_path(GET CMAKE_CURRENT_LIST_DIR PARENT_PATH MODELPLANE_ROOT)
 
 function(modelplane_apply_flags target)
   target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor
