@@ -1,0 +1,453 @@
+#!/usr/bin/env bash
+# A real local Kubernetes control plane for tests and the demo, with no container runtime:
+# etcd, kube-apiserver, kube-controller-manager and kube-scheduler run as plain processes,
+# KWOK plays N fake GPU nodes (pods go Running without containers), MinIO is the object store.
+#
+#   e2e/cluster.sh up       start everything (refuses if this state dir is already up)
+#   e2e/cluster.sh down     stop exactly the processes `up` started, remove the state dir
+#   e2e/cluster.sh status   show each component and whether it is alive
+#   e2e/cluster.sh env      print export lines: KUBECONFIG, PATH, S3 settings
+#
+# Environment:
+#   MODELPLANE_E2E_STATE      state folder (default /tmp/modelplane-e2e)
+#   MODELPLANE_E2E_NODES      number of KWOK GPU nodes (default 4)
+#   MODELPLANE_E2E_GPUS       nvidia.com/gpu per node (default 8)
+#   MODELPLANE_EXTENDER_URL   if set, kube-scheduler calls this modelplane extender
+#                             (e.g. http://127.0.0.1:8888/scheduler); see write_scheduler_config
+#
+# Everything listens on 127.0.0.1 only, on ports picked free at `up`.
+# -E: the ERR trap in `up` must also fire for failures inside the functions it calls.
+set -Eeuo pipefail
+
+E2E_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+STATE="${MODELPLANE_E2E_STATE:-/tmp/modelplane-e2e}"
+NODES="${MODELPLANE_E2E_NODES:-4}"
+GPUS_PER_NODE="${MODELPLANE_E2E_GPUS:-8}"
+ZONES=(zone-a zone-b)
+S3_BUCKET="modelplane"
+# Test-only credentials for a loopback MinIO; never used anywhere else.
+S3_ACCESS_KEY="modelplane"
+S3_SECRET_KEY="modelplane-e2e-secret"
+
+PKI="${STATE}/pki"
+LOGS="${STATE}/logs"
+PIDS="${STATE}/pids"
+CONF="${STATE}/config"
+
+log() { printf '[cluster] %s\n' "$*" >&2; }
+die() { log "ERROR: $*"; exit 1; }
+
+bin_dir() { "${E2E_DIR}/tools.sh" bindir; }
+
+# --- process bookkeeping ------------------------------------------------------------------
+# Each started process is recorded as "<pid> <start time>"; `down` kills only a PID whose
+# start time still matches, so a recycled PID is never touched.
+
+proc_start_time() { awk '{print $22}' "/proc/$1/stat" 2>/dev/null; }
+
+# start NAME BINARY ARGS...: runs the binary in the background, logs to logs/NAME.log.
+start() {
+  local name="$1"; shift
+  nohup "$@" >"${LOGS}/${name}.log" 2>&1 </dev/null &
+  local pid=$!
+  echo "${pid} $(proc_start_time "${pid}")" >"${PIDS}/${name}"
+  log "started ${name} pid=${pid}"
+}
+
+# alive NAME: true if the recorded process is still the one we started.
+alive() {
+  local file="${PIDS}/$1" pid started
+  [[ -f "${file}" ]] || return 1
+  read -r pid started <"${file}"
+  [[ -n "${pid}" && "$(proc_start_time "${pid}")" == "${started}" ]]
+}
+
+recorded_pid() { local pid _; read -r pid _ <"${PIDS}/$1"; echo "${pid}"; }
+
+# wait_for WHAT SECONDS COMMAND...: polls COMMAND every 0.2 s; fails with the component log.
+wait_for() {
+  local what="$1" seconds="$2"; shift 2
+  local deadline=$((SECONDS + seconds))
+  until "$@" >/dev/null 2>&1; do
+    if (( SECONDS >= deadline )); then
+      log "timed out after ${seconds}s waiting for ${what}"
+      return 1
+    fi
+    sleep 0.2
+  done
+}
+
+# --- ports --------------------------------------------------------------------------------
+# Ask the kernel for free loopback ports, holding all sockets until all are picked so the
+# same port is never handed out twice.
+pick_ports() {
+  python3 - "$1" <<'EOF'
+import socket, sys
+socks = []
+for _ in range(int(sys.argv[1])):
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    socks.append(s)
+print(" ".join(str(s.getsockname()[1]) for s in socks))
+EOF
+}
+
+# --- PKI ----------------------------------------------------------------------------------
+# sign NAME SUBJECT EXTENSIONS: key + certificate signed by the cluster CA.
+sign() {
+  local name="$1" subject="$2" ext="$3"
+  openssl genrsa -out "${PKI}/${name}.key" 2048 2>/dev/null
+  openssl req -new -key "${PKI}/${name}.key" -subj "${subject}" -out "${PKI}/${name}.csr" 2>/dev/null
+  printf '%s\n' "${ext}" >"${PKI}/${name}.ext"
+  openssl x509 -req -in "${PKI}/${name}.csr" -CA "${PKI}/ca.crt" -CAkey "${PKI}/ca.key" \
+    -CAcreateserial -days 365 -sha256 -extfile "${PKI}/${name}.ext" \
+    -out "${PKI}/${name}.crt" 2>/dev/null
+}
+
+make_pki() {
+  mkdir -p "${PKI}"
+  openssl genrsa -out "${PKI}/ca.key" 2048 2>/dev/null
+  openssl req -x509 -new -key "${PKI}/ca.key" -subj "/CN=modelplane-e2e-ca" -days 365 \
+    -sha256 -out "${PKI}/ca.crt" 2>/dev/null
+  local client="basicConstraints=CA:FALSE
+keyUsage=critical,digitalSignature,keyEncipherment
+extendedKeyUsage=clientAuth"
+  sign apiserver "/CN=kube-apiserver" "basicConstraints=CA:FALSE
+keyUsage=critical,digitalSignature,keyEncipherment
+extendedKeyUsage=serverAuth
+subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local"
+  # system:masters bypasses RBAC: the admin identity for kubectl, tests and KWOK.
+  sign admin "/O=system:masters/CN=kubernetes-admin" "${client}"
+  # The built-in RBAC roles bind these exact user names.
+  sign controller-manager "/CN=system:kube-controller-manager" "${client}"
+  sign scheduler "/CN=system:kube-scheduler" "${client}"
+  # Service-account token signing key pair (the apiserver verifies, the controller-manager
+  # and the apiserver's TokenRequest sign).
+  openssl genrsa -out "${PKI}/sa.key" 2048 2>/dev/null
+  openssl rsa -in "${PKI}/sa.key" -pubout -out "${PKI}/sa.pub" 2>/dev/null
+  rm -f "${PKI}"/*.csr "${PKI}"/*.ext
+}
+
+# write_kubeconfig FILE CERT_NAME
+write_kubeconfig() {
+  cat >"$1" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: modelplane-e2e
+  cluster:
+    server: https://127.0.0.1:${APISERVER_PORT}
+    certificate-authority: ${PKI}/ca.crt
+users:
+- name: $2
+  user:
+    client-certificate: ${PKI}/$2.crt
+    client-key: ${PKI}/$2.key
+contexts:
+- name: modelplane-e2e
+  context:
+    cluster: modelplane-e2e
+    user: $2
+current-context: modelplane-e2e
+EOF
+}
+
+# --- scheduler ----------------------------------------------------------------------------
+write_scheduler_config() {
+  cat >"${CONF}/scheduler.yaml" <<EOF
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+clientConnection:
+  kubeconfig: ${CONF}/scheduler.kubeconfig
+leaderElection:
+  leaderElect: false
+profiles:
+# Pods that do not ask for modelplane keep the stock behaviour.
+- schedulerName: default-scheduler
+# Serving pods set spec.schedulerName: modelplane-scheduler. Today it has the default
+# plugins; the extender below (when configured) adds cache-aware filtering and scoring.
+- schedulerName: modelplane-scheduler
+EOF
+  # MODELPLANE EXTENDER: extenders apply to every profile in one scheduler process, so the
+  # extender itself ignores pods that are not modelplane's (it sees the pod spec).
+  # ignorable: a down extender must not stop all scheduling in tests.
+  if [[ -n "${MODELPLANE_EXTENDER_URL:-}" ]]; then
+    cat >>"${CONF}/scheduler.yaml" <<EOF
+extenders:
+- urlPrefix: ${MODELPLANE_EXTENDER_URL}
+  filterVerb: filter
+  prioritizeVerb: prioritize
+  weight: 5
+  enableHTTPS: false
+  nodeCacheCapable: false
+  ignorable: true
+  httpTimeout: 5s
+EOF
+  fi
+}
+
+# --- nodes --------------------------------------------------------------------------------
+write_nodes() {
+  local i out="${CONF}/nodes.yaml"
+  : >"${out}"
+  for ((i = 0; i < NODES; i++)); do
+    local zone="${ZONES[i % ${#ZONES[@]}]}"
+    cat >>"${out}" <<EOF
+---
+apiVersion: v1
+kind: Node
+metadata:
+  name: gpu-node-${i}
+  annotations:
+    # KWOK manages exactly the nodes carrying this annotation.
+    kwok.x-k8s.io/node: fake
+    node.alpha.kubernetes.io/ttl: "0"
+  labels:
+    kubernetes.io/hostname: gpu-node-${i}
+    kubernetes.io/os: linux
+    kubernetes.io/arch: amd64
+    type: kwok
+    topology.kubernetes.io/zone: ${zone}
+    topology.kubernetes.io/region: e2e
+    modelplane.io/gpu: "true"
+spec: {}
+status:
+  allocatable:
+    cpu: "64"
+    memory: 512Gi
+    ephemeral-storage: 2Ti
+    pods: "110"
+    nvidia.com/gpu: "${GPUS_PER_NODE}"
+  capacity:
+    cpu: "64"
+    memory: 512Gi
+    ephemeral-storage: 2Ti
+    pods: "110"
+    nvidia.com/gpu: "${GPUS_PER_NODE}"
+EOF
+  done
+}
+
+# --- commands -----------------------------------------------------------------------------
+load_ports() {
+  # shellcheck disable=SC1091
+  source "${STATE}/ports"
+}
+
+cmd_up() {
+  local start_time=${SECONDS}
+  if [[ -f "${STATE}/up.stamp" ]]; then
+    if all_alive; then
+      log "already up (state ${STATE}); reusing it"
+      return 0
+    fi
+    die "state ${STATE} exists but some components are dead: run '$0 down' first"
+  fi
+  if [[ -d "${STATE}" ]]; then
+    # A half-started cluster: clean it first so no process is left behind.
+    log "found a partial state dir, cleaning it"
+    cmd_down
+  fi
+
+  local bin
+  bin="$(bin_dir)" || die "tools are not built: run e2e/tools.sh build"
+  local tools_dir
+  tools_dir="$(dirname "${bin}")"
+  mkdir -p "${PKI}" "${LOGS}" "${PIDS}" "${CONF}" "${STATE}/etcd" "${STATE}/minio"
+  # From here on a failure must not leave processes: stop what was started.
+  trap 'log "up failed; logs in ${LOGS}"; tail -n 20 "${LOGS}"/*.log >&2 || true; cmd_down' ERR
+
+  read -r ETCD_PORT ETCD_PEER_PORT APISERVER_PORT MINIO_PORT MINIO_CONSOLE_PORT KWOK_PORT \
+    < <(pick_ports 6)
+  cat >"${STATE}/ports" <<EOF
+ETCD_PORT=${ETCD_PORT}
+ETCD_PEER_PORT=${ETCD_PEER_PORT}
+APISERVER_PORT=${APISERVER_PORT}
+MINIO_PORT=${MINIO_PORT}
+MINIO_CONSOLE_PORT=${MINIO_CONSOLE_PORT}
+KWOK_PORT=${KWOK_PORT}
+EOF
+  echo "${bin}" >"${STATE}/bindir"
+
+  make_pki
+  write_kubeconfig "${CONF}/admin.kubeconfig" admin
+  write_kubeconfig "${CONF}/controller-manager.kubeconfig" controller-manager
+  write_kubeconfig "${CONF}/scheduler.kubeconfig" scheduler
+  write_scheduler_config
+  write_nodes
+  cp "${tools_dir}/share/kwok-stages.yaml" "${CONF}/kwok.yaml"
+
+  # etcd: one member, loopback only. --unsafe-no-fsync: test data, and fsync on a shared
+  # CI disk would dominate apiserver latency.
+  start etcd "${bin}/etcd" \
+    --name=e2e --data-dir="${STATE}/etcd" \
+    --listen-client-urls="http://127.0.0.1:${ETCD_PORT}" \
+    --advertise-client-urls="http://127.0.0.1:${ETCD_PORT}" \
+    --listen-peer-urls="http://127.0.0.1:${ETCD_PEER_PORT}" \
+    --initial-advertise-peer-urls="http://127.0.0.1:${ETCD_PEER_PORT}" \
+    --initial-cluster="e2e=http://127.0.0.1:${ETCD_PEER_PORT}" \
+    --unsafe-no-fsync=true --log-level=warn
+
+  # MinIO starts now: it is independent of Kubernetes and takes a few seconds itself.
+  MINIO_ROOT_USER="${S3_ACCESS_KEY}" MINIO_ROOT_PASSWORD="${S3_SECRET_KEY}" \
+  MINIO_BROWSER=off MINIO_UPDATE=off \
+    start minio "${bin}/minio" server --quiet \
+      --address "127.0.0.1:${MINIO_PORT}" --console-address "127.0.0.1:${MINIO_CONSOLE_PORT}" \
+      "${STATE}/minio"
+
+  wait_for etcd 20 curl -fsS "http://127.0.0.1:${ETCD_PORT}/health"
+
+  # --endpoint-reconciler-type=none: the `kubernetes` Service endpoint would be 127.0.0.1,
+  # which Endpoints validation rejects; nothing in a KWOK cluster dials it anyway.
+  start kube-apiserver "${bin}/kube-apiserver" \
+    --etcd-servers="http://127.0.0.1:${ETCD_PORT}" \
+    --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port="${APISERVER_PORT}" \
+    --endpoint-reconciler-type=none \
+    --tls-cert-file="${PKI}/apiserver.crt" --tls-private-key-file="${PKI}/apiserver.key" \
+    --client-ca-file="${PKI}/ca.crt" \
+    --authorization-mode=Node,RBAC \
+    --enable-admission-plugins=NodeRestriction \
+    --service-account-issuer=https://kubernetes.default.svc.cluster.local \
+    --service-account-key-file="${PKI}/sa.pub" \
+    --service-account-signing-key-file="${PKI}/sa.key" \
+    --service-cluster-ip-range=10.96.0.0/16 \
+    --allow-privileged=true --profiling=false
+
+  local kubectl=("${bin}/kubectl" --kubeconfig="${CONF}/admin.kubeconfig")
+  wait_for kube-apiserver 60 "${kubectl[@]}" get --raw=/readyz
+
+  # --secure-port=0: no health endpoint to expose; liveness is checked by PID and by
+  # the work they do (service accounts appear, pods get scheduled).
+  start kube-controller-manager "${bin}/kube-controller-manager" \
+    --kubeconfig="${CONF}/controller-manager.kubeconfig" \
+    --secure-port=0 --leader-elect=false \
+    --use-service-account-credentials=true \
+    --service-account-private-key-file="${PKI}/sa.key" \
+    --root-ca-file="${PKI}/ca.crt" \
+    --cluster-signing-cert-file="${PKI}/ca.crt" --cluster-signing-key-file="${PKI}/ca.key" \
+    --concurrent-deployment-syncs=5
+
+  start kube-scheduler "${bin}/kube-scheduler" \
+    --config="${CONF}/scheduler.yaml" --secure-port=0
+
+  start kwok "${bin}/kwok" \
+    --config="${CONF}/kwok.yaml" \
+    --kubeconfig="${CONF}/admin.kubeconfig" \
+    --manage-all-nodes=false \
+    --manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake \
+    --cidr=10.244.0.0/16 --node-ip=127.0.0.1 \
+    --server-address="127.0.0.1:${KWOK_PORT}" \
+    --node-lease-duration-seconds=40
+
+  "${kubectl[@]}" apply -f "${CONF}/nodes.yaml" >/dev/null
+
+  wait_for "${NODES} Ready nodes" 60 nodes_ready "${kubectl[@]}"
+  # Pods need the default ServiceAccount, which the controller-manager creates.
+  wait_for "default service account" 60 "${kubectl[@]}" -n default get serviceaccount default
+  wait_for minio 60 curl -fsS "http://127.0.0.1:${MINIO_PORT}/minio/health/ready"
+  s3_env "${bin}/s5cmd" mb "s3://${S3_BUCKET}" >/dev/null
+
+  trap - ERR
+  date -u +%Y-%m-%dT%H:%M:%SZ >"${STATE}/up.stamp"
+  log "up in $((SECONDS - start_time))s; run: eval \"\$($0 env)\""
+}
+
+# nodes_ready KUBECTL...: true when all NODES KWOK nodes report Ready=True.
+nodes_ready() {
+  local ready
+  ready="$("$@" get nodes -l type=kwok \
+    -o jsonpath='{range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}' \
+    | grep -c '^True$')" || true
+  [[ "${ready}" -eq "${NODES}" ]]
+}
+
+# s3_env COMMAND...: runs COMMAND with the S3 settings of this cluster.
+s3_env() {
+  AWS_ACCESS_KEY_ID="${S3_ACCESS_KEY}" AWS_SECRET_ACCESS_KEY="${S3_SECRET_KEY}" \
+  AWS_REGION=us-east-1 S3_ENDPOINT_URL="http://127.0.0.1:${MINIO_PORT}" "$@"
+}
+
+COMPONENTS=(etcd minio kube-apiserver kube-controller-manager kube-scheduler kwok)
+
+all_alive() {
+  local c
+  for c in "${COMPONENTS[@]}"; do alive "${c}" || return 1; done
+}
+
+cmd_down() {
+  trap - ERR
+  [[ -d "${STATE}" ]] || { log "nothing to stop (${STATE} does not exist)"; return 0; }
+  local c pids=()
+  # Reverse start order: clients go before the servers they talk to.
+  for ((i = ${#COMPONENTS[@]} - 1; i >= 0; i--)); do
+    c="${COMPONENTS[i]}"
+    if alive "${c}"; then
+      pids+=("$(recorded_pid "${c}")")
+      kill -TERM "$(recorded_pid "${c}")" 2>/dev/null || true
+    fi
+  done
+  # Give them 10 s to exit cleanly, then SIGKILL whichever of ours is left.
+  local deadline=$((SECONDS + 10)) pid left
+  while :; do
+    left=()
+    for c in "${COMPONENTS[@]}"; do alive "${c}" && left+=("${c}"); done
+    (( ${#left[@]} == 0 )) && break
+    if (( SECONDS >= deadline )); then
+      for c in "${left[@]}"; do
+        pid="$(recorded_pid "${c}")"
+        log "killing ${c} pid=${pid} with SIGKILL"
+        kill -KILL "${pid}" 2>/dev/null || true
+      done
+      sleep 0.5
+      break
+    fi
+    sleep 0.2
+  done
+  rm -rf "${STATE}"
+  log "down"
+}
+
+cmd_status() {
+  if [[ ! -d "${STATE}" ]]; then
+    echo "down (no state at ${STATE})"
+    return 1
+  fi
+  local c rc=0
+  for c in "${COMPONENTS[@]}"; do
+    if alive "${c}"; then
+      printf '%-24s running pid=%s\n' "${c}" "$(recorded_pid "${c}")"
+    else
+      printf '%-24s NOT RUNNING\n' "${c}"; rc=1
+    fi
+  done
+  [[ -f "${STATE}/ports" ]] && { load_ports; echo "apiserver https://127.0.0.1:${APISERVER_PORT}  minio http://127.0.0.1:${MINIO_PORT}"; }
+  [[ -f "${STATE}/up.stamp" ]] || { echo "up not complete"; rc=1; }
+  return "${rc}"
+}
+
+cmd_env() {
+  [[ -f "${STATE}/up.stamp" ]] || die "cluster is not up (state ${STATE})"
+  load_ports
+  cat <<EOF
+export KUBECONFIG=${CONF}/admin.kubeconfig
+export PATH=$(cat "${STATE}/bindir"):\$PATH
+export AWS_ACCESS_KEY_ID=${S3_ACCESS_KEY}
+export AWS_SECRET_ACCESS_KEY=${S3_SECRET_KEY}
+export AWS_REGION=us-east-1
+export S3_ENDPOINT_URL=http://127.0.0.1:${MINIO_PORT}
+export MODELPLANE_S3_BUCKET=${S3_BUCKET}
+export MODELPLANE_E2E_STATE=${STATE}
+EOF
+}
+
+main() {
+  case "${1:-}" in
+    up) cmd_up ;;
+    down) cmd_down ;;
+    status) cmd_status ;;
+    env) cmd_env ;;
+    *) echo "usage: $0 up|down|status|env" >&2; return 2 ;;
+  esac
+}
+
+main "$@"; exit "$?"

@@ -1,0 +1,169 @@
+#!/usr/bin/env bash
+# Builds (once per machine) every binary the e2e cluster needs, from Go modules only:
+# no container runtime and no binary downloads are available here.
+#
+#   e2e/tools.sh build    build what is missing, print the bin dir (idempotent)
+#   e2e/tools.sh bindir   print the bin dir (does not build; fails if the build is incomplete)
+#   e2e/tools.sh versions print the pinned versions
+#
+# The cache folder is keyed by the pinned versions and the wrapper modules' go.mod/go.sum, so
+# a version bump builds into a new folder and never mixes binaries. A stamp file is written
+# only after every binary is built; an interrupted build resumes binary by binary.
+set -euo pipefail
+
+E2E_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+
+# --- pinned versions (docs/control-plane.md explains the choice) ---------------------------
+KUBERNETES_VERSION="v1.35.4"   # also pinned in e2e/tools/k8s/go.mod (staging modules v0.35.4)
+ETCD_VERSION="v3.6.5"          # the etcd that k8s v1.35.4's go.mod requires; e2e/tools/etcd/go.mod
+KWOK_VERSION="v0.8.0"
+HELM_VERSION="v3.22.0"
+S5CMD_VERSION="v2.3.0"
+# MinIO publishes no semver tags; this is the last commit the module proxy serves.
+MINIO_VERSION="v0.0.0-20260212201848-7aac2a2c5b7c"
+
+CACHE_ROOT="${MODELPLANE_TOOLS_CACHE:-${HOME}/.cache/modelplane/tools}"
+
+cache_key() {
+  # Hash the wrapper modules too: editing go.mod/go.sum must not reuse stale binaries.
+  local inputs
+  inputs="$(go env GOVERSION) ${KUBERNETES_VERSION} ${ETCD_VERSION} ${KWOK_VERSION} ${HELM_VERSION} ${S5CMD_VERSION} ${MINIO_VERSION}"
+  inputs+="$(cat "${E2E_DIR}"/tools/k8s/go.{mod,sum} "${E2E_DIR}"/tools/etcd/go.{mod,sum} "${E2E_DIR}"/tools/etcd/etcd/main.go)"
+  printf 'k8s-%s_etcd-%s_%s' "${KUBERNETES_VERSION}" "${ETCD_VERSION}" \
+    "$(printf '%s' "${inputs}" | sha256sum | cut -c1-12)"
+}
+
+TOOLS_DIR="${CACHE_ROOT}/$(cache_key)"
+BIN_DIR="${TOOLS_DIR}/bin"
+STAMP="${TOOLS_DIR}/complete.stamp"
+
+log() { printf '[tools] %s\n' "$*" >&2; }
+
+# Shared by every go invocation: the machine has 2 cores and C++ builds run beside us.
+go_build_env() {
+  export GOFLAGS="-p=2"
+  export CGO_ENABLED=0        # static binaries; also avoids needing a C toolchain here
+  export GOTOOLCHAIN=local    # fail loudly instead of fetching another Go
+}
+
+# The version variables that `make` sets in Kubernetes (hack/lib/version.sh), so
+# `kubectl version` and /version report the real release instead of v0.0.0-master.
+k8s_ldflags() {
+  local minor
+  minor="$(cut -d. -f2 <<<"${KUBERNETES_VERSION}")"
+  local flags="-s -w"
+  local pkg
+  for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    flags+=" -X ${pkg}.gitVersion=${KUBERNETES_VERSION}"
+    flags+=" -X ${pkg}.gitMajor=1 -X ${pkg}.gitMinor=${minor}"
+    flags+=" -X ${pkg}.gitTreeState=clean"
+    flags+=" -X ${pkg}.buildDate=1970-01-01T00:00:00Z"
+  done
+  printf '%s' "${flags}"
+}
+
+# build_one NAME CMD...: runs CMD unless BIN_DIR/NAME exists; logs its duration.
+build_one() {
+  local name="$1"; shift
+  if [[ -x "${BIN_DIR}/${name}" ]]; then
+    return 0
+  fi
+  log "building ${name}"
+  local start=${SECONDS}
+  nice -n 10 "$@"
+  [[ -x "${BIN_DIR}/${name}" ]] || { log "ERROR: ${name} was not produced"; return 1; }
+  log "built ${name} in $((SECONDS - start))s"
+}
+
+go_install() {
+  # go install writes into GOBIN; -trimpath keeps local paths out of the binaries.
+  GOBIN="${BIN_DIR}" go install -trimpath -ldflags "-s -w" "$@"
+}
+
+# Standalone kwok refuses to start without Stage objects in its config. Take kwok's own
+# default stages (node-fast, node-heartbeat-with-lease, pod-fast) from the pinned release,
+# so they always match the binary and nothing is copied into this repo.
+copy_kwok_stages() {
+  local out="${TOOLS_DIR}/share/kwok-stages.yaml"
+  [[ -s "${out}" ]] && return 0
+  mkdir -p "${TOOLS_DIR}/share"
+  local dir
+  dir="$(go mod download -json "sigs.k8s.io/kwok@${KWOK_VERSION}" \
+    | python3 -c 'import json,sys; print(json.load(sys.stdin)["Dir"])')"
+  local stage_dir="${dir}/kustomize/stage" f
+  {
+    for f in node/fast/node-initialize.yaml node/heartbeat-with-lease/node-heartbeat-with-lease.yaml \
+             pod/fast/pod-ready.yaml pod/fast/pod-complete.yaml pod/fast/pod-delete.yaml; do
+      echo "---"
+      cat "${stage_dir}/${f}"
+    done
+  } > "${out}.tmp"
+  mv "${out}.tmp" "${out}"
+}
+
+cmd_build() {
+  if [[ -f "${STAMP}" ]]; then
+    echo "${BIN_DIR}"
+    return 0
+  fi
+  go_build_env
+  mkdir -p "${BIN_DIR}"
+  local start=${SECONDS}
+  log "cold build into ${TOOLS_DIR}"
+
+  local etcd_mod="${E2E_DIR}/tools/etcd" k8s_mod="${E2E_DIR}/tools/k8s"
+  build_one etcd bash -c "cd '${etcd_mod}' && go build -trimpath -ldflags '-s -w' -o '${BIN_DIR}/etcd' ./etcd"
+  build_one etcdctl bash -c "cd '${etcd_mod}' && go build -trimpath -ldflags '-s -w' -o '${BIN_DIR}/etcdctl' go.etcd.io/etcd/etcdctl/v3"
+
+  local ldflags cmd
+  ldflags="$(k8s_ldflags)"
+  for cmd in kube-apiserver kubectl kube-controller-manager kube-scheduler; do
+    build_one "${cmd}" bash -c "cd '${k8s_mod}' && go build -trimpath -ldflags '${ldflags}' -o '${BIN_DIR}/${cmd}' k8s.io/kubernetes/cmd/${cmd}"
+  done
+
+  build_one kwok go_install "sigs.k8s.io/kwok/cmd/kwok@${KWOK_VERSION}"
+  build_one s5cmd go_install "github.com/peak/s5cmd/v2@${S5CMD_VERSION}"
+  build_one helm go_install "helm.sh/helm/v3/cmd/helm@${HELM_VERSION}"
+  build_one minio go_install "github.com/minio/minio@${MINIO_VERSION}"
+  copy_kwok_stages
+
+  # Only a complete set gets the stamp; `bindir` and cluster.sh trust it.
+  {
+    echo "built_at=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+    echo "cold_build_seconds=$((SECONDS - start))"
+    echo "go=$(go env GOVERSION)"
+    cmd_versions
+  } > "${STAMP}.tmp"
+  mv "${STAMP}.tmp" "${STAMP}"
+  log "complete in $((SECONDS - start))s; size $(du -sh "${TOOLS_DIR}" | cut -f1)"
+  echo "${BIN_DIR}"
+}
+
+cmd_bindir() {
+  if [[ ! -f "${STAMP}" ]]; then
+    log "tools not built yet: run e2e/tools.sh build"
+    return 1
+  fi
+  echo "${BIN_DIR}"
+}
+
+cmd_versions() {
+  echo "kubernetes=${KUBERNETES_VERSION}"
+  echo "etcd=${ETCD_VERSION}"
+  echo "kwok=${KWOK_VERSION}"
+  echo "helm=${HELM_VERSION}"
+  echo "s5cmd=${S5CMD_VERSION}"
+  echo "minio=${MINIO_VERSION}"
+}
+
+main() {
+  case "${1:-}" in
+    build) cmd_build ;;
+    bindir) cmd_bindir ;;
+    versions) cmd_versions ;;
+    *) echo "usage: $0 build|bindir|versions" >&2; return 2 ;;
+  esac
+}
+
+# One line, parsed whole before it runs: editing this file during a long build is then safe.
+main "$@"; exit "$?"
