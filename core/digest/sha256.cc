@@ -1,12 +1,12 @@
 #include "core/digest/sha256.h"
 
-#include <fcntl.h>
-#include <openssl/evp.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <cstring>
 #include <vector>
+
+#include <fcntl.h>
+#include <openssl/evp.h>
+#include <unistd.h>
 
 namespace modelplane::core {
 namespace {
@@ -37,9 +37,12 @@ class ScopedFd {
 
 }  // namespace
 
-void Sha256::ContextDeleter::operator()(EVP_MD_CTX* context) const { EVP_MD_CTX_free(context); }
+void Sha256::ContextDeleter::operator()(EVP_MD_CTX* context) const {
+  EVP_MD_CTX_free(context);
+}
 
-Sha256::Sha256(std::unique_ptr<EVP_MD_CTX, ContextDeleter> context) : context_(std::move(context)) {}
+Sha256::Sha256(std::unique_ptr<EVP_MD_CTX, ContextDeleter> context)
+    : context_(std::move(context)) {}
 Sha256::Sha256(Sha256&&) noexcept = default;
 Sha256& Sha256::operator=(Sha256&&) noexcept = default;
 Sha256::~Sha256() = default;
@@ -80,7 +83,9 @@ std::string ToHex(const Sha256Bytes& digest) {
   return hex;
 }
 
-std::string FormatDigest(const Sha256Bytes& digest) { return "sha256:" + ToHex(digest); }
+std::string FormatDigest(const Sha256Bytes& digest) {
+  return "sha256:" + ToHex(digest);
+}
 
 Result<Sha256Bytes> ParseDigest(std::string_view text, bool allow_bare) {
   constexpr std::string_view kPrefix = "sha256:";
@@ -91,9 +96,9 @@ Result<Sha256Bytes> ParseDigest(std::string_view text, bool allow_bare) {
     return MakeError(ErrorCode::kInvalidArgument, "digest must start with 'sha256:'");
   }
   if (hex.size() != 64) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     "sha256 digest must have 64 hex characters, got " +
-                         std::to_string(hex.size()));
+    return MakeError(
+        ErrorCode::kInvalidArgument,
+        "sha256 digest must have 64 hex characters, got " + std::to_string(hex.size()));
   }
   Sha256Bytes digest{};
   for (std::size_t i = 0; i < digest.size(); ++i) {
@@ -114,7 +119,9 @@ Sha256Bytes Sha256Of(std::string_view data) {
   return digest;
 }
 
-std::string Sha256HexOf(std::string_view data) { return ToHex(Sha256Of(data)); }
+std::string Sha256HexOf(std::string_view data) {
+  return ToHex(Sha256Of(data));
+}
 
 Result<Sha256Bytes> Sha256OfFile(const std::string& path) {
   ScopedFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));

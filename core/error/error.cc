@@ -28,10 +28,8 @@ bool IsRetryableByDefault(ErrorCode code) {
     case ErrorCode::kThrottled:
     case ErrorCode::kUnavailable:
     case ErrorCode::kDeadlineExceeded:
-    case ErrorCode::kConflict:
-      return true;
-    default:
-      return false;
+    case ErrorCode::kConflict: return true;
+    default: return false;
   }
 }
 
@@ -39,6 +37,8 @@ Error Error::Wrap(std::string_view context) const {
   return Error(code_, std::string(context) + ": " + message_, retryable_);
 }
 
-std::string Error::ToString() const { return std::string(ErrorCodeName(code_)) + ": " + message_; }
+std::string Error::ToString() const {
+  return std::string(ErrorCodeName(code_)) + ": " + message_;
+}
 
 }  // namespace modelplane::core

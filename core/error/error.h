@@ -73,6 +73,8 @@ using Status = std::expected<void, Error>;
   return std::unexpected<Error>(Error(code, std::move(message)));
 }
 
-[[nodiscard]] inline Status Ok() { return {}; }
+[[nodiscard]] inline Status Ok() {
+  return {};
+}
 
 }  // namespace modelplane::core

@@ -1,10 +1,10 @@
 #include "core/digest/sha256.h"
 
-#include <unistd.h>
-
 #include <cstdio>
 #include <fstream>
 #include <string>
+
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 

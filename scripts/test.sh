@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# The one command that sets up and runs every test: formatting, the unit tests in a warnings-
+# as-errors build, the same unit tests under AddressSanitizer + UndefinedBehaviorSanitizer,
+# short fuzzing runs, and the end-to-end smoke test on a real local control plane.
+# Usage: scripts/test.sh [--skip-e2e] [--skip-sanitizers]
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+run_e2e=1
+run_sanitizers=1
+for arg in "$@"; do
+  case $arg in
+    --skip-e2e) run_e2e=0 ;;
+    --skip-sanitizers) run_sanitizers=0 ;;
+    *) echo "usage: $0 [--skip-e2e] [--skip-sanitizers]" >&2; exit 2 ;;
+  esac
+done
+
+jobs=$(nproc)
+passed=0
+failed=0
+failed_steps=()
+step() {
+  local name=$1
+  shift
+  echo "==> $name"
+  local started=$SECONDS
+  if "$@"; then
+    passed=$((passed + 1))
+    echo "<== $name: passed in $((SECONDS - started)) s"
+  else
+    failed=$((failed + 1))
+    failed_steps+=("$name")
+    echo "<== $name: FAILED after $((SECONDS - started)) s"
+  fi
+}
+
+build_and_test() {
+  local dir=$1
+  shift
+  cmake -G Ninja -S "$root" -B "$dir" "$@" >/dev/null &&
+    ninja -C "$dir" -j "$jobs" &&
+    ctest --test-dir "$dir" -j "$jobs" --output-on-failure --timeout 300
+}
+
+if ! scripts/setup.sh; then
+  echo "setup failed"
+  echo "steps: 0 passed, 1 failed"
+  exit 1
+fi
+
+step "format" scripts/lint.sh
+step "unit tests (release, -Werror)" build_and_test build/ci \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMODELPLANE_WERROR=ON
+if ((run_sanitizers)); then
+  step "unit tests (ASan + UBSan)" build_and_test build/asan \
+    -DCMAKE_BUILD_TYPE=Debug -DMODELPLANE_SANITIZE=ON -DMODELPLANE_BUILD_BENCH=OFF
+fi
+if [[ -x scripts/fuzz.sh ]]; then
+  step "fuzzers (bounded run)" scripts/fuzz.sh 20
+fi
+if ((run_e2e)) && [[ -x e2e/smoke.sh ]]; then
+  step "e2e smoke on the local control plane" e2e/smoke.sh
+fi
+
+if ((failed)); then
+  echo "failed steps: ${failed_steps[*]}"
+fi
+echo "steps: $passed passed, $failed failed"
+((failed == 0))
