@@ -272,6 +272,43 @@ def verify(out: str) -> list[str]:
     return problems
 
 
+def model_revision(summary: dict, name: str, bucket: str, prefix: str, endpoint: str) -> str:
+    """A ModelRevision (crds/modelrevisions.yaml) for the generated files, as YAML text.
+
+    Written by hand (stdlib only); every scalar is a JSON string or number, valid YAML.
+    """
+    lines = [
+        "apiVersion: modelplane.io/v1alpha1",
+        "kind: ModelRevision",
+        "metadata:",
+        f"  name: {json.dumps(name)}",
+        "spec:",
+        f"  modelName: {json.dumps('modelplane-test/llama-' + str(summary['architecture']['hidden']))}",
+        f"  repositoryRevision: {json.dumps('seed-' + str(summary['seed']))}",
+        "  format: safetensors",
+        "  engine:",
+        "    name: vllm",
+        '    version: "0.11.0"',
+        "  sources:",
+        "  - name: minio",
+        "    type: objectStore",
+        "    objectStore:",
+        f"      endpoint: {json.dumps(endpoint)}",
+        f"      bucket: {json.dumps(bucket)}",
+        f"      prefix: {json.dumps(prefix)}",
+        "      region: us-east-1",
+        "  files:",
+    ]
+    for f in summary["files"]:
+        lines += [
+            f"  - path: {json.dumps(f['path'])}",
+            f"    size: {f['size']}",
+            f"    sha256: \"sha256:{f['sha256']}\"",
+            f"    role: {f['role']}",
+        ]
+    return "\n".join(lines) + "\n"
+
+
 def parse_size(text: str) -> int:
     m = re.fullmatch(r"(\d+)\s*(B|KiB|MiB|GiB|K|M|G)?", text.strip())
     if not m:
@@ -302,6 +339,12 @@ def main() -> int:
     ap.add_argument("--summary", action="store_true",
                     help="print a JSON summary (files, sizes, sha256, roles)")
     ap.add_argument("--upload", metavar="S3_URL", help="upload the folder with s5cmd")
+    ap.add_argument("--modelrevision", metavar="NAME",
+                    help="print a ModelRevision manifest for the files instead of the summary")
+    ap.add_argument("--bucket", default="modelplane", help="bucket named in --modelrevision")
+    ap.add_argument("--prefix", default="", help="object prefix named in --modelrevision")
+    ap.add_argument("--endpoint", default=os.environ.get("S3_ENDPOINT_URL", ""),
+                    help="S3 endpoint named in --modelrevision (default $S3_ENDPOINT_URL)")
     args = ap.parse_args()
 
     if args.verify:
@@ -316,7 +359,10 @@ def main() -> int:
     if args.upload:
         upload(args.out, args.upload)
         summary["uploaded_to"] = args.upload
-    if args.summary:
+    if args.modelrevision:
+        sys.stdout.write(model_revision(summary, args.modelrevision, args.bucket, args.prefix,
+                                        args.endpoint))
+    elif args.summary:
         json.dump(summary, sys.stdout, indent=2)
         sys.stdout.write("\n")
     return 0
