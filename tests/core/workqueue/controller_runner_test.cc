@@ -1,0 +1,115 @@
+#include "core/workqueue/controller_runner.h"
+
+#include <map>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+namespace modelplane::core {
+namespace {
+
+using std::chrono::milliseconds;
+
+// Waits (bounded) until the predicate holds; the runner works on its own threads.
+template <typename Predicate>
+bool Eventually(Predicate predicate) {
+  for (int i = 0; i < 500; ++i) {
+    if (predicate()) return true;
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  return predicate();
+}
+
+class ControllerRunnerTest : public ::testing::Test {
+ protected:
+  int Calls(const std::string& key) {
+    std::lock_guard lock(mutex_);
+    return calls_[key];
+  }
+  int Record(const std::string& key) {
+    std::lock_guard lock(mutex_);
+    return ++calls_[key];
+  }
+
+  SystemClock clock_;
+  WorkQueue queue_{std::make_unique<ItemExponentialRateLimiter>(milliseconds(1), milliseconds(20)),
+                   clock_};
+  std::mutex mutex_;
+  std::map<std::string, int> calls_;
+};
+
+TEST_F(ControllerRunnerTest, RetryableErrorsAreRetriedUntilSuccess) {
+  ControllerRunner runner(
+      queue_,
+      [&](const std::string& key) -> Result<ReconcileResult> {
+        if (Record(key) < 4) return MakeError(ErrorCode::kUnavailable, "api server away");
+        return ReconcileResult::Done();
+      },
+      2);
+  runner.Start();
+  queue_.Add("ns/flaky");
+  ASSERT_TRUE(Eventually([&] { return Calls("ns/flaky") == 4; }));
+  ASSERT_TRUE(Eventually([&] { return queue_.NumRequeues("ns/flaky") == 0; }))
+      << "success forgets the backoff";
+  runner.Stop();
+  EXPECT_EQ(runner.stats().retryable_errors.load(), 3u);
+  EXPECT_EQ(Calls("ns/flaky"), 4);
+}
+
+TEST_F(ControllerRunnerTest, TerminalErrorsAndExceptionsAreNotRetried) {
+  std::vector<std::string> observed;
+  ControllerRunner runner(
+      queue_,
+      [&](const std::string& key) -> Result<ReconcileResult> {
+        Record(key);
+        if (key == "ns/throws") throw std::runtime_error("bug");
+        return MakeError(ErrorCode::kInvalidArgument, "spec is invalid");
+      },
+      1, [&](const std::string& key, const Error&) { observed.push_back(key); });
+  runner.Start();
+  queue_.Add("ns/bad");
+  queue_.Add("ns/throws");
+  ASSERT_TRUE(Eventually([&] { return runner.stats().terminal_errors.load() == 2; }));
+  std::this_thread::sleep_for(milliseconds(50));
+  runner.Stop();
+  EXPECT_EQ(Calls("ns/bad"), 1);
+  EXPECT_EQ(Calls("ns/throws"), 1);
+  EXPECT_EQ(observed.size(), 2u);
+}
+
+TEST_F(ControllerRunnerTest, RequeueAfterComesBack) {
+  ControllerRunner runner(
+      queue_,
+      [&](const std::string& key) -> Result<ReconcileResult> {
+        if (Record(key) < 3) return ReconcileResult::RequeueAfter(milliseconds(5));
+        return ReconcileResult::Done();
+      },
+      1);
+  runner.Start();
+  queue_.Add("ns/poll");
+  ASSERT_TRUE(Eventually([&] { return Calls("ns/poll") == 3; }));
+  runner.Stop();
+  EXPECT_EQ(runner.stats().requeues_after.load(), 2u);
+}
+
+TEST_F(ControllerRunnerTest, StopWaitsForInFlightReconcile) {
+  std::atomic<bool> finished{false};
+  ControllerRunner runner(
+      queue_,
+      [&](const std::string&) -> Result<ReconcileResult> {
+        std::this_thread::sleep_for(milliseconds(50));
+        finished = true;
+        return ReconcileResult::Done();
+      },
+      1);
+  runner.Start();
+  queue_.Add("ns/slow");
+  ASSERT_TRUE(Eventually([&] { return runner.stats().reconciles.load() == 1; }));
+  runner.Stop();
+  EXPECT_TRUE(finished.load());
+}
+
+}  // namespace
+}  // namespace modelplane::core

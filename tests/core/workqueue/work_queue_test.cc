@@ -1,0 +1,132 @@
+#include "core/workqueue/work_queue.h"
+
+#include <atomic>
+#include <map>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace modelplane::core {
+namespace {
+
+using std::chrono::milliseconds;
+
+class WorkQueueTest : public ::testing::Test {
+ protected:
+  SystemClock clock_;
+  WorkQueue queue_{MakeDefaultControllerRateLimiter(clock_), clock_};
+};
+
+TEST_F(WorkQueueTest, RepeatedAddsCollapse) {
+  queue_.Add("ns/a");
+  queue_.Add("ns/b");
+  queue_.Add("ns/a");
+  queue_.Add("ns/a");
+  EXPECT_EQ(queue_.Length(), 2u);
+  EXPECT_EQ(queue_.Get(), "ns/a");
+  EXPECT_EQ(queue_.Get(), "ns/b");
+  EXPECT_EQ(queue_.Length(), 0u);
+}
+
+TEST_F(WorkQueueTest, KeyAddedWhileProcessingComesBackAfterDone) {
+  queue_.Add("ns/a");
+  ASSERT_EQ(queue_.Get(), "ns/a");
+  queue_.Add("ns/a");
+  EXPECT_EQ(queue_.Length(), 0u) << "must not be handed to a second worker while processing";
+  queue_.Done("ns/a");
+  EXPECT_EQ(queue_.Length(), 1u);
+  EXPECT_EQ(queue_.Get(), "ns/a");
+  queue_.Done("ns/a");
+  EXPECT_EQ(queue_.Length(), 0u);
+}
+
+TEST_F(WorkQueueTest, NeverGivesOneKeyToTwoWorkers) {
+  constexpr int kKeys = 8;
+  std::map<std::string, std::atomic<int>> in_flight;
+  for (int i = 0; i < kKeys; ++i) in_flight[std::to_string(i)] = 0;
+  std::atomic<int> violations{0};
+  std::atomic<int> processed{0};
+  std::vector<std::thread> workers;
+  for (int w = 0; w < 4; ++w) {
+    workers.emplace_back([&] {
+      while (auto key = queue_.Get()) {
+        if (in_flight.at(*key).fetch_add(1) != 0) violations++;
+        std::this_thread::yield();
+        in_flight.at(*key).fetch_sub(1);
+        processed++;
+        queue_.Done(*key);
+      }
+    });
+  }
+  std::vector<std::thread> producers;
+  for (int p = 0; p < 3; ++p) {
+    producers.emplace_back([&, p] {
+      for (int i = 0; i < 3000; ++i) queue_.Add(std::to_string((i + p) % kKeys));
+    });
+  }
+  for (auto& producer : producers) producer.join();
+  queue_.ShutDownWithDrain();
+  for (auto& worker : workers) worker.join();
+  EXPECT_EQ(violations.load(), 0);
+  EXPECT_GE(processed.load(), kKeys);
+  EXPECT_LE(processed.load(), 9000);
+}
+
+TEST_F(WorkQueueTest, AddAfterDelaysAndEarliestDelayWins) {
+  queue_.AddAfter("late", std::chrono::hours(1));
+  queue_.AddAfter("soon", milliseconds(30));
+  queue_.AddAfter("late", milliseconds(40));       // replaces the hour-long delay
+  queue_.AddAfter("soon", std::chrono::hours(1));  // a later delay does not postpone it
+  EXPECT_EQ(queue_.Length(), 0u);
+  EXPECT_EQ(queue_.DelayedLength(), 2u);
+  EXPECT_EQ(queue_.Get(), "soon");
+  EXPECT_EQ(queue_.Get(), "late");
+  EXPECT_EQ(queue_.DelayedLength(), 0u);
+}
+
+TEST_F(WorkQueueTest, RateLimitedAddsBackOffPerKey) {
+  queue_.AddRateLimited("k");
+  EXPECT_EQ(queue_.NumRequeues("k"), 1);
+  EXPECT_EQ(queue_.Get(), "k");
+  queue_.Done("k");
+  queue_.Forget("k");
+  EXPECT_EQ(queue_.NumRequeues("k"), 0);
+}
+
+TEST_F(WorkQueueTest, ShutDownHandsOutWhatIsQueuedThenStops) {
+  queue_.Add("a");
+  queue_.Add("b");
+  queue_.AddAfter("delayed", std::chrono::hours(1));
+  queue_.ShutDown();
+  queue_.Add("ignored");
+  EXPECT_TRUE(queue_.ShuttingDown());
+  EXPECT_EQ(queue_.Get(), "a");
+  EXPECT_EQ(queue_.Get(), "b");
+  EXPECT_EQ(queue_.Get(), std::nullopt);
+  EXPECT_EQ(queue_.DelayedLength(), 0u);
+}
+
+TEST_F(WorkQueueTest, ShutDownWithDrainWaitsForInFlightKeys) {
+  queue_.Add("slow");
+  ASSERT_EQ(queue_.Get(), "slow");
+  std::atomic<bool> finished{false};
+  std::thread worker([&] {
+    std::this_thread::sleep_for(milliseconds(50));
+    finished = true;
+    queue_.Done("slow");
+  });
+  queue_.ShutDownWithDrain();
+  EXPECT_TRUE(finished.load());
+  worker.join();
+}
+
+TEST_F(WorkQueueTest, BlockedGetReturnsOnShutDown) {
+  std::thread waiter([&] { EXPECT_EQ(queue_.Get(), std::nullopt); });
+  std::this_thread::sleep_for(milliseconds(20));
+  queue_.ShutDown();
+  waiter.join();
+}
+
+}  // namespace
+}  // namespace modelplane::core
