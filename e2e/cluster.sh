@@ -43,7 +43,8 @@ bin_dir() { "${E2E_DIR}/tools.sh" bindir; }
 # Each started process is recorded as "<pid> <start time>"; `down` kills only a PID whose
 # start time still matches, so a recycled PID is never touched.
 
-proc_start_time() { awk '{print $22}' "/proc/$1/stat" 2>/dev/null; }
+# Never fails: it also runs inside command substitutions, which inherit the ERR trap (-E).
+proc_start_time() { awk '{print $22}' "/proc/$1/stat" 2>/dev/null || true; }
 
 # start NAME BINARY ARGS...: runs the binary in the background, logs to logs/NAME.log.
 start() {
