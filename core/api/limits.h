@@ -1,0 +1,37 @@
+// Size bounds for the API types, shared by the JSON parser, the validator and (by hand) the CRDs.
+//
+// Every list and string that arrives from the API server or a user is bounded so a hostile or
+// broken object cannot make a component allocate without limit. The numbers match the maxItems
+// and maxLength values in crds/*.yaml; a test checks the CRD against them.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace modelplane::core::api {
+
+// Whole JSON documents: a ModelRevision with kMaxFiles long paths stays well under this, and
+// etcd refuses objects over 1.5 MiB anyway. A List response is larger, so callers pass their own.
+inline constexpr std::size_t kMaxDocumentBytes = 4 * 1024 * 1024;
+inline constexpr int kMaxJsonDepth = 32;
+
+inline constexpr std::size_t kMaxFiles = 4096;
+inline constexpr std::size_t kMaxPathLength = 512;
+inline constexpr std::size_t kMaxSources = 8;
+inline constexpr std::size_t kMaxConditions = 16;
+inline constexpr std::size_t kMaxStatusNodes = 5000;
+inline constexpr std::size_t kMaxCacheRevisions = 1024;
+inline constexpr std::size_t kMaxMapEntries = 256;      // labels, annotations
+inline constexpr std::size_t kMaxSmallMapEntries = 32;  // nodeSelector, quantization parameters
+inline constexpr std::size_t kMaxListEntries = 64;      // finalizers, ownerReferences
+inline constexpr std::size_t kMaxShortString = 256;
+inline constexpr std::size_t kMaxMapKeyLength =
+    320;  // label keys: 253-byte prefix, /, 63-byte name
+inline constexpr std::size_t kMaxLongString = 32768;  // condition messages, annotation values
+
+// 1 PiB: larger than any model file, small enough that kMaxFiles of them sum without overflow.
+inline constexpr std::int64_t kMaxFileSize = std::int64_t{1} << 50;
+inline constexpr std::int32_t kMaxParallelDegree = 1024;
+inline constexpr std::int32_t kMaxPrestageNodes = 10000;
+
+}  // namespace modelplane::core::api

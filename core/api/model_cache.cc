@@ -1,0 +1,163 @@
+#include "core/api/model_cache.h"
+
+#include <utility>
+
+#include "core/api/json_object_reader.h"
+#include "core/api/limits.h"
+#include "core/api/model_revision.h"
+
+namespace modelplane::core::api {
+namespace {
+
+constexpr std::size_t kMaxEnumLength = 64;
+constexpr std::size_t kMaxDigestLength = 128;
+
+Result<RevisionReference> ReferenceFromJson(const JsonObjectReader& reader) {
+  RevisionReference ref;
+  MODELPLANE_API_TRY(reader.String("namespace", ref.namespace_name, 63, Presence::kRequired));
+  MODELPLANE_API_TRY(reader.String("name", ref.name, 253, Presence::kRequired));
+  return ref;
+}
+
+Result<DesiredRevision> DesiredFromJson(const JsonObjectReader& reader) {
+  DesiredRevision desired;
+  std::optional<RevisionReference> ref;
+  MODELPLANE_API_TRY(
+      reader.Object<RevisionReference>("revision", ref, ReferenceFromJson, Presence::kRequired));
+  desired.revision = std::move(*ref);
+  MODELPLANE_API_TRY(
+      reader.String("digest", desired.digest, kMaxDigestLength, Presence::kRequired));
+  MODELPLANE_API_TRY(reader.Bool("pinned", desired.pinned));
+  MODELPLANE_API_TRY(reader.String("reason", desired.reason, kMaxEnumLength));
+  return desired;
+}
+
+Result<ModelCacheSpec> SpecFromReader(const JsonObjectReader& reader) {
+  ModelCacheSpec spec;
+  MODELPLANE_API_TRY(reader.ObjectArray<DesiredRevision>("revisions", spec.revisions,
+                                                         kMaxCacheRevisions, DesiredFromJson));
+  return spec;
+}
+
+Result<StageTimestamps> TimestampsFromJson(const JsonObjectReader& reader) {
+  StageTimestamps stamps;
+  MODELPLANE_API_TRY(reader.Time("queued", stamps.queued));
+  MODELPLANE_API_TRY(reader.Time("firstByte", stamps.first_byte));
+  MODELPLANE_API_TRY(reader.Time("lastByte", stamps.last_byte));
+  MODELPLANE_API_TRY(reader.Time("verified", stamps.verified));
+  MODELPLANE_API_TRY(reader.Time("published", stamps.published));
+  return stamps;
+}
+
+Result<CachedRevision> CachedFromJson(const JsonObjectReader& reader) {
+  CachedRevision cached;
+  MODELPLANE_API_TRY(reader.String("digest", cached.digest, kMaxDigestLength, Presence::kRequired));
+  MODELPLANE_API_TRY(reader.String("state", cached.state, kMaxEnumLength, Presence::kRequired));
+  MODELPLANE_API_TRY(reader.Int64("bytesDone", cached.bytes_done));
+  MODELPLANE_API_TRY(reader.Int64("bytesTotal", cached.bytes_total));
+  MODELPLANE_API_TRY(reader.String("sourceTier", cached.source_tier, kMaxEnumLength));
+  std::optional<StageTimestamps> stamps;
+  MODELPLANE_API_TRY(reader.Object<StageTimestamps>("timestamps", stamps, TimestampsFromJson));
+  cached.timestamps = stamps.value_or(StageTimestamps{});
+  MODELPLANE_API_TRY(reader.Time("lastUsed", cached.last_used));
+  MODELPLANE_API_TRY(reader.String("message", cached.message, 4096));
+  return cached;
+}
+
+Result<ModelCacheStatus> StatusFromReader(const JsonObjectReader& reader) {
+  ModelCacheStatus status;
+  MODELPLANE_API_TRY(reader.Int64("observedGeneration", status.observed_generation));
+  MODELPLANE_API_TRY(reader.Int64("capacityBytes", status.capacity_bytes));
+  MODELPLANE_API_TRY(reader.Int64("usedBytes", status.used_bytes));
+  MODELPLANE_API_TRY(reader.Int64("reservedBytes", status.reserved_bytes));
+  MODELPLANE_API_TRY(
+      reader.Int64("mediaBandwidthBytesPerSecond", status.media_bandwidth_bytes_per_second));
+  MODELPLANE_API_TRY(reader.String("peerEndpoint", status.peer_endpoint, 512));
+  MODELPLANE_API_TRY(ReadConditions(reader, status.conditions));
+  MODELPLANE_API_TRY(reader.ObjectArray<CachedRevision>("revisions", status.revisions,
+                                                        kMaxCacheRevisions, CachedFromJson));
+  return status;
+}
+
+void SetTime(nlohmann::json& out, std::string_view key, const std::optional<Timestamp>& time) {
+  if (time) out[std::string(key)] = FormatTimestamp(*time);
+}
+
+}  // namespace
+
+Result<ModelCache> ModelCacheFromJson(const nlohmann::json& value) {
+  auto reader = JsonObjectReader::Create(value, "");
+  if (!reader) return std::unexpected(reader.error());
+  ModelCache cache;
+  auto meta = ReadTypeAndObjectMeta(*reader, kApiVersion, kModelCacheKind);
+  if (!meta) return std::unexpected(meta.error());
+  cache.metadata = std::move(*meta);
+  std::optional<ModelCacheSpec> spec;
+  MODELPLANE_API_TRY(reader->Object<ModelCacheSpec>("spec", spec, SpecFromReader));
+  cache.spec = spec.value_or(ModelCacheSpec{});
+  MODELPLANE_API_TRY(reader->Object<ModelCacheStatus>("status", cache.status, StatusFromReader));
+  return cache;
+}
+
+Result<ModelCache> ParseModelCache(std::string_view json_text, const JsonLimits& limits) {
+  auto document = ParseJsonDocument(json_text, limits);
+  if (!document) return std::unexpected(document.error());
+  return ModelCacheFromJson(*document);
+}
+
+nlohmann::json ToJson(const ModelCacheSpec& spec) {
+  nlohmann::json revisions = nlohmann::json::array();
+  for (const DesiredRevision& desired : spec.revisions) {
+    nlohmann::json item = {
+        {"revision",
+         {{"namespace", desired.revision.namespace_name}, {"name", desired.revision.name}}},
+        {"digest", desired.digest},
+        {"pinned", desired.pinned}};
+    if (!desired.reason.empty()) item["reason"] = desired.reason;
+    revisions.push_back(std::move(item));
+  }
+  return {{"revisions", std::move(revisions)}};
+}
+
+nlohmann::json ToJson(const ModelCacheStatus& status) {
+  nlohmann::json out = {{"capacityBytes", status.capacity_bytes},
+                        {"usedBytes", status.used_bytes},
+                        {"reservedBytes", status.reserved_bytes},
+                        {"mediaBandwidthBytesPerSecond", status.media_bandwidth_bytes_per_second}};
+  if (status.observed_generation != 0) out["observedGeneration"] = status.observed_generation;
+  if (!status.peer_endpoint.empty()) out["peerEndpoint"] = status.peer_endpoint;
+  if (!status.conditions.empty()) out["conditions"] = ConditionsToJson(status.conditions);
+  if (!status.revisions.empty()) {
+    nlohmann::json revisions = nlohmann::json::array();
+    for (const CachedRevision& cached : status.revisions) {
+      nlohmann::json item = {{"digest", cached.digest},
+                             {"state", cached.state},
+                             {"bytesDone", cached.bytes_done},
+                             {"bytesTotal", cached.bytes_total}};
+      if (!cached.source_tier.empty()) item["sourceTier"] = cached.source_tier;
+      nlohmann::json stamps = nlohmann::json::object();
+      SetTime(stamps, "queued", cached.timestamps.queued);
+      SetTime(stamps, "firstByte", cached.timestamps.first_byte);
+      SetTime(stamps, "lastByte", cached.timestamps.last_byte);
+      SetTime(stamps, "verified", cached.timestamps.verified);
+      SetTime(stamps, "published", cached.timestamps.published);
+      if (!stamps.empty()) item["timestamps"] = std::move(stamps);
+      SetTime(item, "lastUsed", cached.last_used);
+      if (!cached.message.empty()) item["message"] = cached.message;
+      revisions.push_back(std::move(item));
+    }
+    out["revisions"] = std::move(revisions);
+  }
+  return out;
+}
+
+nlohmann::json ToJson(const ModelCache& cache) {
+  nlohmann::json out = {{"apiVersion", kApiVersion},
+                        {"kind", kModelCacheKind},
+                        {"metadata", ToJson(cache.metadata)},
+                        {"spec", ToJson(cache.spec)}};
+  if (cache.status) out["status"] = ToJson(*cache.status);
+  return out;
+}
+
+}  // namespace modelplane::core::api

@@ -1,0 +1,317 @@
+#include "core/api/model_revision.h"
+
+#include <utility>
+
+#include "core/api/json_object_reader.h"
+#include "core/api/limits.h"
+
+namespace modelplane::core::api {
+namespace {
+
+// Enumerated and digest fields are read with a loose bound so the validator, not the parser,
+// explains a wrong value; the bound only stops absurd sizes.
+constexpr std::size_t kMaxEnumLength = 64;
+constexpr std::size_t kMaxDigestLength = 128;
+
+Result<ModelFile> FileFromJson(const JsonObjectReader& reader) {
+  ModelFile file;
+  MODELPLANE_API_TRY(reader.String("path", file.path, kMaxPathLength, Presence::kRequired));
+  MODELPLANE_API_TRY(reader.Int64("size", file.size, Presence::kRequired));
+  MODELPLANE_API_TRY(reader.String("sha256", file.sha256, kMaxDigestLength, Presence::kRequired));
+  MODELPLANE_API_TRY(reader.String("role", file.role, kMaxEnumLength, Presence::kRequired));
+  return file;
+}
+
+Result<Parallelism> ParallelismFromJson(const JsonObjectReader& reader) {
+  Parallelism parallelism;
+  MODELPLANE_API_TRY(reader.Int32("tensorParallel", parallelism.tensor_parallel));
+  MODELPLANE_API_TRY(reader.Int32("pipelineParallel", parallelism.pipeline_parallel));
+  return parallelism;
+}
+
+Result<Quantization> QuantizationFromJson(const JsonObjectReader& reader) {
+  Quantization quantization;
+  MODELPLANE_API_TRY(
+      reader.String("method", quantization.method, kMaxEnumLength, Presence::kRequired));
+  MODELPLANE_API_TRY(reader.StringMap("parameters", quantization.parameters, kMaxSmallMapEntries,
+                                      kMaxShortString));
+  return quantization;
+}
+
+Result<EngineIdentity> EngineFromJson(const JsonObjectReader& reader) {
+  EngineIdentity engine;
+  MODELPLANE_API_TRY(reader.String("name", engine.name, kMaxEnumLength, Presence::kRequired));
+  MODELPLANE_API_TRY(
+      reader.String("version", engine.version, kMaxShortString, Presence::kRequired));
+  MODELPLANE_API_TRY(reader.String("runtimeCacheKey", engine.runtime_cache_key, kMaxShortString));
+  return engine;
+}
+
+Result<ObjectStoreLocation> ObjectStoreFromJson(const JsonObjectReader& reader) {
+  ObjectStoreLocation location;
+  MODELPLANE_API_TRY(reader.String("endpoint", location.endpoint, 512));
+  MODELPLANE_API_TRY(reader.String("bucket", location.bucket, 255, Presence::kRequired));
+  MODELPLANE_API_TRY(reader.String("prefix", location.prefix, 1024));
+  MODELPLANE_API_TRY(reader.String("region", location.region, 64));
+  return location;
+}
+
+Result<HttpLocation> HttpFromJson(const JsonObjectReader& reader) {
+  HttpLocation location;
+  MODELPLANE_API_TRY(reader.String("baseURL", location.base_url, 2048, Presence::kRequired));
+  return location;
+}
+
+Result<SharedFilesystemLocation> SharedFilesystemFromJson(const JsonObjectReader& reader) {
+  SharedFilesystemLocation location;
+  MODELPLANE_API_TRY(reader.String("path", location.path, 1024, Presence::kRequired));
+  return location;
+}
+
+Result<SecretReference> SecretReferenceFromJson(const JsonObjectReader& reader) {
+  SecretReference ref;
+  MODELPLANE_API_TRY(reader.String("name", ref.name, kMaxShortString, Presence::kRequired));
+  return ref;
+}
+
+Result<SourceCapacity> CapacityFromJson(const JsonObjectReader& reader) {
+  SourceCapacity capacity;
+  MODELPLANE_API_TRY(reader.Int64("maxBytesPerSecond", capacity.max_bytes_per_second));
+  MODELPLANE_API_TRY(reader.Int32("maxConcurrentFetches", capacity.max_concurrent_fetches));
+  return capacity;
+}
+
+Result<ModelSource> SourceFromJson(const JsonObjectReader& reader) {
+  ModelSource source;
+  MODELPLANE_API_TRY(reader.String("name", source.name, 63, Presence::kRequired));
+  MODELPLANE_API_TRY(reader.String("type", source.type, kMaxEnumLength, Presence::kRequired));
+  MODELPLANE_API_TRY(
+      reader.Object<ObjectStoreLocation>("objectStore", source.object_store, ObjectStoreFromJson));
+  MODELPLANE_API_TRY(reader.Object<HttpLocation>("http", source.http, HttpFromJson));
+  MODELPLANE_API_TRY(reader.Object<SharedFilesystemLocation>(
+      "sharedFilesystem", source.shared_filesystem, SharedFilesystemFromJson));
+  MODELPLANE_API_TRY(reader.Object<SecretReference>(
+      "credentialsSecretRef", source.credentials_secret_ref, SecretReferenceFromJson));
+  MODELPLANE_API_TRY(reader.Object<SourceCapacity>("capacity", source.capacity, CapacityFromJson));
+  return source;
+}
+
+Result<PrestagePolicy> PrestageFromJson(const JsonObjectReader& reader) {
+  PrestagePolicy prestage;
+  MODELPLANE_API_TRY(
+      reader.StringMap("nodeSelector", prestage.node_selector, kMaxSmallMapEntries, 63));
+  MODELPLANE_API_TRY(reader.Int32("nodes", prestage.nodes));
+  return prestage;
+}
+
+Result<RetentionPolicy> RetentionFromJson(const JsonObjectReader& reader) {
+  RetentionPolicy retention;
+  MODELPLANE_API_TRY(reader.String("rollbackWindow", retention.rollback_window, 32));
+  return retention;
+}
+
+Result<ModelRevisionSpec> SpecFromReader(const JsonObjectReader& reader) {
+  ModelRevisionSpec spec;
+  MODELPLANE_API_TRY(reader.String("modelName", spec.model_name, 253));
+  MODELPLANE_API_TRY(reader.String("repositoryRevision", spec.repository_revision, 256));
+  MODELPLANE_API_TRY(reader.ObjectArray<ModelFile>("files", spec.files, kMaxFiles, FileFromJson,
+                                                   Presence::kRequired));
+  MODELPLANE_API_TRY(reader.String("format", spec.format, kMaxEnumLength, Presence::kRequired));
+  std::optional<Parallelism> parallelism;
+  MODELPLANE_API_TRY(reader.Object<Parallelism>("parallelism", parallelism, ParallelismFromJson));
+  spec.parallelism = parallelism.value_or(Parallelism{});
+  std::optional<Quantization> quantization;
+  MODELPLANE_API_TRY(
+      reader.Object<Quantization>("quantization", quantization, QuantizationFromJson));
+  spec.quantization = quantization.value_or(Quantization{});
+  std::optional<EngineIdentity> engine;
+  MODELPLANE_API_TRY(
+      reader.Object<EngineIdentity>("engine", engine, EngineFromJson, Presence::kRequired));
+  spec.engine = std::move(*engine);
+  MODELPLANE_API_TRY(reader.ObjectArray<ModelSource>("sources", spec.sources, kMaxSources,
+                                                     SourceFromJson, Presence::kRequired));
+  MODELPLANE_API_TRY(reader.Object<PrestagePolicy>("prestage", spec.prestage, PrestageFromJson));
+  MODELPLANE_API_TRY(
+      reader.Object<RetentionPolicy>("retention", spec.retention, RetentionFromJson));
+  MODELPLANE_API_TRY(reader.Bool("revoked", spec.revoked));
+  return spec;
+}
+
+Result<NodeServing> NodeServingFromJson(const JsonObjectReader& reader) {
+  NodeServing node;
+  MODELPLANE_API_TRY(reader.String("node", node.node, 253, Presence::kRequired));
+  MODELPLANE_API_TRY(reader.String("tier", node.tier, kMaxEnumLength));
+  MODELPLANE_API_TRY(reader.Number("bytesToReadySeconds", node.bytes_to_ready_seconds));
+  return node;
+}
+
+Result<LatencyPercentiles> PercentilesFromJson(const JsonObjectReader& reader) {
+  std::optional<double> p50;
+  std::optional<double> p95;
+  std::optional<double> p99;
+  MODELPLANE_API_TRY(reader.Number("p50", p50));
+  MODELPLANE_API_TRY(reader.Number("p95", p95));
+  MODELPLANE_API_TRY(reader.Number("p99", p99));
+  return LatencyPercentiles{p50.value_or(0), p95.value_or(0), p99.value_or(0)};
+}
+
+Result<ModelRevisionStatus> StatusFromReader(const JsonObjectReader& reader) {
+  ModelRevisionStatus status;
+  MODELPLANE_API_TRY(reader.Int64("observedGeneration", status.observed_generation));
+  MODELPLANE_API_TRY(reader.String("digest", status.digest, kMaxDigestLength));
+  MODELPLANE_API_TRY(reader.Int64("totalBytes", status.total_bytes));
+  MODELPLANE_API_TRY(reader.String("phase", status.phase, kMaxEnumLength));
+  MODELPLANE_API_TRY(ReadConditions(reader, status.conditions));
+  MODELPLANE_API_TRY(reader.Int32("desiredNodes", status.desired_nodes));
+  MODELPLANE_API_TRY(reader.Int32("stagingNodes", status.staging_nodes));
+  MODELPLANE_API_TRY(reader.Int32("readyNodes", status.ready_nodes));
+  MODELPLANE_API_TRY(reader.Int32("failedNodes", status.failed_nodes));
+  MODELPLANE_API_TRY(reader.Object<LatencyPercentiles>(
+      "bytesToReadySeconds", status.bytes_to_ready_seconds, PercentilesFromJson));
+  MODELPLANE_API_TRY(
+      reader.ObjectArray<NodeServing>("nodes", status.nodes, kMaxStatusNodes, NodeServingFromJson));
+  return status;
+}
+
+nlohmann::json ToJson(const ModelSource& source) {
+  nlohmann::json out = {{"name", source.name}, {"type", source.type}};
+  if (source.object_store) {
+    nlohmann::json location = {{"bucket", source.object_store->bucket}};
+    if (!source.object_store->endpoint.empty())
+      location["endpoint"] = source.object_store->endpoint;
+    if (!source.object_store->prefix.empty()) location["prefix"] = source.object_store->prefix;
+    if (!source.object_store->region.empty()) location["region"] = source.object_store->region;
+    out["objectStore"] = std::move(location);
+  }
+  if (source.http) out["http"] = {{"baseURL", source.http->base_url}};
+  if (source.shared_filesystem)
+    out["sharedFilesystem"] = {{"path", source.shared_filesystem->path}};
+  if (source.credentials_secret_ref) {
+    out["credentialsSecretRef"] = {{"name", source.credentials_secret_ref->name}};
+  }
+  if (source.capacity) {
+    nlohmann::json capacity = nlohmann::json::object();
+    if (source.capacity->max_bytes_per_second) {
+      capacity["maxBytesPerSecond"] = *source.capacity->max_bytes_per_second;
+    }
+    if (source.capacity->max_concurrent_fetches) {
+      capacity["maxConcurrentFetches"] = *source.capacity->max_concurrent_fetches;
+    }
+    out["capacity"] = std::move(capacity);
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<ModelRevisionSpec> ModelRevisionSpecFromJson(const nlohmann::json& value, std::string path) {
+  auto reader = JsonObjectReader::Create(value, std::move(path));
+  if (!reader) return std::unexpected(reader.error());
+  return SpecFromReader(*reader);
+}
+
+Result<ModelRevision> ModelRevisionFromJson(const nlohmann::json& value) {
+  auto reader = JsonObjectReader::Create(value, "");
+  if (!reader) return std::unexpected(reader.error());
+  ModelRevision revision;
+  auto meta = ReadTypeAndObjectMeta(*reader, kApiVersion, kModelRevisionKind);
+  if (!meta) return std::unexpected(meta.error());
+  revision.metadata = std::move(*meta);
+  std::optional<ModelRevisionSpec> spec;
+  MODELPLANE_API_TRY(
+      reader->Object<ModelRevisionSpec>("spec", spec, SpecFromReader, Presence::kRequired));
+  revision.spec = std::move(*spec);
+  MODELPLANE_API_TRY(
+      reader->Object<ModelRevisionStatus>("status", revision.status, StatusFromReader));
+  return revision;
+}
+
+Result<ModelRevision> ParseModelRevision(std::string_view json_text, const JsonLimits& limits) {
+  auto document = ParseJsonDocument(json_text, limits);
+  if (!document) return std::unexpected(document.error());
+  return ModelRevisionFromJson(*document);
+}
+
+nlohmann::json ToJson(const ModelRevisionSpec& spec) {
+  nlohmann::json out = nlohmann::json::object();
+  if (!spec.model_name.empty()) out["modelName"] = spec.model_name;
+  if (!spec.repository_revision.empty()) out["repositoryRevision"] = spec.repository_revision;
+  nlohmann::json files = nlohmann::json::array();
+  for (const ModelFile& file : spec.files) {
+    files.push_back(
+        {{"path", file.path}, {"size", file.size}, {"sha256", file.sha256}, {"role", file.role}});
+  }
+  out["files"] = std::move(files);
+  out["format"] = spec.format;
+  out["parallelism"] = {{"tensorParallel", spec.parallelism.tensor_parallel},
+                        {"pipelineParallel", spec.parallelism.pipeline_parallel}};
+  nlohmann::json quantization = {{"method", spec.quantization.method}};
+  if (!spec.quantization.parameters.empty()) {
+    quantization["parameters"] = spec.quantization.parameters;
+  }
+  out["quantization"] = std::move(quantization);
+  nlohmann::json engine = {{"name", spec.engine.name}, {"version", spec.engine.version}};
+  if (!spec.engine.runtime_cache_key.empty()) {
+    engine["runtimeCacheKey"] = spec.engine.runtime_cache_key;
+  }
+  out["engine"] = std::move(engine);
+  nlohmann::json sources = nlohmann::json::array();
+  for (const ModelSource& source : spec.sources) sources.push_back(ToJson(source));
+  out["sources"] = std::move(sources);
+  if (spec.prestage) {
+    nlohmann::json prestage = {{"nodes", spec.prestage->nodes}};
+    if (!spec.prestage->node_selector.empty()) {
+      prestage["nodeSelector"] = spec.prestage->node_selector;
+    }
+    out["prestage"] = std::move(prestage);
+  }
+  if (spec.retention) {
+    nlohmann::json retention = nlohmann::json::object();
+    if (!spec.retention->rollback_window.empty()) {
+      retention["rollbackWindow"] = spec.retention->rollback_window;
+    }
+    out["retention"] = std::move(retention);
+  }
+  out["revoked"] = spec.revoked;
+  return out;
+}
+
+nlohmann::json ToJson(const ModelRevisionStatus& status) {
+  nlohmann::json out = nlohmann::json::object();
+  if (status.observed_generation != 0) out["observedGeneration"] = status.observed_generation;
+  if (!status.digest.empty()) out["digest"] = status.digest;
+  out["totalBytes"] = status.total_bytes;
+  if (!status.phase.empty()) out["phase"] = status.phase;
+  if (!status.conditions.empty()) out["conditions"] = ConditionsToJson(status.conditions);
+  out["desiredNodes"] = status.desired_nodes;
+  out["stagingNodes"] = status.staging_nodes;
+  out["readyNodes"] = status.ready_nodes;
+  out["failedNodes"] = status.failed_nodes;
+  if (status.bytes_to_ready_seconds) {
+    out["bytesToReadySeconds"] = {{"p50", status.bytes_to_ready_seconds->p50},
+                                  {"p95", status.bytes_to_ready_seconds->p95},
+                                  {"p99", status.bytes_to_ready_seconds->p99}};
+  }
+  if (!status.nodes.empty()) {
+    nlohmann::json nodes = nlohmann::json::array();
+    for (const NodeServing& node : status.nodes) {
+      nlohmann::json item = {{"node", node.node}};
+      if (!node.tier.empty()) item["tier"] = node.tier;
+      if (node.bytes_to_ready_seconds) item["bytesToReadySeconds"] = *node.bytes_to_ready_seconds;
+      nodes.push_back(std::move(item));
+    }
+    out["nodes"] = std::move(nodes);
+  }
+  return out;
+}
+
+nlohmann::json ToJson(const ModelRevision& revision) {
+  nlohmann::json out = {{"apiVersion", kApiVersion},
+                        {"kind", kModelRevisionKind},
+                        {"metadata", ToJson(revision.metadata)},
+                        {"spec", ToJson(revision.spec)}};
+  if (revision.status) out["status"] = ToJson(*revision.status);
+  return out;
+}
+
+}  // namespace modelplane::core::api

@@ -1,0 +1,223 @@
+// ModelRevision (modelplane.io/v1alpha1, namespaced): one immutable, versioned execution object.
+//
+// The spec names the exact bytes (files with sizes and sha256s) and everything that changes how
+// they execute; status is written by the operator. Enumerated fields stay strings here, as in
+// the Go API conventions, so a parsed object can carry an unknown value to the validator
+// (model_revision_validation.h), which reports every problem at once rather than the first.
+// JSON conversion follows Kubernetes: lowerCamelCase names, optional fields omitted when empty.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/api/condition.h"
+#include "core/api/json_document.h"
+#include "core/api/object_meta.h"
+#include "core/error/error.h"
+
+namespace modelplane::core::api {
+
+inline constexpr std::string_view kApiGroup = "modelplane.io";
+inline constexpr std::string_view kApiVersion = "modelplane.io/v1alpha1";
+inline constexpr std::string_view kModelRevisionKind = "ModelRevision";
+
+// File roles.
+inline constexpr std::string_view kRoleWeights = "weights";
+inline constexpr std::string_view kRoleIndex = "index";
+inline constexpr std::string_view kRoleConfig = "config";
+inline constexpr std::string_view kRoleTokenizer = "tokenizer";
+inline constexpr std::string_view kRoleQuantization = "quantization";
+inline constexpr std::string_view kRoleAdapter = "adapter";
+inline constexpr std::string_view kRoleEngineCache = "engine-cache";
+
+inline constexpr std::string_view kFormatSafetensors = "safetensors";
+
+// Source types.
+inline constexpr std::string_view kSourceObjectStore = "objectStore";
+inline constexpr std::string_view kSourceHttp = "http";
+inline constexpr std::string_view kSourceSharedFilesystem = "sharedFilesystem";
+
+// Tiers that can serve a node, in the order the agent prefers them.
+inline constexpr std::string_view kTierLocal = "local";
+inline constexpr std::string_view kTierPeer = "peer";
+inline constexpr std::string_view kTierSharedFilesystem = "sharedFilesystem";
+inline constexpr std::string_view kTierObjectStore = "objectStore";
+inline constexpr std::string_view kTierHttp = "http";
+
+// Revision phases.
+inline constexpr std::string_view kPhasePending = "Pending";
+inline constexpr std::string_view kPhaseStaging = "Staging";
+inline constexpr std::string_view kPhaseReady = "Ready";
+inline constexpr std::string_view kPhaseDegraded = "Degraded";
+inline constexpr std::string_view kPhaseRevoked = "Revoked";
+inline constexpr std::string_view kPhaseInvalid = "Invalid";
+
+inline constexpr std::string_view kDefaultQuantization = "none";
+
+struct ModelFile {
+  std::string path;  // relative, '/'-separated
+  std::int64_t size = 0;
+  std::string sha256;  // "sha256:<64 lower-case hex>"
+  std::string role;
+
+  friend bool operator==(const ModelFile&, const ModelFile&) = default;
+};
+
+struct Parallelism {
+  std::int32_t tensor_parallel = 1;
+  std::int32_t pipeline_parallel = 1;
+
+  friend bool operator==(const Parallelism&, const Parallelism&) = default;
+};
+
+struct Quantization {
+  std::string method{kDefaultQuantization};
+  std::map<std::string, std::string> parameters;
+
+  friend bool operator==(const Quantization&, const Quantization&) = default;
+};
+
+struct EngineIdentity {
+  std::string name;
+  std::string version;
+  std::string runtime_cache_key;  // empty when the engine has no compiled artifacts
+
+  friend bool operator==(const EngineIdentity&, const EngineIdentity&) = default;
+};
+
+struct ObjectStoreLocation {
+  std::string endpoint;
+  std::string bucket;
+  std::string prefix;
+  std::string region;
+
+  friend bool operator==(const ObjectStoreLocation&, const ObjectStoreLocation&) = default;
+};
+
+struct HttpLocation {
+  std::string base_url;
+
+  friend bool operator==(const HttpLocation&, const HttpLocation&) = default;
+};
+
+struct SharedFilesystemLocation {
+  std::string path;
+
+  friend bool operator==(const SharedFilesystemLocation&,
+                         const SharedFilesystemLocation&) = default;
+};
+
+struct SecretReference {
+  std::string name;
+
+  friend bool operator==(const SecretReference&, const SecretReference&) = default;
+};
+
+// Hints for the admission controller; absent means "measure it".
+struct SourceCapacity {
+  std::optional<std::int64_t> max_bytes_per_second;
+  std::optional<std::int32_t> max_concurrent_fetches;
+
+  friend bool operator==(const SourceCapacity&, const SourceCapacity&) = default;
+};
+
+struct ModelSource {
+  std::string name;
+  std::string type;
+  std::optional<ObjectStoreLocation> object_store;
+  std::optional<HttpLocation> http;
+  std::optional<SharedFilesystemLocation> shared_filesystem;
+  std::optional<SecretReference> credentials_secret_ref;
+  std::optional<SourceCapacity> capacity;
+
+  friend bool operator==(const ModelSource&, const ModelSource&) = default;
+};
+
+struct PrestagePolicy {
+  std::map<std::string, std::string> node_selector;
+  std::int32_t nodes = 0;
+
+  friend bool operator==(const PrestagePolicy&, const PrestagePolicy&) = default;
+};
+
+struct RetentionPolicy {
+  std::string rollback_window;  // Go duration such as "24h" or "1h30m"
+
+  friend bool operator==(const RetentionPolicy&, const RetentionPolicy&) = default;
+};
+
+struct ModelRevisionSpec {
+  std::string model_name;           // for humans
+  std::string repository_revision;  // for humans
+  std::vector<ModelFile> files;
+  std::string format;
+  Parallelism parallelism;
+  Quantization quantization;
+  EngineIdentity engine;
+  std::vector<ModelSource> sources;
+  std::optional<PrestagePolicy> prestage;
+  std::optional<RetentionPolicy> retention;
+  bool revoked = false;
+
+  friend bool operator==(const ModelRevisionSpec&, const ModelRevisionSpec&) = default;
+};
+
+struct LatencyPercentiles {
+  double p50 = 0;
+  double p95 = 0;
+  double p99 = 0;
+
+  friend bool operator==(const LatencyPercentiles&, const LatencyPercentiles&) = default;
+};
+
+struct NodeServing {
+  std::string node;
+  std::string tier;
+  std::optional<double> bytes_to_ready_seconds;
+
+  friend bool operator==(const NodeServing&, const NodeServing&) = default;
+};
+
+struct ModelRevisionStatus {
+  std::int64_t observed_generation = 0;
+  std::string digest;
+  std::int64_t total_bytes = 0;
+  std::string phase;
+  std::vector<Condition> conditions;
+  std::int32_t desired_nodes = 0;
+  std::int32_t staging_nodes = 0;
+  std::int32_t ready_nodes = 0;
+  std::int32_t failed_nodes = 0;
+  std::optional<LatencyPercentiles> bytes_to_ready_seconds;
+  std::vector<NodeServing> nodes;
+
+  friend bool operator==(const ModelRevisionStatus&, const ModelRevisionStatus&) = default;
+};
+
+struct ModelRevision {
+  ObjectMeta metadata;
+  ModelRevisionSpec spec;
+  std::optional<ModelRevisionStatus> status;
+
+  friend bool operator==(const ModelRevision&, const ModelRevision&) = default;
+};
+
+// Parses JSON text with the bounds of json_document.h. Structural errors only (wrong JSON types,
+// missing required fields, over-long values); semantic checks are ValidateModelRevisionSpec.
+[[nodiscard]] Result<ModelRevision> ParseModelRevision(std::string_view json_text,
+                                                       const JsonLimits& limits = {});
+[[nodiscard]] Result<ModelRevision> ModelRevisionFromJson(const nlohmann::json& value);
+[[nodiscard]] Result<ModelRevisionSpec> ModelRevisionSpecFromJson(const nlohmann::json& value,
+                                                                  std::string path = "spec");
+
+[[nodiscard]] nlohmann::json ToJson(const ModelRevision& revision);
+[[nodiscard]] nlohmann::json ToJson(const ModelRevisionSpec& spec);
+[[nodiscard]] nlohmann::json ToJson(const ModelRevisionStatus& status);
+
+}  // namespace modelplane::core::api
