@@ -1,7 +1,6 @@
 #include "core/metrics/text_format.h"
 
 #include <cmath>
-#include <cstdint>
 
 #include <fmt/format.h>
 
@@ -68,43 +67,6 @@ std::string FormatSampleValue(double value) {
   std::string out;
   AppendSampleValue(out, value);
   return out;
-}
-
-bool IsValidUtf8(std::string_view text) {
-  std::size_t i = 0;
-  while (i < text.size()) {
-    const auto lead = static_cast<std::uint8_t>(text[i]);
-    std::size_t length = 0;
-    std::uint32_t code_point = 0;
-    if (lead < 0x80) {
-      ++i;
-      continue;
-    } else if ((lead & 0xE0) == 0xC0) {
-      length = 2;
-      code_point = lead & 0x1Fu;
-    } else if ((lead & 0xF0) == 0xE0) {
-      length = 3;
-      code_point = lead & 0x0Fu;
-    } else if ((lead & 0xF8) == 0xF0) {
-      length = 4;
-      code_point = lead & 0x07u;
-    } else {
-      return false;
-    }
-    if (i + length > text.size()) return false;
-    for (std::size_t k = 1; k < length; ++k) {
-      const auto continuation = static_cast<std::uint8_t>(text[i + k]);
-      if ((continuation & 0xC0) != 0x80) return false;
-      code_point = (code_point << 6) | (continuation & 0x3Fu);
-    }
-    // Overlong forms, UTF-16 surrogates and values past U+10FFFF are not UTF-8.
-    constexpr std::uint32_t kMinimum[] = {0, 0, 0x80, 0x800, 0x10000};
-    if (code_point < kMinimum[length]) return false;
-    if (code_point >= 0xD800 && code_point <= 0xDFFF) return false;
-    if (code_point > 0x10FFFF) return false;
-    i += length;
-  }
-  return true;
 }
 
 }  // namespace modelplane::core

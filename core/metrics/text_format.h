@@ -12,6 +12,8 @@
 #include <string>
 #include <string_view>
 
+#include "core/log/utf8.h"  // IsValidUtf8: label values must be UTF-8
+
 namespace modelplane::core {
 
 void AppendEscapedLabelValue(std::string& out, std::string_view value);
@@ -26,9 +28,5 @@ void AppendSampleLine(std::string& out, std::string_view name, std::string_view 
 [[nodiscard]] std::string EscapeLabelValue(std::string_view value);
 [[nodiscard]] std::string EscapeHelp(std::string_view help);
 [[nodiscard]] std::string FormatSampleValue(double value);
-
-// Prometheus requires label values to be UTF-8; a value that is not is rejected at the call that
-// creates the child rather than producing an exposition a scraper refuses.
-[[nodiscard]] bool IsValidUtf8(std::string_view text);
 
 }  // namespace modelplane::core

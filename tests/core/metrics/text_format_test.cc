@@ -48,17 +48,5 @@ TEST(TextFormatTest, SampleLineWithAndWithoutLabels) {
   EXPECT_EQ(out, "x_total 2\ny{a=\"1\",b=\"2\"} 0.5\n");
 }
 
-TEST(TextFormatTest, Utf8Validation) {
-  EXPECT_TRUE(IsValidUtf8(""));
-  EXPECT_TRUE(IsValidUtf8("plain ascii"));
-  EXPECT_TRUE(IsValidUtf8("h\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80"));
-  EXPECT_FALSE(IsValidUtf8("\xC3"));              // truncated
-  EXPECT_FALSE(IsValidUtf8("\x80"));              // lone continuation
-  EXPECT_FALSE(IsValidUtf8("\xC0\xAF"));          // overlong '/'
-  EXPECT_FALSE(IsValidUtf8("\xED\xA0\x80"));      // surrogate
-  EXPECT_FALSE(IsValidUtf8("\xF4\x90\x80\x80"));  // past U+10FFFF
-  EXPECT_FALSE(IsValidUtf8("\xFF"));
-}
-
 }  // namespace
 }  // namespace modelplane::core
