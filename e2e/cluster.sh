@@ -16,8 +16,7 @@
 #                             (e.g. http://127.0.0.1:8888/scheduler); see write_scheduler_config
 #
 # Everything listens on 127.0.0.1 only, on ports picked free at `up`.
-# -E: the ERR trap in `up` must also fire for failures inside the functions it calls.
-set -Eeuo pipefail
+set -euo pipefail
 
 E2E_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 STATE="${MODELPLANE_E2E_STATE:-/tmp/modelplane-e2e}"
@@ -37,30 +36,39 @@ CONF="${STATE}/config"
 log() { printf '[cluster] %s\n' "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
 
-bin_dir() { "${E2E_DIR}/tools.sh" bindir; }
+# MODELPLANE_E2E_BIN points at another bin dir (e.g. tools built elsewhere); default: the cache.
+bin_dir() {
+  if [[ -n "${MODELPLANE_E2E_BIN:-}" ]]; then echo "${MODELPLANE_E2E_BIN}"; return 0; fi
+  "${E2E_DIR}/tools.sh" bindir
+}
 
 # --- process bookkeeping ------------------------------------------------------------------
 # Each started process is recorded as "<pid> <start time>"; `down` kills only a PID whose
 # start time still matches, so a recycled PID is never touched.
 
-# Never fails: it also runs inside command substitutions, which inherit the ERR trap (-E).
+# Never fails: an exited process simply has no start time.
 proc_start_time() { awk '{print $22}' "/proc/$1/stat" 2>/dev/null || true; }
 
 # start NAME BINARY ARGS...: runs the binary in the background, logs to logs/NAME.log.
 start() {
   local name="$1"; shift
   nohup "$@" >"${LOGS}/${name}.log" 2>&1 </dev/null &
-  local pid=$!
-  echo "${pid} $(proc_start_time "${pid}")" >"${PIDS}/${name}"
+  local pid=$! started
+  started="$(proc_start_time "${pid}")"
+  echo "${pid} ${started}" >"${PIDS}/${name}"
+  # No start time: it already exited (e.g. the binary is missing); its log says why.
+  [[ -n "${started}" ]] || { cat "${LOGS}/${name}.log" >&2; die "${name} exited at once"; }
   log "started ${name} pid=${pid}"
 }
 
-# alive NAME: true if the recorded process is still the one we started.
+# alive NAME: true if the recorded process is still the one we started and has not exited
+# (a child that exited but was not reaped yet is a zombie: state Z, same start time).
 alive() {
   local file="${PIDS}/$1" pid started
   [[ -f "${file}" ]] || return 1
   read -r pid started <"${file}"
-  [[ -n "${pid}" && "$(proc_start_time "${pid}")" == "${started}" ]]
+  [[ -n "${pid}" && -n "${started}" && "$(proc_start_time "${pid}")" == "${started}" ]] || return 1
+  [[ "$(awk '{print $3}' "/proc/${pid}/stat" 2>/dev/null || true)" != Z ]]
 }
 
 recorded_pid() { local pid _; read -r pid _ <"${PIDS}/$1"; echo "${pid}"; }
@@ -255,8 +263,8 @@ cmd_up() {
   local tools_dir
   tools_dir="$(dirname "${bin}")"
   mkdir -p "${PKI}" "${LOGS}" "${PIDS}" "${CONF}" "${STATE}/etcd" "${STATE}/minio"
-  # From here on a failure must not leave processes: stop what was started.
-  trap 'log "up failed; logs in ${LOGS}"; tail -n 20 "${LOGS}"/*.log >&2 || true; cmd_down' ERR
+  # From here on a failure (set -e or die) must not leave processes: stop what was started.
+  trap up_failed EXIT
 
   read -r ETCD_PORT ETCD_PEER_PORT APISERVER_PORT MINIO_PORT MINIO_CONSOLE_PORT KWOK_PORT \
     < <(pick_ports 6)
@@ -348,7 +356,7 @@ EOF
   wait_for minio 60 curl -fsS "http://127.0.0.1:${MINIO_PORT}/minio/health/ready"
   s3_env "${bin}/s5cmd" mb "s3://${S3_BUCKET}" >/dev/null
 
-  trap - ERR
+  trap - EXIT
   date -u +%Y-%m-%dT%H:%M:%SZ >"${STATE}/up.stamp"
   log "up in $((SECONDS - start_time))s; run: eval \"\$($0 env)\""
 }
@@ -375,8 +383,16 @@ all_alive() {
   for c in "${COMPONENTS[@]}"; do alive "${c}" || return 1; done
 }
 
+up_failed() {
+  local rc=$?
+  trap - EXIT
+  log "up failed; last lines of ${LOGS}:"
+  tail -n 15 "${LOGS}"/*.log >&2 || true
+  cmd_down
+  exit "$(( rc == 0 ? 1 : rc ))"
+}
+
 cmd_down() {
-  trap - ERR
   [[ -d "${STATE}" ]] || { log "nothing to stop (${STATE} does not exist)"; return 0; }
   local c pids=()
   # Reverse start order: clients go before the servers they talk to.

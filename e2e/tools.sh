@@ -75,10 +75,6 @@ build_one() {
   log "built ${name} in $((SECONDS - start))s"
 }
 
-go_install() {
-  # go install writes into GOBIN; -trimpath keeps local paths out of the binaries.
-  GOBIN="${BIN_DIR}" go install -trimpath -ldflags "-s -w" "$@"
-}
 
 # Standalone kwok refuses to start without Stage objects in its config. Take kwok's own
 # default stages (node-fast, node-heartbeat-with-lease, pod-fast) from the pinned release,
@@ -121,10 +117,12 @@ cmd_build() {
     build_one "${cmd}" bash -c "cd '${k8s_mod}' && go build -trimpath -ldflags '${ldflags}' -o '${BIN_DIR}/${cmd}' k8s.io/kubernetes/cmd/${cmd}"
   done
 
-  build_one kwok go_install "sigs.k8s.io/kwok/cmd/kwok@${KWOK_VERSION}"
-  build_one s5cmd go_install "github.com/peak/s5cmd/v2@${S5CMD_VERSION}"
-  build_one helm go_install "helm.sh/helm/v3/cmd/helm@${HELM_VERSION}"
-  build_one minio go_install "github.com/minio/minio@${MINIO_VERSION}"
+  # go install writes into GOBIN (an external command, so `nice` can run it).
+  local go_install=(env "GOBIN=${BIN_DIR}" go install -trimpath -ldflags "-s -w")
+  build_one kwok "${go_install[@]}" "sigs.k8s.io/kwok/cmd/kwok@${KWOK_VERSION}"
+  build_one s5cmd "${go_install[@]}" "github.com/peak/s5cmd/v2@${S5CMD_VERSION}"
+  build_one helm "${go_install[@]}" "helm.sh/helm/v3/cmd/helm@${HELM_VERSION}"
+  build_one minio "${go_install[@]}" "github.com/minio/minio@${MINIO_VERSION}"
   copy_kwok_stages
 
   # Only a complete set gets the stamp; `bindir` and cluster.sh trust it.
