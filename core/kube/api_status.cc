@@ -1,0 +1,60 @@
+#include "core/kube/api_status.h"
+
+#include <charconv>
+
+#include <nlohmann/json.hpp>
+
+namespace modelplane::core {
+namespace {
+
+constexpr std::size_t kMaxQuotedBody = 512;
+
+ErrorCode CodeFor(int status, const std::string& reason) {
+  switch (status) {
+    case 400: return ErrorCode::kInvalidArgument;
+    case 401: return ErrorCode::kUnauthenticated;
+    case 403: return ErrorCode::kPermissionDenied;
+    case 404: return ErrorCode::kNotFound;
+    case 408: return ErrorCode::kDeadlineExceeded;
+    case 409: return reason == "AlreadyExists" ? ErrorCode::kAlreadyExists : ErrorCode::kConflict;
+    case 410: return ErrorCode::kGone;
+    case 413: return ErrorCode::kResourceExhausted;
+    case 415: return ErrorCode::kInvalidArgument;
+    case 422: return ErrorCode::kInvalidArgument;
+    case 429: return ErrorCode::kThrottled;
+    case 504: return ErrorCode::kDeadlineExceeded;
+    default: break;
+  }
+  if (status >= 500) return ErrorCode::kUnavailable;
+  return ErrorCode::kInternal;
+}
+
+}  // namespace
+
+Error ErrorFromApiResponse(int http_status, const std::string& body, const std::string& what) {
+  std::string reason;
+  std::string message;
+  auto status = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (status.is_object() && status.value("kind", "") == "Status") {
+    reason = status.value("reason", "");
+    message = status.value("message", "");
+  }
+  if (message.empty()) {
+    message = body.size() > kMaxQuotedBody ? body.substr(0, kMaxQuotedBody) + "..." : body;
+  }
+  std::string text = what + ": HTTP " + std::to_string(http_status);
+  if (!reason.empty()) text += " " + reason;
+  if (!message.empty()) text += ": " + message;
+  return Error(CodeFor(http_status, reason), std::move(text));
+}
+
+std::optional<std::chrono::seconds> ParseRetryAfter(const std::string& value) {
+  long long seconds = 0;
+  const auto* end = value.data() + value.size();
+  const auto [rest, error] = std::from_chars(value.data(), end, seconds);
+  if (error != std::errc() || rest != end || seconds < 0) return std::nullopt;
+  // An absurd value must not park a controller for hours.
+  return std::chrono::seconds(std::min<long long>(seconds, 60));
+}
+
+}  // namespace modelplane::core

@@ -1,0 +1,197 @@
+#include "core/kube/informer.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace modelplane::core {
+
+using nlohmann::json;
+
+namespace {
+std::string ResourceVersionOf(const json& object) {
+  if (!object.contains("metadata") || !object["metadata"].is_object()) return "";
+  return object["metadata"].value("resourceVersion", "");
+}
+}  // namespace
+
+Informer::Informer(KubeClient& client, const Watcher& watcher, InformerOptions options,
+                   const Clock& clock)
+    : client_(client), watcher_(watcher), options_(std::move(options)), clock_(clock) {}
+
+Informer::~Informer() {
+  Stop();
+}
+
+void Informer::AddIndexer(const std::string& name, IndexFunction function) {
+  store_.AddIndexer(name, std::move(function));
+}
+
+void Informer::AddHandlers(InformerHandlers handlers) {
+  handlers_.push_back(std::move(handlers));
+}
+
+void Informer::Start() {
+  if (runner_.joinable()) return;
+  runner_ = std::thread([this] { Run(); });
+  if (options_.resync_period.count() > 0) resyncer_ = std::thread([this] { RunResync(); });
+}
+
+void Informer::Stop() {
+  stop_.Cancel();
+  synced_changed_.notify_all();
+  if (runner_.joinable()) runner_.join();
+  if (resyncer_.joinable()) resyncer_.join();
+}
+
+bool Informer::WaitForSync(std::chrono::milliseconds timeout) {
+  std::unique_lock lock(state_mutex_);
+  return synced_changed_.wait_for(lock, timeout, [this] {
+    return synced_.load() || stop_.cancelled();
+  }) && synced_.load();
+}
+
+std::string Informer::LastResourceVersion() const {
+  std::lock_guard lock(state_mutex_);
+  return resource_version_;
+}
+
+std::string Informer::LastError() const {
+  std::lock_guard lock(state_mutex_);
+  return last_error_;
+}
+
+void Informer::SetResourceVersion(const std::string& version) {
+  std::lock_guard lock(state_mutex_);
+  resource_version_ = version;
+}
+
+std::chrono::nanoseconds Informer::NextBackoff(int failures) {
+  // Exponential with full jitter: many informers restarting together (an API server restart)
+  // spread their reconnects instead of arriving in one wave.
+  const double ceiling = std::min<double>(static_cast<double>(options_.max_backoff.count()),
+                                          static_cast<double>(options_.initial_backoff.count()) *
+                                              std::pow(2.0, std::min(failures, 20)));
+  std::uniform_real_distribution<double> spread(0.5, 1.0);
+  return std::chrono::milliseconds(static_cast<std::int64_t>(ceiling * spread(jitter_)));
+}
+
+void Informer::Run() {
+  bool need_list = true;
+  int failures = 0;
+  while (!stop_.cancelled()) {
+    Status step = need_list ? ListAndReplace() : WatchOnce();
+    if (stop_.cancelled()) break;
+    if (step) {
+      // A list is followed by a watch; a watch that ended normally (timeoutSeconds) resumes.
+      need_list = false;
+      failures = 0;
+      continue;
+    }
+    const Error& error = step.error();
+    {
+      std::lock_guard lock(state_mutex_);
+      last_error_ = error.ToString();
+    }
+    if (error.code() == ErrorCode::kGone) {
+      // Our resourceVersion was compacted away: only a fresh list can tell what we missed.
+      stats_.expired_relists++;
+      need_list = true;
+      continue;
+    }
+    stats_.failures++;
+    if (!stop_.SleepFor(NextBackoff(failures++))) break;
+  }
+}
+
+Status Informer::ListAndReplace() {
+  stats_.lists++;
+  ListOptions list_options;
+  list_options.label_selector = options_.label_selector;
+  list_options.field_selector = options_.field_selector;
+  list_options.limit = options_.page_size;
+  auto page = client_.ListAll(options_.type, options_.namespace_name, list_options);
+  if (!page) return std::unexpected(page.error());
+
+  std::vector<ObjectPtr> objects;
+  objects.reserve(page->items.size());
+  for (auto& item : page->items) objects.push_back(std::make_shared<const json>(std::move(item)));
+
+  std::lock_guard dispatch(dispatch_mutex_);
+  // Announce adds and updates against what the store held, then deletes for what vanished.
+  std::vector<std::pair<ObjectPtr, ObjectPtr>> changes;  // old (may be null), new
+  changes.reserve(objects.size());
+  for (const auto& object : objects) {
+    ObjectPtr previous = store_.Get(ObjectStore::KeyOf(*object));
+    if (previous && ResourceVersionOf(*previous) == ResourceVersionOf(*object)) continue;
+    changes.emplace_back(std::move(previous), object);
+  }
+  std::vector<ObjectPtr> gone = store_.Replace(std::move(objects));
+  SetResourceVersion(page->resource_version);
+  for (const auto& [previous, current] : changes) {
+    for (const auto& handlers : handlers_) {
+      if (previous && handlers.on_update) handlers.on_update(previous, current);
+      if (!previous && handlers.on_add) handlers.on_add(current);
+    }
+  }
+  for (const auto& object : gone) {
+    for (const auto& handlers : handlers_) {
+      if (handlers.on_delete) handlers.on_delete(object);
+    }
+  }
+  if (!synced_.exchange(true)) {
+    std::lock_guard lock(state_mutex_);
+    synced_changed_.notify_all();
+  }
+  return {};
+}
+
+Status Informer::WatchOnce() {
+  stats_.watches++;
+  WatchOptions watch_options;
+  watch_options.resource_version = LastResourceVersion();
+  watch_options.label_selector = options_.label_selector;
+  watch_options.field_selector = options_.field_selector;
+  watch_options.timeout_seconds = options_.watch_timeout_seconds;
+  return watcher_.Watch(
+      options_.type, options_.namespace_name, watch_options,
+      [this](WatchEvent event) { return Apply(std::move(event)); }, stop_);
+}
+
+Status Informer::Apply(WatchEvent event) {
+  stats_.events++;
+  const std::string version = ResourceVersionOf(event.object);
+  if (event.type == WatchEvent::Type::kBookmark) {
+    if (!version.empty()) SetResourceVersion(version);
+    return {};
+  }
+  auto object = std::make_shared<const json>(std::move(event.object));
+  std::lock_guard dispatch(dispatch_mutex_);
+  if (event.type == WatchEvent::Type::kDeleted) {
+    ObjectPtr removed = store_.Remove(ObjectStore::KeyOf(*object));
+    for (const auto& handlers : handlers_) {
+      if (handlers.on_delete) handlers.on_delete(removed ? removed : object);
+    }
+  } else {
+    ObjectPtr previous = store_.Upsert(object);
+    for (const auto& handlers : handlers_) {
+      if (previous && handlers.on_update) handlers.on_update(previous, object);
+      if (!previous && handlers.on_add) handlers.on_add(object);
+    }
+  }
+  if (!version.empty()) SetResourceVersion(version);
+  return {};
+}
+
+void Informer::RunResync() {
+  while (stop_.SleepFor(options_.resync_period)) {
+    if (!synced_.load()) continue;
+    std::lock_guard dispatch(dispatch_mutex_);
+    for (const auto& object : store_.List()) {
+      for (const auto& handlers : handlers_) {
+        if (handlers.on_update) handlers.on_update(object, object);
+      }
+    }
+  }
+}
+
+}  // namespace modelplane::core

@@ -1,0 +1,138 @@
+#include "core/kube/object_store.h"
+
+#include <mutex>
+
+namespace modelplane::core {
+
+using nlohmann::json;
+
+std::string ObjectStore::KeyOf(const json& object) {
+  const json& metadata = object.contains("metadata") ? object["metadata"] : json::object();
+  const std::string name = metadata.value("name", "");
+  const std::string ns = metadata.value("namespace", "");
+  return ns.empty() ? name : ns + "/" + name;
+}
+
+void ObjectStore::AddIndexer(const std::string& name, IndexFunction function) {
+  std::unique_lock lock(mutex_);
+  indexers_[name] = std::move(function);
+  auto& index = indexes_[name];
+  index.clear();
+  for (const auto& [key, object] : objects_) {
+    for (const auto& value : indexers_[name](*object)) index[value].insert(key);
+  }
+}
+
+void ObjectStore::IndexLocked(const std::string& key, const json& object) {
+  for (const auto& [name, function] : indexers_) {
+    for (const auto& value : function(object)) indexes_[name][value].insert(key);
+  }
+}
+
+void ObjectStore::UnindexLocked(const std::string& key, const json& object) {
+  for (const auto& [name, function] : indexers_) {
+    auto& index = indexes_[name];
+    for (const auto& value : function(object)) {
+      auto bucket = index.find(value);
+      if (bucket == index.end()) continue;
+      bucket->second.erase(key);
+      if (bucket->second.empty()) index.erase(bucket);
+    }
+  }
+}
+
+ObjectPtr ObjectStore::Upsert(ObjectPtr object) {
+  const std::string key = KeyOf(*object);
+  std::unique_lock lock(mutex_);
+  ObjectPtr previous;
+  if (auto found = objects_.find(key); found != objects_.end()) {
+    previous = found->second;
+    UnindexLocked(key, *previous);
+  }
+  IndexLocked(key, *object);
+  objects_[key] = std::move(object);
+  return previous;
+}
+
+ObjectPtr ObjectStore::Remove(const std::string& key) {
+  std::unique_lock lock(mutex_);
+  auto found = objects_.find(key);
+  if (found == objects_.end()) return nullptr;
+  ObjectPtr previous = std::move(found->second);
+  objects_.erase(found);
+  UnindexLocked(key, *previous);
+  return previous;
+}
+
+std::vector<ObjectPtr> ObjectStore::Replace(std::vector<ObjectPtr> objects) {
+  std::unordered_map<std::string, ObjectPtr> fresh;
+  fresh.reserve(objects.size());
+  for (auto& object : objects) fresh[KeyOf(*object)] = std::move(object);
+  std::unique_lock lock(mutex_);
+  std::vector<ObjectPtr> gone;
+  for (auto& [key, object] : objects_) {
+    if (!fresh.contains(key)) gone.push_back(object);
+  }
+  objects_ = std::move(fresh);
+  for (auto& [name, index] : indexes_) index.clear();
+  for (const auto& [key, object] : objects_) IndexLocked(key, *object);
+  return gone;
+}
+
+ObjectPtr ObjectStore::Get(const std::string& key) const {
+  std::shared_lock lock(mutex_);
+  auto found = objects_.find(key);
+  return found == objects_.end() ? nullptr : found->second;
+}
+
+std::vector<ObjectPtr> ObjectStore::List() const {
+  std::shared_lock lock(mutex_);
+  std::vector<ObjectPtr> all;
+  all.reserve(objects_.size());
+  for (const auto& [key, object] : objects_) all.push_back(object);
+  return all;
+}
+
+std::vector<std::string> ObjectStore::Keys() const {
+  std::shared_lock lock(mutex_);
+  std::vector<std::string> keys;
+  keys.reserve(objects_.size());
+  for (const auto& [key, object] : objects_) keys.push_back(key);
+  return keys;
+}
+
+std::vector<ObjectPtr> ObjectStore::ByIndex(const std::string& index,
+                                            const std::string& value) const {
+  std::shared_lock lock(mutex_);
+  std::vector<ObjectPtr> matches;
+  auto found_index = indexes_.find(index);
+  if (found_index == indexes_.end()) return matches;
+  auto bucket = found_index->second.find(value);
+  if (bucket == found_index->second.end()) return matches;
+  for (const auto& key : bucket->second) matches.push_back(objects_.at(key));
+  return matches;
+}
+
+std::size_t ObjectStore::Size() const {
+  std::shared_lock lock(mutex_);
+  return objects_.size();
+}
+
+namespace indexers {
+IndexFunction ByNamespace() {
+  return [](const json& object) -> std::vector<std::string> {
+    const auto& metadata = object.contains("metadata") ? object["metadata"] : json::object();
+    return {metadata.value("namespace", "")};
+  };
+}
+IndexFunction ByNodeName() {
+  return [](const json& object) -> std::vector<std::string> {
+    if (!object.contains("spec") || !object["spec"].is_object()) return {};
+    const std::string node = object["spec"].value("nodeName", "");
+    if (node.empty()) return {};
+    return {node};
+  };
+}
+}  // namespace indexers
+
+}  // namespace modelplane::core

@@ -1,0 +1,53 @@
+#include "core/kube/api_status.h"
+
+#include <gtest/gtest.h>
+
+#include "core/kube/watch_stream.h"
+
+namespace modelplane::core {
+namespace {
+
+TEST(ApiStatusTest, MapsStatusCodesToActionableErrors) {
+  const std::string conflict =
+      R"({"kind":"Status","apiVersion":"v1","status":"Failure","message":"the object has been modified","reason":"Conflict","code":409})";
+  Error error = ErrorFromApiResponse(409, conflict, "PUT /x");
+  EXPECT_EQ(error.code(), ErrorCode::kConflict);
+  EXPECT_TRUE(error.retryable());
+  EXPECT_NE(error.message().find("the object has been modified"), std::string::npos);
+  EXPECT_EQ(
+      ErrorFromApiResponse(409, R"({"kind":"Status","reason":"AlreadyExists"})", "POST").code(),
+      ErrorCode::kAlreadyExists);
+  EXPECT_EQ(ErrorFromApiResponse(404, "", "GET").code(), ErrorCode::kNotFound);
+  EXPECT_EQ(ErrorFromApiResponse(410, "", "GET").code(), ErrorCode::kGone);
+  EXPECT_EQ(ErrorFromApiResponse(422, "", "POST").code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(ErrorFromApiResponse(429, "", "GET").code(), ErrorCode::kThrottled);
+  EXPECT_TRUE(ErrorFromApiResponse(503, "", "GET").retryable());
+  EXPECT_FALSE(ErrorFromApiResponse(403, "", "GET").retryable());
+  Error long_body = ErrorFromApiResponse(500, std::string(100000, 'x'), "GET");
+  EXPECT_LT(long_body.message().size(), 1000u) << "bodies are quoted, bounded";
+}
+
+TEST(ApiStatusTest, RetryAfterIsBoundedSeconds) {
+  EXPECT_EQ(ParseRetryAfter("3"), std::chrono::seconds(3));
+  EXPECT_EQ(ParseRetryAfter("86400"), std::chrono::seconds(60));
+  EXPECT_EQ(ParseRetryAfter("soon"), std::nullopt);
+  EXPECT_EQ(ParseRetryAfter("-1"), std::nullopt);
+}
+
+TEST(WatchEventTest, ParsesEventsAndRejectsGarbage) {
+  auto added = ParseWatchEvent(R"({"type":"ADDED","object":{"metadata":{"name":"a"}}})");
+  ASSERT_TRUE(added.has_value());
+  EXPECT_EQ(added->type, WatchEvent::Type::kAdded);
+  EXPECT_EQ(added->object["metadata"]["name"], "a");
+  auto bookmark =
+      ParseWatchEvent(R"({"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"7"}}})");
+  ASSERT_TRUE(bookmark.has_value());
+  EXPECT_EQ(bookmark->type, WatchEvent::Type::kBookmark);
+  EXPECT_FALSE(ParseWatchEvent("not json").has_value());
+  EXPECT_FALSE(ParseWatchEvent(R"({"type":"EXPLODED","object":{}})").has_value());
+  EXPECT_FALSE(ParseWatchEvent(R"({"type":"ADDED"})").has_value());
+  EXPECT_FALSE(ParseWatchEvent(R"([1,2])").has_value());
+}
+
+}  // namespace
+}  // namespace modelplane::core
