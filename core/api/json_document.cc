@@ -89,6 +89,12 @@ Result<nlohmann::json> ParseJsonDocument(std::string_view text, const JsonLimits
                      fmt::format("JSON document of {} bytes exceeds the limit of {} bytes",
                                  text.size(), limits.max_bytes));
   }
+  // nlohmann's lexer takes a NUL byte for the end of input, which would hide whatever follows;
+  // valid JSON never holds a raw NUL (inside strings it must be escaped).
+  if (const auto nul = text.find('\0'); nul != std::string_view::npos) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     fmt::format("invalid JSON: NUL byte at offset {}", nul));
+  }
   BoundsChecker checker(limits.max_depth);
   try {
     return nlohmann::json::parse(

@@ -77,6 +77,13 @@ TEST(JsonDocumentTest, RejectsMalformedDocuments) {
   }
 }
 
+TEST(JsonDocumentTest, RejectsNulBytesThatWouldEndParsingEarly) {
+  auto document = ParseJsonDocument(std::string("{\"a\": 1}\0{\"b\": 2}", 17));
+  ASSERT_FALSE(document.has_value());
+  EXPECT_THAT(document.error().message(), HasSubstr("NUL byte at offset 8"));
+  EXPECT_TRUE(ParseJsonDocument(R"({"a": "\u0000"})").has_value());  // escaped NUL is fine
+}
+
 TEST(JsonDocumentTest, QuotesHostileKeysInPaths) {
   auto document = ParseJsonDocument("{\"a.b\\n\": {\"x\": 1, \"x\": 2}}");
   ASSERT_FALSE(document.has_value());
