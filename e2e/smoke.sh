@@ -9,7 +9,8 @@
 # exit status is non-zero on any failure. Details of a failed check go to stderr.
 #
 # Environment: MODELPLANE_E2E_NODES (default 4), MODELPLANE_E2E_UP_BUDGET_S (default 30),
-# MODELPLANE_E2E_KEEP=1 keeps the cluster up afterwards for debugging.
+# MODELPLANE_E2E_KEEP=1 keeps the cluster up afterwards for debugging,
+# MODELPLANE_E2E_REUSE=1 runs the checks against the cluster already up at MODELPLANE_E2E_STATE.
 set -Eeuo pipefail
 
 E2E_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -19,9 +20,14 @@ NODES="${MODELPLANE_E2E_NODES:-4}"
 UP_BUDGET_S="${MODELPLANE_E2E_UP_BUDGET_S:-30}"
 export MODELPLANE_E2E_NODES="${NODES}"
 
-# A private state dir: the smoke test never touches a cluster a developer has up.
+# A private state dir: the smoke test never touches a cluster a developer has up, unless
+# MODELPLANE_E2E_REUSE=1 asks it to run the checks against the cluster at MODELPLANE_E2E_STATE
+# (then it neither starts nor stops it).
+REUSE="${MODELPLANE_E2E_REUSE:-0}"
 WORK="$(mktemp -d /tmp/modelplane-smoke.XXXXXX)"
-export MODELPLANE_E2E_STATE="${WORK}/cluster"
+if [[ "${REUSE}" != 1 ]]; then
+  export MODELPLANE_E2E_STATE="${WORK}/cluster"
+fi
 NS="smoke"
 
 PASSED=0
@@ -33,7 +39,9 @@ say() { printf '%s\n' "$*"; }
 finish() {
   local rc=$?
   trap - EXIT INT TERM
-  if [[ "${MODELPLANE_E2E_KEEP:-0}" == 1 && -d "${MODELPLANE_E2E_STATE}" ]]; then
+  if [[ "${REUSE}" == 1 ]]; then
+    rm -rf "${WORK}"
+  elif [[ "${MODELPLANE_E2E_KEEP:-0}" == 1 && -d "${MODELPLANE_E2E_STATE}" ]]; then
     say "keeping the cluster: eval \"\$(MODELPLANE_E2E_STATE=${MODELPLANE_E2E_STATE} ${CLUSTER} env)\""
   else
     "${CLUSTER}" down >/dev/null 2>&1 || true
@@ -254,13 +262,18 @@ check_down_clean() {
 }
 
 # --- run ----------------------------------------------------------------------------------
-say "building tools (cached after the first run)"
-"${E2E_DIR}/tools.sh" build >/dev/null
-
-check "cluster up" check_up
-if [[ -f "${WORK}/up.seconds" ]]; then
+if [[ "${REUSE}" != 1 ]]; then
+  say "building tools (cached after the first run)"
+  "${E2E_DIR}/tools.sh" build >/dev/null
+  check "cluster up" check_up
+  [[ -f "${WORK}/up.seconds" ]] && check "cluster up within ${UP_BUDGET_S}s" check_up_fast
+fi
+if "${CLUSTER}" status >/dev/null; then
   eval "$("${CLUSTER}" env)"
-  check "cluster up within ${UP_BUDGET_S}s" check_up_fast
+  if [[ "${REUSE}" == 1 ]]; then
+    # Start from a clean slate on a reused cluster (objects of an earlier run).
+    kubectl delete namespace "${NS}" --ignore-not-found --wait=true --timeout=60s >/dev/null
+  fi
   check "${NODES} KWOK GPU nodes Ready in 2+ zones" check_nodes
   check "server reports the pinned version" check_server_version
   check "CRDs from crds/ apply and serve" check_crds_apply
@@ -270,7 +283,7 @@ if [[ -f "${WORK}/up.seconds" ]]; then
   check "scheduling gate holds a pod until removed" check_scheduling_gate
   check "helm lint and server dry-run of charts/modelplane" check_helm
   check "s5cmd put/get of a generated checkpoint matches sha256" check_s3_roundtrip
-  if [[ "${MODELPLANE_E2E_KEEP:-0}" != 1 ]]; then
+  if [[ "${MODELPLANE_E2E_KEEP:-0}" != 1 && "${REUSE}" != 1 ]]; then
     check "down leaves no process, port or state" check_down_clean
   fi
 fi

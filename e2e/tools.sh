@@ -18,7 +18,7 @@ KUBERNETES_VERSION="v1.35.4"   # also pinned in e2e/tools/k8s/go.mod (staging mo
 ETCD_VERSION="v3.6.5"          # the etcd that k8s v1.35.4's go.mod requires; e2e/tools/etcd/go.mod
 KWOK_VERSION="v0.8.0"
 HELM_VERSION="v3.22.0"
-S5CMD_VERSION="v2.3.0"
+S5CMD_VERSION="v2.3.0"         # also pinned in e2e/tools/s5cmd/go.mod
 # MinIO publishes no semver tags; this is the last commit the module proxy serves.
 MINIO_VERSION="v0.0.0-20260212201848-7aac2a2c5b7c"
 
@@ -28,7 +28,7 @@ cache_key() {
   # Hash the wrapper modules too: editing go.mod/go.sum must not reuse stale binaries.
   local inputs
   inputs="$(go env GOVERSION) ${KUBERNETES_VERSION} ${ETCD_VERSION} ${KWOK_VERSION} ${HELM_VERSION} ${S5CMD_VERSION} ${MINIO_VERSION}"
-  inputs+="$(cat "${E2E_DIR}"/tools/k8s/go.{mod,sum} "${E2E_DIR}"/tools/etcd/go.{mod,sum} "${E2E_DIR}"/tools/etcd/etcd/main.go)"
+  inputs+="$(cat "${E2E_DIR}"/tools/{k8s,etcd,s5cmd}/go.{mod,sum} "${E2E_DIR}"/tools/etcd/etcd/main.go)"
   printf 'k8s-%s_etcd-%s_%s' "${KUBERNETES_VERSION}" "${ETCD_VERSION}" \
     "$(printf '%s' "${inputs}" | sha256sum | cut -c1-12)"
 }
@@ -120,7 +120,8 @@ cmd_build() {
   # go install writes into GOBIN (an external command, so `nice` can run it).
   local go_install=(env "GOBIN=${BIN_DIR}" go install -trimpath -ldflags "-s -w")
   build_one kwok "${go_install[@]}" "sigs.k8s.io/kwok/cmd/kwok@${KWOK_VERSION}"
-  build_one s5cmd "${go_install[@]}" "github.com/peak/s5cmd/v2@${S5CMD_VERSION}"
+  # s5cmd: built from a wrapper module, see e2e/tools/s5cmd/go.mod for why.
+  build_one s5cmd bash -c "cd '${E2E_DIR}/tools/s5cmd' && go build -trimpath -ldflags '-s -w' -o '${BIN_DIR}/s5cmd' github.com/peak/s5cmd/v2"
   build_one helm "${go_install[@]}" "helm.sh/helm/v3/cmd/helm@${HELM_VERSION}"
   build_one minio "${go_install[@]}" "github.com/minio/minio@${MINIO_VERSION}"
   copy_kwok_stages
