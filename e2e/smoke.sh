@@ -253,7 +253,10 @@ check_down_clean() {
   ports="$(source "${MODELPLANE_E2E_STATE}/ports"; echo "${ETCD_PORT} ${ETCD_PEER_PORT} ${APISERVER_PORT} ${MINIO_PORT} ${MINIO_CONSOLE_PORT} ${KWOK_PORT}")"
   "${CLUSTER}" down
   for p in ${pids}; do
-    if kill -0 "${p}" 2>/dev/null; then echo "pid ${p} still alive"; return 1; fi
+    # An exited process may linger briefly as a zombie until init reaps it: not alive.
+    if [[ -e "/proc/${p}/stat" && "$(awk '{print $3}' "/proc/${p}/stat" 2>/dev/null)" != Z ]]; then
+      echo "pid ${p} still alive"; return 1
+    fi
   done
   for p in ${ports}; do
     if ss -Hltn "sport = :${p}" | grep -q .; then echo "port ${p} still listening"; return 1; fi
