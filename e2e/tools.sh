@@ -102,8 +102,16 @@ cmd_build() {
     echo "${BIN_DIR}"
     return 0
   fi
-  go_build_env
   mkdir -p "${BIN_DIR}"
+  # Two builds at once (setup and a test run, two shells) would write the same files: the
+  # second waits for the first, then finds the stamp.
+  exec 9>"${TOOLS_DIR}/build.lock"
+  flock 9
+  if [[ -f "${STAMP}" ]]; then
+    echo "${BIN_DIR}"
+    return 0
+  fi
+  go_build_env
   local start=${SECONDS}
   log "cold build into ${TOOLS_DIR}"
 
