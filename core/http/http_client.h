@@ -1,0 +1,134 @@
+// A synchronous, thread-safe HTTP/1.1 client (Boost.Beast) with a keep-alive pool per origin,
+// TLS with CA and hostname verification, optional client certificates, per-request connect and
+// per-read deadlines, Range requests, streaming bodies and bounded retries.
+//
+// Status policy: a 2xx answer is success; every other status becomes an Error (code from
+// ErrorCodeForHttpStatus, message "HTTP <status> from <url>: <start of the body>"). Redirects are
+// not followed.
+//
+// Retry policy: connect failures, timeouts, resets and 429/502/503/504 are retried with jittered
+// exponential backoff (Retry-After honoured) up to RetryPolicy::max_attempts; 4xx never. A
+// request that fails on a reused pooled connection before any response byte arrived (the server
+// closed it while idle) is repeated once at once on a new connection, without counting.
+//
+// Streaming: FetchStream retries only while the sink has received nothing. Once a byte went to
+// the sink a failure is returned as is (still marked retryable when the cause was), and the sink
+// is the record of how much arrived: callers resume with a Range request from there. Requests
+// with a body are retried too; callers must only send idempotent requests (GET, HEAD, PUT).
+//
+// Thread safety: every method may be called from many threads at once; each call uses its own
+// connection, so calls do not serialise behind each other except on the pool bounds.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <string>
+#include <utility>
+
+#include "core/error/error.h"
+#include "core/http/byte_range.h"
+#include "core/http/client_connection.h"
+#include "core/http/connection_pool.h"
+#include "core/http/http_log.h"
+#include "core/http/retry_policy.h"
+#include "core/http/tls_context.h"
+#include "core/http/url.h"
+
+namespace modelplane::core {
+
+struct ClientOptions {
+  // For https:// URLs; unset means the system trust store and no client certificate.
+  std::optional<TlsClientOptions> tls;
+  std::size_t max_connections_per_origin = 16;
+  std::size_t max_idle_per_origin = 8;
+  std::chrono::milliseconds max_idle_time{30'000};   // idle pooled connections older are closed
+  std::chrono::milliseconds connect_timeout{5'000};  // connect + TLS handshake, and pool waits
+  std::chrono::milliseconds read_timeout{30'000};    // each write and each read
+  std::size_t header_limit = 64 * 1024;
+  std::size_t stream_buffer_size = 1024 * 1024;  // one read into the sink at most this much
+  std::size_t error_body_limit = 16 * 1024;      // how much of a non-2xx body is kept
+  RetryPolicy retry;
+  std::string user_agent = "modelplane";
+  HttpLogFunction log;
+};
+
+struct ClientRequest {
+  boost::beast::http::verb method = boost::beast::http::verb::get;
+  std::string url;
+  boost::beast::http::fields headers;
+  std::string body;
+  // Range: bytes=first-last (or first- when last is unset). The answer must be a 206 whose
+  // Content-Range starts at `first`, else the call fails: a server that ignored the Range would
+  // otherwise hand the caller the wrong bytes.
+  std::optional<std::uint64_t> range_first;
+  std::optional<std::uint64_t> range_last;
+  std::optional<std::chrono::milliseconds> connect_timeout;  // overrides ClientOptions
+  std::optional<std::chrono::milliseconds> read_timeout;
+};
+
+struct ClientResponse {
+  unsigned status = 0;
+  boost::beast::http::fields headers;
+  std::string body;
+};
+
+struct StreamResponse {
+  unsigned status = 0;
+  boost::beast::http::fields headers;
+  std::uint64_t bytes_delivered = 0;
+  std::optional<ContentRange> content_range;  // for 206 answers
+};
+
+struct ClientStats {
+  std::uint64_t connections_opened = 0;
+  std::uint64_t connections_reused = 0;
+  std::uint64_t stale_discarded = 0;
+  std::uint64_t retries = 0;
+};
+
+class HttpClient {
+ public:
+  [[nodiscard]] static Result<std::unique_ptr<HttpClient>> Create(ClientOptions options);
+  HttpClient(const HttpClient&) = delete;
+  HttpClient& operator=(const HttpClient&) = delete;
+  ~HttpClient();
+
+  // Buffers the body; a body over `body_limit` fails with kResourceExhausted.
+  [[nodiscard]] Result<ClientResponse> Fetch(const ClientRequest& request,
+                                             std::size_t body_limit = 1024 * 1024);
+
+  // Streams the body into `sink` as it arrives; memory stays at stream_buffer_size.
+  [[nodiscard]] Result<StreamResponse> FetchStream(const ClientRequest& request,
+                                                   const BodySink& sink);
+
+  [[nodiscard]] ClientStats stats();
+
+ private:
+  struct Attempt;
+  HttpClient(ClientOptions options, std::unique_ptr<boost::asio::ssl::context> tls);
+  // The retry loop shared by both calls. `restart` is called before every attempt after the
+  // first; when null the call is streaming and may retry only while nothing was delivered.
+  [[nodiscard]] Result<StreamResponse> Execute(const ClientRequest& request, const BodySink& sink,
+                                               const std::function<void()>& restart);
+  [[nodiscard]] Result<StreamResponse> TryOnce(const ClientRequest& request, const Url& url,
+                                               const BodySink& sink, bool fresh_connection,
+                                               Attempt& attempt);
+  [[nodiscard]] std::chrono::milliseconds NextBackoff(int failed_attempts);
+  void Log(HttpLogLevel level, std::string_view event, std::string_view fields) const;
+
+  const ClientOptions options_;
+  std::unique_ptr<boost::asio::ssl::context> tls_;
+  http_internal::ConnectionPool pool_;
+  std::mutex random_mutex_;
+  std::mt19937_64 random_;
+  std::atomic<std::uint64_t> retries_{0};
+};
+
+}  // namespace modelplane::core
