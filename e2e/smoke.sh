@@ -128,8 +128,30 @@ check_crds_apply() {
   kubectl get modelrevisions -A
   if [[ -f "${REPO_DIR}/crds/modelcaches.yaml" ]]; then
     kubectl wait --for=condition=Established --timeout=30s crd/modelcaches.modelplane.io
+    # Cluster-scoped, one per node, named after the node.
+    kubectl apply -f - <<'EOF'
+apiVersion: modelplane.io/v1alpha1
+kind: ModelCache
+metadata:
+  name: gpu-node-0
+spec:
+  revisions:
+  - revision: {namespace: smoke, name: sample}
+    digest: "sha256:0000000000000000000000000000000000000000000000000000000000000000"
+    pinned: true
+    reason: prestage
+EOF
     kubectl get modelcaches
+    [[ -z "$(kubectl get modelcache gpu-node-0 -o jsonpath='{.metadata.namespace}')" ]]
+    kubectl delete modelcache gpu-node-0
   fi
+  # The examples shipped beside the CRDs must be valid against them.
+  local ex
+  for ex in "${REPO_DIR}"/crds/examples/*.yaml; do
+    [[ -e "${ex}" ]] || continue
+    kubectl create namespace smoke-examples --dry-run=client -o yaml | kubectl apply -f -
+    kubectl -n smoke-examples apply --dry-run=server -f "${ex}"
+  done
 }
 
 check_modelrevision_immutable() {
