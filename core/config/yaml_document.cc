@@ -103,7 +103,8 @@ Result<YamlDocument> LoadYamlString(std::string_view text, std::string source_na
     return MakeError(ErrorCode::kInternal,
                      fmt::format("{}: YAML parser failed: {}", source_name, error.what()));
   }
-  return YamlDocument{.source_name = std::move(source_name), .root = std::move(root)};
+  return YamlDocument{.source_name = std::move(source_name),
+                      .root = root};  // Node is a cheap handle
 }
 
 Result<YamlDocument> LoadYamlFile(const std::string& path, const YamlLimits& limits) {

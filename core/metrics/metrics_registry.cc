@@ -1,6 +1,7 @@
 #include "core/metrics/metrics_registry.h"
 
 #include <algorithm>
+#include <set>
 #include <utility>
 
 #include <fmt/format.h>
@@ -26,13 +27,12 @@ Status ValidateDescriptor(const MetricDescriptor& descriptor) {
                      fmt::format("metric {} has {} label names, more than the limit of {}",
                                  descriptor.name, descriptor.label_names.size(), kMaxLabelNames));
   }
-  for (std::size_t i = 0; i < descriptor.label_names.size(); ++i) {
-    const std::string& label = descriptor.label_names[i];
+  std::set<std::string_view> seen;
+  for (const std::string& label : descriptor.label_names) {
     if (auto valid = ValidateLabelName(label); !valid) {
       return std::unexpected(valid.error().Wrap(fmt::format("metric {}", descriptor.name)));
     }
-    if (std::find(descriptor.label_names.begin(), descriptor.label_names.begin() + i, label) !=
-        descriptor.label_names.begin() + i) {
+    if (!seen.insert(label).second) {
       return MakeError(ErrorCode::kInvalidArgument,
                        fmt::format("metric {} names label {} twice", descriptor.name, label));
     }
