@@ -126,6 +126,9 @@ class HttpServer::Impl {
     io_context_->stop();
     for (auto& thread : threads_) thread.join();
     threads_.clear();
+    // The posted close may not have run before stop(); no thread touches the acceptor now.
+    error_code ignored;
+    acceptor_->close(ignored);
     shared_.Log(HttpLogLevel::kInfo, "server_stopped", fmt::format("port={}", port_));
   }
 
