@@ -1,0 +1,112 @@
+#include <atomic>
+#include <optional>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "core/http/http_client.h"
+#include "core/http/http_server.h"
+#include "tests/core/http/test_certificates.h"
+
+namespace modelplane::core {
+namespace {
+
+namespace http = boost::beast::http;
+using namespace std::chrono_literals;
+
+class TlsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto directory = testing::TemporaryDirectory::Create("http-tls-");
+    ASSERT_TRUE(directory) << directory.error().ToString();
+    directory_.emplace(std::move(*directory));
+    auto pki = testing::MakeTestPki(directory_->path(), "node-7");
+    ASSERT_TRUE(pki) << pki.error().ToString();
+    pki_ = *pki;
+  }
+
+  void StartServer(bool mutual) {
+    Router router;
+    router.Handle(http::verb::get, "/whoami", [](const ServerRequest& request) {
+      const std::string name =
+          request.peer_certificate ? request.peer_certificate->common_name : "anonymous";
+      return ServerResponse::Text(http::status::ok, name);
+    });
+    ServerOptions options;
+    options.tls = TlsServerOptions{pki_.server_certificate_file, pki_.server_key_file,
+                                   mutual ? pki_.ca_file : std::string()};
+    options.stop_grace = 5s;
+    options.handshake_timeout = 5s;
+    auto server = HttpServer::Create(std::move(options), std::move(router));
+    ASSERT_TRUE(server) << server.error().ToString();
+    server_ = std::move(*server);
+  }
+
+  Result<ClientResponse> Fetch(TlsClientOptions tls, const std::string& host = "127.0.0.1") {
+    ClientOptions options;
+    options.tls = std::move(tls);
+    options.retry.max_attempts = 2;
+    options.retry.initial_backoff = 1ms;
+    options.connect_timeout = 5s;
+    options.read_timeout = 5s;
+    auto client = HttpClient::Create(std::move(options));
+    if (!client) return std::unexpected(client.error());
+    ClientRequest request;
+    request.url = "https://" + host + ":" + std::to_string(server_->port()) + "/whoami";
+    return (*client)->Fetch(request);
+  }
+
+  std::optional<testing::TemporaryDirectory> directory_;
+  testing::TestPki pki_;
+  std::unique_ptr<HttpServer> server_;
+};
+
+TEST_F(TlsTest, ClientVerifiesTheServerAgainstItsCa) {
+  StartServer(/*mutual=*/false);
+  auto response = Fetch({.ca_file = pki_.ca_file});
+  ASSERT_TRUE(response) << response.error().ToString();
+  EXPECT_EQ(response->body, "anonymous");
+  // The certificate also names "localhost"; the host name is checked, not only the chain.
+  auto by_name = Fetch({.ca_file = pki_.ca_file}, "localhost");
+  ASSERT_TRUE(by_name) << by_name.error().ToString();
+}
+
+TEST_F(TlsTest, ClientRejectsAServerSignedByAnotherCa) {
+  StartServer(/*mutual=*/false);
+  auto response = Fetch({.ca_file = pki_.other_ca_file});
+  ASSERT_FALSE(response);
+  EXPECT_EQ(response.error().code(), ErrorCode::kUnauthenticated);
+  EXPECT_FALSE(response.error().retryable());
+  EXPECT_EQ(server_->stats().requests, 0U);
+}
+
+TEST_F(TlsTest, MutualTlsRejectsAClientWithoutCertificate) {
+  StartServer(/*mutual=*/true);
+  auto response = Fetch({.ca_file = pki_.ca_file});
+  ASSERT_FALSE(response);
+  // TLS 1.3 finishes the client's handshake before the server checks the certificate, so the
+  // refusal arrives as an alert on the first read.
+  EXPECT_EQ(response.error().code(), ErrorCode::kUnauthenticated) << response.error().ToString();
+  EXPECT_FALSE(response.error().retryable());
+  EXPECT_EQ(server_->stats().requests, 0U);
+}
+
+TEST_F(TlsTest, MutualTlsAcceptsACertificateFromTheCaAndShowsTheHandlerItsName) {
+  StartServer(/*mutual=*/true);
+  auto response = Fetch({.ca_file = pki_.ca_file,
+                         .certificate_chain_file = pki_.client_certificate_file,
+                         .private_key_file = pki_.client_key_file});
+  ASSERT_TRUE(response) << response.error().ToString();
+  EXPECT_EQ(response->body, "node-7");
+}
+
+TEST_F(TlsTest, BadServerKeyFailsAtCreate) {
+  ServerOptions options;
+  options.tls = TlsServerOptions{pki_.server_certificate_file, pki_.client_key_file, ""};
+  auto server = HttpServer::Create(std::move(options), Router());
+  ASSERT_FALSE(server);
+  EXPECT_EQ(server.error().code(), ErrorCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace modelplane::core
