@@ -146,11 +146,14 @@ EOF
     kubectl delete modelcache gpu-node-0
   fi
   # The examples shipped beside the CRDs must be valid against them.
-  local ex
+  local ex ns
   for ex in "${REPO_DIR}"/crds/examples/*.yaml; do
     [[ -e "${ex}" ]] || continue
-    kubectl create namespace smoke-examples --dry-run=client -o yaml | kubectl apply -f -
-    kubectl -n smoke-examples apply --dry-run=server -f "${ex}"
+    # Examples name their namespace (or take the default one); it must exist for a dry run.
+    for ns in $(sed -n 's/^  namespace: *//p' "${ex}" | tr -d '"' | sort -u); do
+      kubectl create namespace "${ns}" --dry-run=client -o yaml | kubectl apply -f -
+    done
+    kubectl apply --dry-run=server -f "${ex}"
   done
 }
 
