@@ -82,9 +82,15 @@ Result<Timestamp> ParseTimestamp(std::string_view text) {
   if (pos != text.size()) return fail();
 
   const std::chrono::sys_days days{date};
-  return Timestamp{std::chrono::duration_cast<std::chrono::microseconds>(days.time_since_epoch())} +
-         std::chrono::hours{*hour} + std::chrono::minutes{*minute - offset_minutes} +
-         std::chrono::seconds{*second} + std::chrono::microseconds{micros};
+  const Timestamp time =
+      Timestamp{std::chrono::duration_cast<std::chrono::microseconds>(days.time_since_epoch())} +
+      std::chrono::hours{*hour} + std::chrono::minutes{*minute - offset_minutes} +
+      std::chrono::seconds{*second} + std::chrono::microseconds{micros};
+  // An offset can move a time out of the years FormatTimestamp can write back.
+  constexpr std::chrono::sys_days kFirst{std::chrono::year{1} / 1 / 1};
+  constexpr std::chrono::sys_days kAfterLast{std::chrono::year{10000} / 1 / 1};
+  if (time < kFirst || time >= kAfterLast) return fail();
+  return time;
 }
 
 std::string FormatTimestamp(Timestamp time) {
