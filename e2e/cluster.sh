@@ -237,6 +237,30 @@ EOF
   done
 }
 
+# start_apiserver BIN: kube-apiserver with this cluster's flags; `up` and `restart` share it.
+start_apiserver() {
+  local bin="$1"
+  # --endpoint-reconciler-type=none: the `kubernetes` Service endpoint would be 127.0.0.1,
+  # which Endpoints validation rejects; nothing in a KWOK cluster dials it anyway.
+  # --watch-cache-sizes=configmaps#0: ConfigMap watches are served by etcd itself, so the
+  # client tests can expire a watch's resourceVersion for real by compacting etcd (the watch
+  # cache would otherwise keep serving the old version from memory).
+  start kube-apiserver "${bin}/kube-apiserver" \
+    --etcd-servers="http://127.0.0.1:${ETCD_PORT}" \
+    --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port="${APISERVER_PORT}" \
+    --endpoint-reconciler-type=none \
+    --tls-cert-file="${PKI}/apiserver.crt" --tls-private-key-file="${PKI}/apiserver.key" \
+    --client-ca-file="${PKI}/ca.crt" \
+    --authorization-mode=Node,RBAC \
+    --enable-admission-plugins=NodeRestriction \
+    --service-account-issuer=https://kubernetes.default.svc.cluster.local \
+    --service-account-key-file="${PKI}/sa.pub" \
+    --service-account-signing-key-file="${PKI}/sa.key" \
+    --service-cluster-ip-range=10.96.0.0/16 \
+    --allow-privileged=true --profiling=false \
+    --watch-cache-sizes=configmaps#0
+}
+
 # --- commands -----------------------------------------------------------------------------
 load_ports() {
   # shellcheck disable=SC1091
@@ -306,21 +330,7 @@ EOF
 
   wait_for etcd 20 curl -fsS "http://127.0.0.1:${ETCD_PORT}/health"
 
-  # --endpoint-reconciler-type=none: the `kubernetes` Service endpoint would be 127.0.0.1,
-  # which Endpoints validation rejects; nothing in a KWOK cluster dials it anyway.
-  start kube-apiserver "${bin}/kube-apiserver" \
-    --etcd-servers="http://127.0.0.1:${ETCD_PORT}" \
-    --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port="${APISERVER_PORT}" \
-    --endpoint-reconciler-type=none \
-    --tls-cert-file="${PKI}/apiserver.crt" --tls-private-key-file="${PKI}/apiserver.key" \
-    --client-ca-file="${PKI}/ca.crt" \
-    --authorization-mode=Node,RBAC \
-    --enable-admission-plugins=NodeRestriction \
-    --service-account-issuer=https://kubernetes.default.svc.cluster.local \
-    --service-account-key-file="${PKI}/sa.pub" \
-    --service-account-signing-key-file="${PKI}/sa.key" \
-    --service-cluster-ip-range=10.96.0.0/16 \
-    --allow-privileged=true --profiling=false
+  start_apiserver "${bin}"
 
   local kubectl=("${bin}/kubectl" --kubeconfig="${CONF}/admin.kubeconfig")
   wait_for kube-apiserver 60 "${kubectl[@]}" get --raw=/readyz
@@ -453,17 +463,44 @@ export AWS_SECRET_ACCESS_KEY=${S3_SECRET_KEY}
 export AWS_REGION=us-east-1
 export S3_ENDPOINT_URL=http://127.0.0.1:${MINIO_PORT}
 export MODELPLANE_S3_BUCKET=${S3_BUCKET}
+export ETCDCTL_ENDPOINTS=http://127.0.0.1:${ETCD_PORT}
 export MODELPLANE_E2E_STATE=${STATE}
 EOF
 }
 
+# restart kube-apiserver: kill -9 it and start it again with the same flags, as a crash and a
+# supervisor restart would; tests use it to check that clients and informers recover.
+cmd_restart() {
+  [[ "${1:-}" == kube-apiserver ]] || die "only 'restart kube-apiserver' is supported"
+  [[ -f "${STATE}/up.stamp" ]] || die "cluster is not up (state ${STATE})"
+  load_ports
+  local bin pid
+  bin="$(cat "${STATE}/bindir")"
+  if alive kube-apiserver; then
+    pid="$(recorded_pid kube-apiserver)"
+    kill -9 "${pid}"
+    while kill -0 "${pid}" 2>/dev/null; do sleep 0.05; done
+  fi
+  start_apiserver "${bin}"
+  wait_for kube-apiserver 60 "${bin}/kubectl" --kubeconfig="${CONF}/admin.kubeconfig" get --raw=/readyz
+}
+
+# etcdctl ARGS...: etcdctl against this cluster's etcd (tests compact it to expire watches).
+cmd_etcdctl() {
+  [[ -f "${STATE}/up.stamp" ]] || die "cluster is not up (state ${STATE})"
+  load_ports
+  "$(cat "${STATE}/bindir")/etcdctl" --endpoints="http://127.0.0.1:${ETCD_PORT}" "$@"
+}
+
 main() {
   case "${1:-}" in
+    restart) shift; cmd_restart "$@" ;;
+    etcdctl) shift; cmd_etcdctl "$@" ;;
     up) cmd_up ;;
     down) cmd_down ;;
     status) cmd_status ;;
     env) cmd_env ;;
-    *) echo "usage: $0 up|down|status|env" >&2; return 2 ;;
+    *) echo "usage: $0 up|down|status|env|restart kube-apiserver|etcdctl ARGS..." >&2; return 2 ;;
   esac
 }
 
