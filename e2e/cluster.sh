@@ -489,7 +489,9 @@ cmd_restart() {
 cmd_etcdctl() {
   [[ -f "${STATE}/up.stamp" ]] || die "cluster is not up (state ${STATE})"
   load_ports
-  "$(cat "${STATE}/bindir")/etcdctl" --endpoints="http://127.0.0.1:${ETCD_PORT}" "$@"
+  # The flag wins over an ETCDCTL_ENDPOINTS from `env`, which etcdctl refuses to have both of.
+  env -u ETCDCTL_ENDPOINTS "$(cat "${STATE}/bindir")/etcdctl" \
+    --endpoints="http://127.0.0.1:${ETCD_PORT}" "$@"
 }
 
 main() {

@@ -45,12 +45,29 @@ finish() {
     say "keeping the cluster: eval \"\$(MODELPLANE_E2E_STATE=${MODELPLANE_E2E_STATE} ${CLUSTER} env)\""
   else
     "${CLUSTER}" down >/dev/null 2>&1 || true
+    stop_extender_stub
     rm -rf "${WORK}"
   fi
   exit "${rc}"
 }
 trap finish EXIT
 trap 'exit 130' INT TERM
+
+# The stand-in scheduler extender: started before `up` so kube-scheduler is configured with it.
+EXTENDER_PID=""
+start_extender_stub() {
+  python3 "${E2E_DIR}/extender_stub.py" "${WORK}/extender.port" >"${WORK}/extender.log" 2>&1 &
+  EXTENDER_PID=$!
+  wait_until 10 test -s "${WORK}/extender.port"
+  MODELPLANE_EXTENDER_URL="http://127.0.0.1:$(cat "${WORK}/extender.port")/scheduler"
+  export MODELPLANE_EXTENDER_URL
+}
+stop_extender_stub() {
+  if [[ -n "${EXTENDER_PID}" ]]; then
+    kill "${EXTENDER_PID}" 2>/dev/null || true
+    wait "${EXTENDER_PID}" 2>/dev/null || true
+  fi
+}
 
 # check NAME FUNCTION: runs FUNCTION in a subshell with errexit really on (it is not, inside
 # an `if`), captures its output and prints only on failure.
@@ -242,6 +259,33 @@ EOF
   k get pod gated -o wide
 }
 
+steered_node() { k get pod steered -o jsonpath='{.spec.nodeName}'; }
+steered_scheduled() { [[ -n "$(steered_node)" ]]; }
+
+check_extender() {
+  # The stub extender filters out the nodes a pod's annotation names; only the scheduler
+  # calling it (through the config cluster.sh wrote) can land this pod on gpu-node-3.
+  local deny
+  deny="$(kubectl get nodes -l type=kwok -o name | sed 's|node/||' | grep -vx gpu-node-3 | paste -sd, -)"
+  k apply -f - <<EOF
+apiVersion: v1
+kind: Pod
+metadata:
+  name: steered
+  annotations:
+    modelplane.io/e2e-deny-nodes: "${deny}"
+spec:
+  schedulerName: modelplane-scheduler
+  containers:
+  - name: engine
+    image: registry.k8s.io/pause:3.10
+EOF
+  wait_until 30 steered_scheduled
+  echo "scheduled on $(steered_node)"
+  grep '"verb": "filter", "pod": "smoke/steered"' "${WORK}/extender.log"
+  [[ "$(steered_node)" == gpu-node-3 ]]
+}
+
 check_helm() {
   local chart="${REPO_DIR}/charts/modelplane"
   helm lint "${chart}"
@@ -308,6 +352,7 @@ check_down_clean() {
 if [[ "${REUSE}" != 1 ]]; then
   say "building tools (cached after the first run)"
   "${E2E_DIR}/tools.sh" build >/dev/null
+  start_extender_stub
   check "cluster up" check_up
   [[ -f "${WORK}/up.seconds" ]] && check "cluster up within ${UP_BUDGET_S}s" check_up_fast
 fi
@@ -324,6 +369,9 @@ if "${CLUSTER}" status >/dev/null; then
   check "Deployment of 3 replicas Running on KWOK nodes" check_deployment
   check "kubectl rollout pause, resume, undo" check_rollout_pause_resume_undo
   check "scheduling gate holds a pod until removed" check_scheduling_gate
+  if [[ "${REUSE}" != 1 ]]; then
+    check "kube-scheduler calls the extender at MODELPLANE_EXTENDER_URL" check_extender
+  fi
   check "helm lint and server dry-run of charts/modelplane" check_helm
   check "s5cmd put/get of a generated checkpoint matches sha256" check_s3_roundtrip
   check "etcdctl compacts etcd; the apiserver keeps serving" check_etcd_compaction
