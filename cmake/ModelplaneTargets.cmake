@@ -3,15 +3,20 @@
 #   modelplane_library(core_http DEPS core_error Boost::headers)
 #       a static library from the *.cc files of the current folder (not *_main.cc)
 #   modelplane_executable(modelplane-operator SOURCES operator_main.cc DEPS operator)
-#   modelplane_test(core_http_test DEPS core_http)
-#       one GoogleTest binary from the *_test.cc files of the current folder
+#   modelplane_test(core_http_test DEPS core_http [LABELS cluster])
+#       one GoogleTest binary from the *_test.cc files of the current folder; label "unit"
+#       by default, "cluster" for tests that need the local control plane (scripts/test.sh
+#       starts one for them)
 #   modelplane_fuzzer(safetensors_fuzzer SOURCES x_fuzzer.cc DEPS core_safetensors)
 
 cmake_path(GET CMAKE_CURRENT_LIST_DIR PARENT_PATH MODELPLANE_ROOT)
 
 function(modelplane_apply_flags target)
   target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor
-                                           -Wconversion -Wno-sign-conversion)
+                                           -Wconversion -Wno-sign-conversion
+                                           # designated initializers leave defaulted members out
+                                           # on purpose; GCC 12 warns about it, later GCCs do not
+                                           -Wno-missing-field-initializers)
   if(MODELPLANE_WERROR)
     target_compile_options(${target} PRIVATE -Werror)
   endif()
@@ -61,7 +66,10 @@ function(modelplane_executable name)
 endfunction()
 
 function(modelplane_test name)
-  cmake_parse_arguments(ARG "" "" "DEPS;SOURCES" ${ARGN})
+  cmake_parse_arguments(ARG "" "" "DEPS;SOURCES;LABELS" ${ARGN})
+  if(NOT ARG_LABELS)
+    set(ARG_LABELS unit)
+  endif()
   if(NOT ARG_SOURCES)
     file(GLOB ARG_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*_test.cc)
   endif()
@@ -71,7 +79,7 @@ function(modelplane_test name)
                                              MODELPLANE_BINARY_DIR="${CMAKE_BINARY_DIR}")
   modelplane_apply_flags(${name})
   include(GoogleTest)
-  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS unit)
+  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "${ARG_LABELS}")
 endfunction()
 
 function(modelplane_benchmark name)

@@ -152,6 +152,7 @@ Status Informer::WatchOnce() {
   watch_options.label_selector = options_.label_selector;
   watch_options.field_selector = options_.field_selector;
   watch_options.timeout_seconds = options_.watch_timeout_seconds;
+  watch_options.allow_bookmarks = options_.allow_bookmarks;
   return watcher_.Watch(
       options_.type, options_.namespace_name, watch_options,
       [this](WatchEvent event) { return Apply(std::move(event)); }, stop_);

@@ -42,6 +42,9 @@ struct InformerOptions {
   std::string field_selector;
   std::chrono::seconds resync_period{0};  // 0 = never
   int watch_timeout_seconds = 300;
+  // Bookmarks keep the resume point fresh on quiet selections; tests turn them off to make a
+  // resume point go stale on purpose.
+  bool allow_bookmarks = true;
   int page_size = 500;
   std::chrono::milliseconds initial_backoff{100};
   std::chrono::milliseconds max_backoff{30'000};

@@ -1,0 +1,112 @@
+// Shared set-up for tests that run against the real local control plane (e2e/cluster.sh).
+//
+// scripts/test.sh starts a cluster and passes MODELPLANE_TEST_KUBECONFIG and
+// MODELPLANE_TEST_CLUSTER (the cluster script, for restarting kube-apiserver and running
+// etcdctl). Each test gets its own namespace, deleted afterwards.
+#pragma once
+
+#include <chrono>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "core/clock/clock.h"
+#include "core/kube/kube_client.h"
+#include "core/kube/watch_stream.h"
+
+namespace modelplane::core::testing {
+
+inline std::string EnvOr(const char* name, const std::string& fallback = "") {
+  const char* value = std::getenv(name);  // NOLINT(concurrency-mt-unsafe): test set-up
+  return value == nullptr ? fallback : std::string(value);
+}
+
+// Runs a shell command, returns its exit status and stdout.
+inline int RunCommand(const std::string& command, std::string* output = nullptr) {
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) return -1;
+  char buffer[4096];
+  std::string text;
+  while (std::size_t got = std::fread(buffer, 1, sizeof buffer, pipe)) text.append(buffer, got);
+  const int status = ::pclose(pipe);
+  if (output != nullptr) *output = text;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// Polls until the predicate holds or the timeout passes.
+template <typename Predicate>
+bool WaitUntil(Predicate predicate, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (predicate()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return predicate();
+}
+
+class ClusterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    kubeconfig_path_ = EnvOr("MODELPLANE_TEST_KUBECONFIG");
+    cluster_script_ = EnvOr("MODELPLANE_TEST_CLUSTER");
+    if (kubeconfig_path_.empty()) {
+      GTEST_SKIP() << "MODELPLANE_TEST_KUBECONFIG is not set: these tests need the local "
+                      "control plane; scripts/test.sh starts one and sets it";
+    }
+    auto config = LoadKubeconfigFile(kubeconfig_path_);
+    ASSERT_TRUE(config.has_value()) << config.error().ToString();
+    config_ = *config;
+    KubeClientOptions options;
+    options.qps = 2000;  // tests create thousands of objects; the server copes on loopback
+    options.burst = 2000;
+    auto client = KubeClient::Create(config_, options, clock_);
+    ASSERT_TRUE(client.has_value()) << client.error().ToString();
+    client_ = std::move(*client);
+    auto watcher = Watcher::Create(config_);
+    ASSERT_TRUE(watcher.has_value()) << watcher.error().ToString();
+    watcher_ = std::move(*watcher);
+
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    std::string name = std::string("mp-") + info->name();
+    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    namespace_ = name.substr(0, 50) + "-" + std::to_string(::getpid() % 100000);
+    auto created = client_->Create(
+        resources::Namespaces(), "",
+        {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", namespace_}}}});
+    ASSERT_TRUE(created.has_value()) << created.error().ToString();
+  }
+
+  void TearDown() override {
+    if (client_ && !namespace_.empty()) {
+      (void)client_->Delete(resources::Namespaces(), "", namespace_);
+    }
+  }
+
+  // Runs e2e/cluster.sh with arguments (restart kube-apiserver, etcdctl ...).
+  int Cluster(const std::string& arguments, std::string* output = nullptr) {
+    if (cluster_script_.empty()) return -1;
+    return RunCommand(cluster_script_ + " " + arguments + " 2>&1", output);
+  }
+
+  SystemClock clock_;
+  std::string kubeconfig_path_;
+  std::string cluster_script_;
+  KubeConfig config_;
+  std::unique_ptr<KubeClient> client_;
+  std::unique_ptr<Watcher> watcher_;
+  std::string namespace_;
+};
+
+inline nlohmann::json ConfigMap(const std::string& ns, const std::string& name,
+                                const nlohmann::json& data,
+                                const nlohmann::json& labels = nlohmann::json::object()) {
+  return {{"apiVersion", "v1"},
+          {"kind", "ConfigMap"},
+          {"metadata", {{"name", name}, {"namespace", ns}, {"labels", labels}}},
+          {"data", data}};
+}
+
+}  // namespace modelplane::core::testing

@@ -1,0 +1,158 @@
+// Leader election between two real processes on the real API server: never two leaders at
+// once, takeover after kill -9 within the lease (plus retry periods), and an immediate
+// takeover after a clean release.
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <vector>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "tests/core/kube_cluster/cluster_fixture.h"
+
+namespace modelplane::core::testing {
+namespace {
+
+constexpr long long kLeaseMs = 4000;
+constexpr long long kRenewMs = 3000;
+constexpr long long kRetryMs = 1000;
+constexpr long long kMillis = 1'000'000;
+
+long long Now() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+struct Candidate {
+  std::string identity;
+  std::string log;
+  pid_t pid = -1;
+  std::optional<long long> killed_at;
+};
+
+std::vector<std::pair<std::string, long long>> ReadLog(const std::string& path) {
+  std::vector<std::pair<std::string, long long>> entries;
+  std::ifstream in(path);
+  std::string what;
+  long long when = 0;
+  while (in >> what >> when) entries.emplace_back(what, when);
+  return entries;
+}
+
+std::optional<long long> LastStarted(const Candidate& candidate) {
+  std::optional<long long> started;
+  for (const auto& [what, when] : ReadLog(candidate.log)) {
+    if (what == "started") started = when;
+  }
+  return started;
+}
+
+class LeaderElectionTest : public ClusterTest {
+ protected:
+  void TearDown() override {
+    for (auto& candidate : candidates_) {
+      if (candidate.pid > 0) {
+        ::kill(candidate.pid, SIGKILL);
+        ::waitpid(candidate.pid, nullptr, 0);
+      }
+    }
+    ClusterTest::TearDown();
+  }
+
+  Candidate& Launch(const std::string& identity) {
+    Candidate candidate{identity, "/tmp/" + namespace_ + "-" + identity + ".log"};
+    ::unlink(candidate.log.c_str());
+    const std::string probe =
+        std::string(MODELPLANE_BINARY_DIR) + "/tests/core/kube_cluster/leader_election_probe";
+    candidate.pid = ::fork();
+    if (candidate.pid == 0) {
+      const std::string lease = std::to_string(kLeaseMs), renew = std::to_string(kRenewMs),
+                        retry = std::to_string(kRetryMs);
+      ::execl(probe.c_str(), probe.c_str(), "--kubeconfig", kubeconfig_path_.c_str(), "--namespace",
+              namespace_.c_str(), "--lease", "leader", "--identity", identity.c_str(), "--log",
+              candidate.log.c_str(), "--lease-ms", lease.c_str(), "--renew-ms", renew.c_str(),
+              "--retry-ms", retry.c_str(), nullptr);
+      ::_exit(127);
+    }
+    candidates_.push_back(candidate);
+    return candidates_.back();
+  }
+
+  void Kill(Candidate& candidate, int signal) {
+    if (signal == SIGKILL) candidate.killed_at = Now();
+    ::kill(candidate.pid, signal);
+    ::waitpid(candidate.pid, nullptr, 0);
+    candidate.pid = -1;
+  }
+
+  // Every candidate's leadership intervals, [started, stopped or killed).
+  void ExpectNoOverlap() {
+    std::vector<std::pair<long long, long long>> intervals;
+    for (const auto& candidate : candidates_) {
+      long long open = -1;  // start of the interval being read, -1 when none
+      for (const auto& [what, when] : ReadLog(candidate.log)) {
+        if (what == "started") open = when;
+        if (what == "stopped" && open >= 0) {
+          intervals.emplace_back(open, when);
+          open = -1;
+        }
+      }
+      if (open >= 0) intervals.emplace_back(open, candidate.killed_at.value_or(Now()));
+    }
+    std::sort(intervals.begin(), intervals.end());
+    for (std::size_t i = 1; i < intervals.size(); ++i) {
+      EXPECT_LE(intervals[i - 1].second, intervals[i].first)
+          << "two leaders at once for " << (intervals[i - 1].second - intervals[i].first) / kMillis
+          << " ms";
+    }
+  }
+
+  std::vector<Candidate> candidates_;
+};
+
+TEST_F(LeaderElectionTest, OneLeaderTakeoverAfterCrashAndAfterRelease) {
+  candidates_.reserve(4);
+  Candidate& first = Launch("first");
+  ASSERT_TRUE(WaitUntil([&] { return LastStarted(first).has_value(); }, std::chrono::seconds(20)));
+  Candidate& second = Launch("second");
+  std::this_thread::sleep_for(std::chrono::milliseconds(3 * kRetryMs));
+  EXPECT_FALSE(LastStarted(second).has_value()) << "a held lease must not be taken";
+
+  // Crash the leader: the standby takes over once the lease expires by its own clock. It saw
+  // the last renewal up to one jittered retry after it happened, and polls once per jittered
+  // retry, so the bound is lease + 2 x 1.2 retry; plus a second for API latency on CI.
+  Kill(first, SIGKILL);
+  const long long bound = (kLeaseMs + 24 * kRetryMs / 10 + 1000) * kMillis;
+  ASSERT_TRUE(WaitUntil([&] { return LastStarted(second).has_value(); },
+                        std::chrono::milliseconds(kLeaseMs * 4)));
+  const long long takeover = *LastStarted(second) - *first.killed_at;
+  std::printf("takeover after kill -9: %lld ms (lease %lld ms, retry %lld ms)\n",
+              takeover / kMillis, kLeaseMs, kRetryMs);
+  EXPECT_LE(takeover, bound);
+
+  // A clean stop releases the lease: the standby needs one retry, not a whole lease.
+  Candidate& third = Launch("third");
+  std::this_thread::sleep_for(std::chrono::milliseconds(2 * kRetryMs));
+  EXPECT_FALSE(LastStarted(third).has_value());
+  const long long released_at = Now();
+  Kill(second, SIGTERM);
+  ASSERT_TRUE(WaitUntil([&] { return LastStarted(third).has_value(); },
+                        std::chrono::milliseconds(kLeaseMs * 3)));
+  const long long handover = *LastStarted(third) - released_at;
+  std::printf("takeover after clean release: %lld ms\n", handover / kMillis);
+  EXPECT_LT(handover, (12 * kRetryMs / 10 + 1000) * kMillis);
+
+  auto lease = client_->Get(resources::Leases(), namespace_, "leader");
+  ASSERT_TRUE(lease.has_value());
+  EXPECT_EQ((*lease)["spec"]["holderIdentity"], "third");
+  EXPECT_EQ((*lease)["spec"]["leaseTransitions"], 2);
+  ExpectNoOverlap();
+}
+
+}  // namespace
+}  // namespace modelplane::core::testing
