@@ -40,8 +40,20 @@ build_and_test() {
   shift
   cmake -G Ninja -S "$root" -B "$dir" "$@" >/dev/null &&
     ninja -C "$dir" -j "$jobs" &&
-    ctest --test-dir "$dir" -j "$jobs" --output-on-failure --timeout 300
+    ctest --test-dir "$dir" -j "$jobs" --output-on-failure --timeout 300 --label-exclude cluster
 }
+
+# Tests labelled "cluster" run against a local control plane of their own, taken down again
+# whatever happens.
+cluster_tests() (
+  export MODELPLANE_E2E_STATE=/tmp/modelplane-cluster-tests-$$
+  trap 'e2e/cluster.sh down >/dev/null 2>&1 || true' EXIT
+  e2e/cluster.sh up || exit 1
+  eval "$(e2e/cluster.sh env)"
+  kubectl apply -f crds/ >/dev/null || exit 1
+  MODELPLANE_TEST_KUBECONFIG=$KUBECONFIG MODELPLANE_TEST_CLUSTER=$root/e2e/cluster.sh \
+    ctest --test-dir build/ci --output-on-failure --timeout 600 --label-regex cluster
+)
 
 if ! scripts/setup.sh; then
   echo "setup failed"
@@ -56,6 +68,7 @@ if ((run_sanitizers)); then
   step "unit tests (ASan + UBSan)" build_and_test build/asan \
     -DCMAKE_BUILD_TYPE=Debug -DMODELPLANE_SANITIZE=ON -DMODELPLANE_BUILD_BENCH=OFF
 fi
+step "Kubernetes client tests on a local control plane" cluster_tests
 if [[ -x scripts/fuzz.sh ]]; then
   step "fuzzers (bounded run)" scripts/fuzz.sh 20
 fi
