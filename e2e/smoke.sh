@@ -330,6 +330,15 @@ check_etcd_compaction() {
   k get deploy/web
 }
 
+check_apiserver_restart() {
+  # `cluster.sh restart kube-apiserver` (a crash and a supervisor restart): the same data and
+  # ports come back, and the controllers carry on (a new replica gets scheduled and runs).
+  "${CLUSTER}" restart kube-apiserver
+  k get deploy/web
+  k scale deploy/web --replicas=4
+  wait_until 60 pods_running app=web 4
+}
+
 check_down_clean() {
   local pids ports p
   pids="$(awk '{print $1}' "${MODELPLANE_E2E_STATE}"/pids/*)"
@@ -375,6 +384,7 @@ if "${CLUSTER}" status >/dev/null; then
   check "helm lint and server dry-run of charts/modelplane" check_helm
   check "s5cmd put/get of a generated checkpoint matches sha256" check_s3_roundtrip
   check "etcdctl compacts etcd; the apiserver keeps serving" check_etcd_compaction
+  check "kube-apiserver restart: state kept, controllers recover" check_apiserver_restart
   if [[ "${MODELPLANE_E2E_KEEP:-0}" != 1 && "${REUSE}" != 1 ]]; then
     check "down leaves no process, port or state" check_down_clean
   fi
