@@ -298,6 +298,19 @@ check_helm() {
     --kube-version "${server}" >"${WORK}/chart.yaml"
   grep -q "kind: CustomResourceDefinition" "${WORK}/chart.yaml" || { echo "chart renders no CRDs"; return 1; }
   kubectl apply --dry-run=server -f "${WORK}/chart.yaml"
+  # And for real: the release installs, its operator pod runs (on KWOK), and it uninstalls.
+  helm install smoke "${chart}" --namespace modelplane-system --wait --timeout 60s
+  kubectl -n modelplane-system get deploy,sa,role,rolebinding -l app.kubernetes.io/instance=smoke
+  helm uninstall smoke --namespace modelplane-system --wait --timeout 60s
+}
+
+check_generator_deterministic() {
+  # e2e/manifests/sample-modelrevision.yaml pins real digests; the generator must still
+  # produce exactly those bytes (anyone pinning digests from it relies on this).
+  python3 "${E2E_DIR}/checkpoint/generate.py" --out "${WORK}/sample" --size 8MiB --shards 2 \
+    --seed 0 --modelrevision sample --prefix tiny-seed0/ --endpoint http://127.0.0.1:9000 \
+    >"${WORK}/sample.yaml"
+  diff <(grep -v '^#' "${E2E_DIR}/manifests/sample-modelrevision.yaml") "${WORK}/sample.yaml"
 }
 
 check_s3_roundtrip() {
@@ -381,7 +394,8 @@ if "${CLUSTER}" status >/dev/null; then
   if [[ "${REUSE}" != 1 ]]; then
     check "kube-scheduler calls the extender at MODELPLANE_EXTENDER_URL" check_extender
   fi
-  check "helm lint and server dry-run of charts/modelplane" check_helm
+  check "helm lint, server dry-run, install and uninstall of charts/modelplane" check_helm
+  check "checkpoint generator reproduces the pinned sample digests" check_generator_deterministic
   check "s5cmd put/get of a generated checkpoint matches sha256" check_s3_roundtrip
   check "etcdctl compacts etcd; the apiserver keeps serving" check_etcd_compaction
   check "kube-apiserver restart: state kept, controllers recover" check_apiserver_restart
