@@ -76,6 +76,9 @@ Status CheckStructure(const std::string& text, std::string_view source_name,
                    fmt::format("nesting deeper than {} levels", limits.max_depth));
   } catch (const YAML::Exception& error) {
     return Invalid(source_name, error.mark, fmt::format("malformed YAML: {}", error.msg));
+  } catch (const std::exception& error) {
+    return MakeError(ErrorCode::kInternal,
+                     fmt::format("{}: YAML parser failed: {}", source_name, error.what()));
   }
   return Ok();
 }

@@ -8,6 +8,7 @@
 // Thread safety: a plain value type.
 #pragma once
 
+#include <chrono>
 #include <concepts>
 #include <cstdint>
 #include <string>
@@ -21,7 +22,7 @@ using LogValue = std::variant<std::string_view, std::int64_t, std::uint64_t, dou
 struct LogField {
   LogField(std::string_view field_key, std::string_view text) : key(field_key), value(text) {}
   LogField(std::string_view field_key, const char* text)
-      : key(field_key), value(std::string_view(text)) {}
+      : key(field_key), value(std::string_view(text == nullptr ? "" : text)) {}
   LogField(std::string_view field_key, const std::string& text)
       : key(field_key), value(std::string_view(text)) {}
   // Exactly bool, so that pointers and integers never turn into true/false.
@@ -37,6 +38,11 @@ struct LogField {
   template <std::floating_point T>
   LogField(std::string_view field_key, T number)
       : key(field_key), value(static_cast<double>(number)) {}
+  // Durations are written in seconds; name the key accordingly ("elapsed_seconds").
+  template <typename Rep, typename Period>
+  LogField(std::string_view field_key, std::chrono::duration<Rep, Period> duration)
+      : key(field_key),
+        value(std::chrono::duration_cast<std::chrono::duration<double>>(duration).count()) {}
 
   std::string_view key;
   LogValue value;

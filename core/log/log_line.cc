@@ -161,6 +161,13 @@ void AppendHeaderField(std::string& out, LogFormat format, std::string_view key,
 
 }  // namespace
 
+Result<LogFormat> ParseLogFormat(std::string_view text) {
+  if (text == "keyvalue" || text == "logfmt") return LogFormat::kKeyValue;
+  if (text == "json") return LogFormat::kJson;
+  return MakeError(ErrorCode::kInvalidArgument,
+                   fmt::format("invalid log format {:?}: expected keyvalue or json", text));
+}
+
 std::string FormatRfc3339Millis(std::chrono::system_clock::time_point time) {
   const auto seconds = std::chrono::floor<std::chrono::seconds>(time);
   const auto millis = std::chrono::duration_cast<std::chrono::milliseconds>(time - seconds);

@@ -18,12 +18,16 @@
 #include <string>
 #include <string_view>
 
+#include "core/error/error.h"
 #include "core/log/log_field.h"
 #include "core/log/log_level.h"
 
 namespace modelplane::core {
 
 enum class LogFormat { kKeyValue, kJson };
+
+// "keyvalue" (or "logfmt") and "json", for a --log-format flag; anything else is an error.
+[[nodiscard]] Result<LogFormat> ParseLogFormat(std::string_view text);
 
 inline constexpr std::size_t kMaxLogValueBytes = 4096;
 

@@ -11,7 +11,9 @@
 // injectable so tests can assert exact lines. Warnings and errors flush at once.
 //
 // Thread safety: a Logger may be used from any number of threads at once, and so may copies
-// and derived loggers sharing its sink.
+// and derived loggers sharing its sink. Separate Create calls on stderr are safe together
+// (spdlog serialises all console sinks); for a file, create one logger and derive the others,
+// since two file sinks on one path would each buffer and could split each other's lines.
 #pragma once
 
 #include <chrono>

@@ -23,6 +23,14 @@ std::string Line(LogFormat format, std::initializer_list<LogField> fields,
       context, std::span<const LogField>(fields.begin(), fields.size()));
 }
 
+TEST(LogLineTest, ParsesFormatNames) {
+  EXPECT_EQ(ParseLogFormat("keyvalue").value(), LogFormat::kKeyValue);
+  EXPECT_EQ(ParseLogFormat("logfmt").value(), LogFormat::kKeyValue);
+  EXPECT_EQ(ParseLogFormat("json").value(), LogFormat::kJson);
+  EXPECT_EQ(ParseLogFormat("xml").error().message(),
+            "invalid log format \"xml\": expected keyvalue or json");
+}
+
 TEST(LogLineTest, Rfc3339WithMillisecondsInUtc) {
   EXPECT_EQ(FormatRfc3339Millis(kTime), "2026-11-29T17:37:12.045Z");
   EXPECT_EQ(FormatRfc3339Millis(std::chrono::system_clock::time_point{}),
@@ -61,6 +69,14 @@ TEST(LogLineTest, KeyValueQuotesAndEscapesSoOneEventIsOneLine) {
             "path=\"/models/a b\" quote=\"say \\\"hi\\\"\" multi=\"line1\\nline2\\r\\tend\" "
             "eq=\"a=b\" slash=\"C:\\\\x\" empty=\"\" bell=\"\\u0007\" utf8=mod\xC3\xA8le "
             "broken=\"a\xEF\xBF\xBD\"");
+}
+
+TEST(LogLineTest, DurationsInSecondsAndNullStrings) {
+  const char* missing = nullptr;
+  EXPECT_EQ(Line(LogFormat::kKeyValue,
+                 {{"elapsed_seconds", std::chrono::milliseconds(1500)}, {"name", missing}})
+                .substr(82),
+            "elapsed_seconds=1.5 name=\"\"");
 }
 
 TEST(LogLineTest, NonFiniteNumbers) {
