@@ -290,8 +290,7 @@ check_helm() {
   local chart="${REPO_DIR}/charts/modelplane"
   helm lint "${chart}"
   kubectl create namespace modelplane-system --dry-run=client -o yaml | kubectl apply -f -
-  # helm built by `go install` assumes Kubernetes v1.20 for templating (its Makefile sets the
-  # real default by ldflags); render for the server we actually have.
+  # Render for the server we actually have (the helm build defaults to the pinned minor too).
   local server
   server="$(kubectl get --raw /version | python3 -c 'import json,sys; print(json.load(sys.stdin)["gitVersion"])')"
   helm template smoke "${chart}" --namespace modelplane-system --include-crds \

@@ -22,12 +22,15 @@ S5CMD_VERSION="v2.3.0"         # also pinned in e2e/tools/s5cmd/go.mod
 # MinIO publishes no semver tags; this is the last commit the module proxy serves.
 MINIO_VERSION="v0.0.0-20260212201848-7aac2a2c5b7c"
 
+# Bump when the build commands or flags below change, so every machine rebuilds.
+BUILD_RECIPE=2
+
 CACHE_ROOT="${MODELPLANE_TOOLS_CACHE:-${HOME}/.cache/modelplane/tools}"
 
 cache_key() {
   # Hash the wrapper modules too: editing go.mod/go.sum must not reuse stale binaries.
   local inputs
-  inputs="$(go env GOVERSION) ${KUBERNETES_VERSION} ${ETCD_VERSION} ${KWOK_VERSION} ${HELM_VERSION} ${S5CMD_VERSION} ${MINIO_VERSION}"
+  inputs="recipe-${BUILD_RECIPE} $(go env GOVERSION) ${KUBERNETES_VERSION} ${ETCD_VERSION} ${KWOK_VERSION} ${HELM_VERSION} ${S5CMD_VERSION} ${MINIO_VERSION}"
   inputs+="$(cat "${E2E_DIR}"/tools/{k8s,etcd,s5cmd}/go.{mod,sum} "${E2E_DIR}"/tools/etcd/etcd/main.go)"
   printf 'k8s-%s_etcd-%s_%s' "${KUBERNETES_VERSION}" "${ETCD_VERSION}" \
     "$(printf '%s' "${inputs}" | sha256sum | cut -c1-12)"
@@ -130,7 +133,15 @@ cmd_build() {
   build_one kwok "${go_install[@]}" "sigs.k8s.io/kwok/cmd/kwok@${KWOK_VERSION}"
   # s5cmd: built from a wrapper module, see e2e/tools/s5cmd/go.mod for why.
   build_one s5cmd bash -c "cd '${E2E_DIR}/tools/s5cmd' && go build -trimpath -ldflags '-s -w' -o '${BIN_DIR}/s5cmd' github.com/peak/s5cmd/v2"
-  build_one helm "${go_install[@]}" "helm.sh/helm/v3/cmd/helm@${HELM_VERSION}"
+  # helm's Makefile stamps its version and the Kubernetes version it templates and lints for
+  # by default (otherwise v1.20); we target the pinned cluster.
+  local helm_ldflags="-s -w -X helm.sh/helm/v3/internal/version.version=${HELM_VERSION}"
+  local p
+  for p in helm.sh/helm/v3/pkg/lint/rules helm.sh/helm/v3/pkg/chartutil; do
+    helm_ldflags+=" -X ${p}.k8sVersionMajor=1 -X ${p}.k8sVersionMinor=$(cut -d. -f2 <<<"${KUBERNETES_VERSION}")"
+  done
+  build_one helm env "GOBIN=${BIN_DIR}" go install -trimpath -ldflags "${helm_ldflags}" \
+    "helm.sh/helm/v3/cmd/helm@${HELM_VERSION}"
   build_one minio "${go_install[@]}" "github.com/minio/minio@${MINIO_VERSION}"
   copy_kwok_stages
 
