@@ -43,6 +43,7 @@ finish() {
     rm -rf "${WORK}"
   elif [[ "${MODELPLANE_E2E_KEEP:-0}" == 1 && -d "${MODELPLANE_E2E_STATE}" ]]; then
     say "keeping the cluster: eval \"\$(MODELPLANE_E2E_STATE=${MODELPLANE_E2E_STATE} ${CLUSTER} env)\""
+    say "the stub extender (pid ${EXTENDER_PID:-none}) keeps running too; kill it after cluster.sh down"
   else
     "${CLUSTER}" down >/dev/null 2>&1 || true
     stop_extender_stub
