@@ -289,7 +289,7 @@ EOF
 
 check_helm() {
   local chart="${REPO_DIR}/charts/modelplane"
-  helm lint "${chart}"
+  helm lint --strict "${chart}"
   kubectl create namespace modelplane-system --dry-run=client -o yaml | kubectl apply -f -
   # Render for the server we actually have (the helm build defaults to the pinned minor too).
   local server
