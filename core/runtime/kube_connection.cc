@@ -1,0 +1,20 @@
+#include "core/runtime/kube_connection.h"
+
+namespace modelplane::core {
+
+Result<KubeConnection> ConnectToKubernetes(const KubernetesConfig& settings, const Clock& clock) {
+  auto config = settings.kubeconfig.empty()
+                    ? LoadInClusterConfig(ProcessEnvironment, clock)
+                    : LoadKubeconfigFile(settings.kubeconfig, settings.context);
+  if (!config) return std::unexpected(config.error().Wrap("loading Kubernetes credentials"));
+  KubeClientOptions options;
+  options.qps = settings.qps;
+  options.burst = settings.burst;
+  auto client = KubeClient::Create(*config, options, clock);
+  if (!client) return std::unexpected(client.error());
+  auto watcher = Watcher::Create(*config);
+  if (!watcher) return std::unexpected(watcher.error());
+  return KubeConnection{std::move(*config), std::move(*client), std::move(*watcher)};
+}
+
+}  // namespace modelplane::core

@@ -1,0 +1,102 @@
+#include "operator/operator_app.h"
+
+#include <random>
+#include <thread>
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include "core/kube/leader_elector.h"
+#include "core/runtime/kube_connection.h"
+
+namespace modelplane::controller {
+namespace {
+
+// Unique per process: the host (the pod name in a cluster) plus a random suffix, so a restarted
+// container never mistakes its predecessor's lease for its own.
+std::string CandidateIdentity() {
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  std::random_device random;
+  return fmt::format("{}_{:08x}", host, random());
+}
+
+}  // namespace
+
+int RunOperator(const OperatorConfig& config, core::ComponentRuntime& runtime) {
+  const core::Logger& logger = runtime.logger();
+  auto connection = core::ConnectToKubernetes(config.kubernetes, runtime.clock());
+  if (!connection) {
+    logger.Error("kubernetes_connection_failed", {{"error", connection.error().ToString()}});
+    return 1;
+  }
+  auto version = connection->client->Request("GET", "/version", nullptr, "");
+  if (!version) {
+    logger.Error("api_server_unreachable", {{"error", version.error().ToString()}});
+    return 1;
+  }
+  logger.Info("api_server_connected", {{"server", connection->config.server},
+                                       {"version", version->value("gitVersion", "")}});
+
+  auto leader_gauge =
+      runtime.metrics().AddGauge({.name = "modelplane_operator_leader",
+                                  .help = "1 while this operator replica holds the leader lease."});
+  auto leader_child = leader_gauge
+                          ? (*leader_gauge)->WithLabels({})
+                          : core::Result<core::Gauge>(std::unexpected(leader_gauge.error()));
+  if (!leader_child) {
+    logger.Error("metrics_registration_failed", {{"error", leader_child.error().ToString()}});
+    return 1;
+  }
+  const core::Gauge is_leader = *leader_child;
+
+  auto lead = [&](core::CancellationToken& stop) {
+    is_leader.Set(1);
+    logger.Info("leadership_acquired");
+    // Controllers run here while leading; they stop when `stop` fires.
+    while (stop.SleepFor(std::chrono::hours(1))) {
+    }
+  };
+  auto follow = [&] {
+    is_leader.Set(0);
+    logger.Info("leadership_lost");
+  };
+
+  runtime.SetReady(true);
+  if (!config.leader_election.enabled) {
+    lead(runtime.shutdown());
+    return 0;
+  }
+  const auto& election = config.leader_election;
+  auto elector =
+      core::LeaderElector::Create(*connection->client,
+                                  {.lease_namespace = election.namespace_name,
+                                   .lease_name = election.lease_name,
+                                   .identity = CandidateIdentity(),
+                                   .lease_duration = election.lease_duration,
+                                   .renew_deadline = election.renew_deadline,
+                                   .retry_period = election.retry_period},
+                                  {.on_started_leading = lead,
+                                   .on_stopped_leading = follow,
+                                   .on_new_leader =
+                                       [&](const std::string& identity) {
+                                         logger.Info("leader_observed", {{"identity", identity}});
+                                       }},
+                                  runtime.clock());
+  if (!elector) {
+    logger.Error("leader_election_misconfigured", {{"error", elector.error().ToString()}});
+    return 2;
+  }
+  std::thread stopper([&] {
+    runtime.shutdown().SleepFor(std::chrono::hours(24 * 365));
+    (*elector)->Stop();
+  });
+  // Losing the lease ends Run; like client-go users we exit and let Kubernetes restart us,
+  // so a former leader never keeps stale in-memory state.
+  (*elector)->Run();
+  runtime.RequestShutdown();
+  stopper.join();
+  return runtime.shutdown().cancelled() ? 0 : 1;
+}
+
+}  // namespace modelplane::controller
