@@ -36,7 +36,7 @@ struct ResponseHead {
 
 struct ConnectionLimits {
   std::size_t header_limit = 64 * 1024;
-  std::size_t read_buffer_size = 1024 * 1024;
+  std::size_t read_buffer_size = 64 * 1024;
 };
 
 class ClientConnection {

@@ -52,8 +52,10 @@ struct ClientOptions {
   std::chrono::milliseconds connect_timeout{5'000};  // connect + TLS handshake, and pool waits
   std::chrono::milliseconds read_timeout{30'000};    // each write and each read
   std::size_t header_limit = 64 * 1024;
-  std::size_t stream_buffer_size = 1024 * 1024;  // one read into the sink at most this much
-  std::size_t error_body_limit = 16 * 1024;      // how much of a non-2xx body is kept
+  // One socket read, and one sink call, at most this much. Measured on loopback (docs/http.md):
+  // 64 KiB costs ~40% less CPU per byte than 1 MiB, whose buffer no longer fits in L2.
+  std::size_t stream_buffer_size = 64 * 1024;
+  std::size_t error_body_limit = 16 * 1024;  // how much of a non-2xx body is kept
   RetryPolicy retry;
   std::string user_agent = "modelplane";
   HttpLogFunction log;

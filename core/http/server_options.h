@@ -40,7 +40,9 @@ struct ServerOptions {
   std::chrono::milliseconds handshake_timeout{10'000};  // TLS handshake
   std::chrono::milliseconds stop_grace{10'000};  // Stop() waits this long for in-flight requests
 
-  std::size_t stream_chunk_size = 1024 * 1024;  // read/write unit of streamed bodies
+  // Read/write unit of streamed bodies; 128 KiB stays in cache between the pread and the send
+  // (measured cheaper per byte than 1 MiB, see docs/http.md).
+  std::size_t stream_chunk_size = 128 * 1024;
 
   std::optional<TlsServerOptions> tls;
 
