@@ -26,6 +26,12 @@ namespace modelplane::core::api {
 
 enum class Presence { kOptional, kRequired };
 
+// An Error whose message is "<path>: <what>".
+[[nodiscard]] std::unexpected<Error> FieldError(std::string_view path, std::string_view what);
+
+// Declared before JsonObjectReader, whose templates use it.
+[[nodiscard]] std::unexpected<Error> FieldError(std::string_view path, std::string_view what);
+
 class JsonObjectReader {
  public:
   // Fails unless `value` is an object.
@@ -51,8 +57,9 @@ class JsonObjectReader {
                             Presence presence = Presence::kOptional) const;
   [[nodiscard]] Status Bool(std::string_view key, std::optional<bool>& out) const;
   [[nodiscard]] Status Number(std::string_view key, std::optional<double>& out) const;
-  [[nodiscard]] Status Time(std::string_view key, std::optional<Timestamp>& out,
-                            Presence presence = Presence::kOptional) const;
+  [[nodiscard]] Status Time(std::string_view key, std::optional<Timestamp>& out) const;
+  // Required timestamp.
+  [[nodiscard]] Status Time(std::string_view key, Timestamp& out) const;
   [[nodiscard]] Status StringMap(std::string_view key, std::map<std::string, std::string>& out,
                                  std::size_t max_entries, std::size_t max_value_length) const;
   [[nodiscard]] Status StringList(std::string_view key, std::vector<std::string>& out,
@@ -60,15 +67,29 @@ class JsonObjectReader {
 
   // Calls parse(reader) for the object under key; absent or null leaves `out` empty.
   template <typename T>
-  [[nodiscard]] Status Object(std::string_view key, std::optional<T>& out,
-                              const std::function<Result<T>(const JsonObjectReader&)>& parse,
-                              Presence presence = Presence::kOptional) const {
-    auto child = ObjectReader(key, presence);
+  [[nodiscard]] Status Object(
+      std::string_view key, std::optional<T>& out,
+      const std::function<Result<T>(const JsonObjectReader&)>& parse) const {
+    auto child = ObjectReader(key, Presence::kOptional);
     if (!child) return std::unexpected(child.error());
-    if (!*child) return Ok();
-    auto parsed = parse(**child);
+    if (!child->has_value()) return Ok();
+    auto parsed = parse(child->value());
     if (!parsed) return std::unexpected(parsed.error());
-    out = std::move(*parsed);
+    out = std::move(parsed.value());
+    return Ok();
+  }
+
+  // Calls parse(reader) for the object under key, which must be present.
+  template <typename T>
+  [[nodiscard]] Status RequiredObject(
+      std::string_view key, T& out,
+      const std::function<Result<T>(const JsonObjectReader&)>& parse) const {
+    auto child = ObjectReader(key, Presence::kRequired);
+    if (!child) return std::unexpected(child.error());
+    if (!child->has_value()) return FieldError(PathOf(key), "is required");
+    auto parsed = parse(child->value());
+    if (!parsed) return std::unexpected(parsed.error());
+    out = std::move(parsed.value());
     return Ok();
   }
 
@@ -129,8 +150,5 @@ class JsonObjectReader {
       return std::unexpected(std::move(try_result_).error()); \
     }                                                         \
   } while (false)
-
-// An Error whose message is "<path>: <what>".
-[[nodiscard]] std::unexpected<Error> FieldError(std::string_view path, std::string_view what);
 
 }  // namespace modelplane::core::api
