@@ -352,20 +352,28 @@ check_apiserver_restart() {
   wait_until 60 pods_running app=web 4
 }
 
+# ours PID: true if PID is a live (not zombie) process of this cluster. Every component has
+# the state dir in its arguments; a PID or port that another program reuses meanwhile (other
+# clusters run on this machine too) is not ours.
+ours() {
+  [[ -e "/proc/$1/stat" && "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" != Z ]] &&
+    tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null | grep -qF "${MODELPLANE_E2E_STATE}"
+}
+
 check_down_clean() {
-  local pids ports p
+  local pids ports p owner
   pids="$(awk '{print $1}' "${MODELPLANE_E2E_STATE}"/pids/*)"
   # shellcheck disable=SC1091
   ports="$(source "${MODELPLANE_E2E_STATE}/ports"; echo "${ETCD_PORT} ${ETCD_PEER_PORT} ${APISERVER_PORT} ${MINIO_PORT} ${MINIO_CONSOLE_PORT} ${KWOK_PORT}")"
   "${CLUSTER}" down
   for p in ${pids}; do
-    # An exited process may linger briefly as a zombie until init reaps it: not alive.
-    if [[ -e "/proc/${p}/stat" && "$(awk '{print $3}' "/proc/${p}/stat" 2>/dev/null)" != Z ]]; then
-      echo "pid ${p} still alive"; return 1
-    fi
+    if ours "${p}"; then echo "pid ${p} still alive"; return 1; fi
   done
   for p in ${ports}; do
-    if ss -Hltn "sport = :${p}" | grep -q .; then echo "port ${p} still listening"; return 1; fi
+    for owner in $(ss -Hltnp "sport = :${p}" | grep -o 'pid=[0-9]*' | cut -d= -f2); do
+      if ours "${owner}"; then echo "port ${p} still held by pid ${owner}"; return 1; fi
+      echo "port ${p} now used by an unrelated process (pid ${owner})"
+    done
   done
   [[ ! -d "${MODELPLANE_E2E_STATE}" ]] || { echo "state dir left behind"; return 1; }
 }
