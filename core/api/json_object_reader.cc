@@ -130,16 +130,22 @@ Status JsonObjectReader::Number(std::string_view key, std::optional<double>& out
   return Ok();
 }
 
-Status JsonObjectReader::Time(std::string_view key, std::optional<Timestamp>& out,
-                              Presence presence) const {
-  std::string text;
-  auto found = Find(key, presence);
+Status JsonObjectReader::Time(std::string_view key, std::optional<Timestamp>& out) const {
+  auto found = Find(key, Presence::kOptional);
   if (!found) return std::unexpected(found.error());
   if (!*found) return Ok();
-  if (auto status = String(key, text, 64); !status) return status;
+  Timestamp time{};
+  MODELPLANE_API_TRY(Time(key, time));
+  out = time;
+  return Ok();
+}
+
+Status JsonObjectReader::Time(std::string_view key, Timestamp& out) const {
+  std::string text;
+  MODELPLANE_API_TRY(String(key, text, 64, Presence::kRequired));
   auto parsed = ParseTimestamp(text);
   if (!parsed) return FieldError(PathOf(key), parsed.error().message());
-  out = *parsed;
+  out = parsed.value();
   return Ok();
 }
 
@@ -148,8 +154,9 @@ Status JsonObjectReader::StringMap(std::string_view key, std::map<std::string, s
   auto child = ObjectReader(key, Presence::kOptional);
   if (!child) return std::unexpected(child.error());
   out.clear();
-  if (!*child) return Ok();
-  const nlohmann::json& object = (*child)->object();
+  if (!child->has_value()) return Ok();
+  const JsonObjectReader& map_reader = child->value();
+  const nlohmann::json& object = map_reader.object();
   if (object.size() > max_entries) {
     return FieldError(PathOf(key), fmt::format("has more than {} entries", max_entries));
   }

@@ -21,10 +21,8 @@ Result<RevisionReference> ReferenceFromJson(const JsonObjectReader& reader) {
 
 Result<DesiredRevision> DesiredFromJson(const JsonObjectReader& reader) {
   DesiredRevision desired;
-  std::optional<RevisionReference> ref;
   MODELPLANE_API_TRY(
-      reader.Object<RevisionReference>("revision", ref, ReferenceFromJson, Presence::kRequired));
-  desired.revision = std::move(*ref);
+      reader.RequiredObject<RevisionReference>("revision", desired.revision, ReferenceFromJson));
   MODELPLANE_API_TRY(
       reader.String("digest", desired.digest, kMaxDigestLength, Presence::kRequired));
   MODELPLANE_API_TRY(reader.Bool("pinned", desired.pinned));

@@ -124,10 +124,7 @@ Result<ModelRevisionSpec> SpecFromReader(const JsonObjectReader& reader) {
   MODELPLANE_API_TRY(
       reader.Object<Quantization>("quantization", quantization, QuantizationFromJson));
   spec.quantization = quantization.value_or(Quantization{});
-  std::optional<EngineIdentity> engine;
-  MODELPLANE_API_TRY(
-      reader.Object<EngineIdentity>("engine", engine, EngineFromJson, Presence::kRequired));
-  spec.engine = std::move(*engine);
+  MODELPLANE_API_TRY(reader.RequiredObject<EngineIdentity>("engine", spec.engine, EngineFromJson));
   MODELPLANE_API_TRY(reader.ObjectArray<ModelSource>("sources", spec.sources, kMaxSources,
                                                      SourceFromJson, Presence::kRequired));
   MODELPLANE_API_TRY(reader.Object<PrestagePolicy>("prestage", spec.prestage, PrestageFromJson));
@@ -217,10 +214,8 @@ Result<ModelRevision> ModelRevisionFromJson(const nlohmann::json& value) {
   auto meta = ReadTypeAndObjectMeta(*reader, kApiVersion, kModelRevisionKind);
   if (!meta) return std::unexpected(meta.error());
   revision.metadata = std::move(*meta);
-  std::optional<ModelRevisionSpec> spec;
   MODELPLANE_API_TRY(
-      reader->Object<ModelRevisionSpec>("spec", spec, SpecFromReader, Presence::kRequired));
-  revision.spec = std::move(*spec);
+      reader->RequiredObject<ModelRevisionSpec>("spec", revision.spec, SpecFromReader));
   MODELPLANE_API_TRY(
       reader->Object<ModelRevisionStatus>("status", revision.status, StatusFromReader));
   return revision;

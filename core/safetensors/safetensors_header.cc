@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
+#include <system_error>
 #include <utility>
 
 #include <fcntl.h>
@@ -129,7 +129,8 @@ Status ReadExactly(int fd, std::span<std::byte> out, std::uint64_t offset,
         ::pread(fd, out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
     if (n < 0) {
       if (errno == EINTR) continue;
-      return MakeError(ErrorCode::kIo, fmt::format("reading {}: {}", path, std::strerror(errno)));
+      return MakeError(ErrorCode::kIo,
+                       fmt::format("reading {}: {}", path, std::system_category().message(errno)));
     }
     if (n == 0) {
       return MakeError(ErrorCode::kDataLoss,
@@ -229,11 +230,12 @@ Result<SafetensorsHeader> ReadSafetensorsHeader(const std::string& path,
   if (fd.get() < 0) {
     const int error = errno;
     return MakeError(error == ENOENT ? ErrorCode::kNotFound : ErrorCode::kIo,
-                     fmt::format("opening {}: {}", path, std::strerror(error)));
+                     fmt::format("opening {}: {}", path, std::system_category().message(error)));
   }
   struct stat info {};
   if (::fstat(fd.get(), &info) != 0) {
-    return MakeError(ErrorCode::kIo, fmt::format("stat {}: {}", path, std::strerror(errno)));
+    return MakeError(ErrorCode::kIo,
+                     fmt::format("stat {}: {}", path, std::system_category().message(errno)));
   }
   if (!S_ISREG(info.st_mode)) {
     return MakeError(ErrorCode::kInvalidArgument, fmt::format("{} is not a regular file", path));
