@@ -30,13 +30,8 @@ int RunOperator(const OperatorConfig& config, core::ComponentRuntime& runtime) {
     logger.Error("kubernetes_connection_failed", {{"error", connection.error().ToString()}});
     return 1;
   }
-  auto version = connection->client->Request("GET", "/version", nullptr, "");
-  if (!version) {
-    logger.Error("api_server_unreachable", {{"error", version.error().ToString()}});
-    return 1;
-  }
-  logger.Info("api_server_connected", {{"server", connection->config.server},
-                                       {"version", version->value("gitVersion", "")}});
+  logger.Info("api_server_connected",
+              {{"server", connection->config.server}, {"version", connection->server_version}});
 
   auto leader_gauge =
       runtime.metrics().AddGauge({.name = "modelplane_operator_leader",

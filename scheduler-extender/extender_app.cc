@@ -11,12 +11,8 @@ int RunExtender(const ExtenderConfig& config, core::ComponentRuntime& runtime) {
     logger.Error("kubernetes_connection_failed", {{"error", connection.error().ToString()}});
     return 1;
   }
-  auto version = connection->client->Request("GET", "/version", nullptr, "");
-  if (!version) {
-    logger.Error("api_server_unreachable", {{"error", version.error().ToString()}});
-    return 1;
-  }
-  logger.Info("api_server_connected", {{"server", connection->config.server}});
+  logger.Info("api_server_connected",
+              {{"server", connection->config.server}, {"version", connection->server_version}});
   runtime.SetReady(true);
   while (runtime.shutdown().SleepFor(std::chrono::hours(1))) {
   }

@@ -14,7 +14,14 @@ Result<KubeConnection> ConnectToKubernetes(const KubernetesConfig& settings, con
   if (!client) return std::unexpected(client.error());
   auto watcher = Watcher::Create(*config);
   if (!watcher) return std::unexpected(watcher.error());
-  return KubeConnection{std::move(*config), std::move(*client), std::move(*watcher)};
+  auto version = (*client)->Request("GET", "/version", nullptr, "");
+  if (!version) return std::unexpected(version.error().Wrap("asking the API server its version"));
+  std::string server_version;
+  if (version->contains("gitVersion") && (*version)["gitVersion"].is_string()) {
+    server_version = (*version)["gitVersion"].get<std::string>();
+  }
+  return KubeConnection{std::move(*config), std::move(server_version), std::move(*client),
+                        std::move(*watcher)};
 }
 
 }  // namespace modelplane::core

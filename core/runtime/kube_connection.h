@@ -1,5 +1,7 @@
 // Connects a binary to the Kubernetes API server from its KubernetesConfig: a kubeconfig file
-// when one is named, the pod's service account otherwise.
+// when one is named, the pod's service account otherwise. It asks the server for /version, so a
+// returned connection has been answered at least once (wrong CA, credentials or address fail
+// here, at start-up, with a clear error).
 #pragma once
 
 #include <memory>
@@ -13,6 +15,7 @@ namespace modelplane::core {
 
 struct KubeConnection {
   KubeConfig config;
+  std::string server_version;  // gitVersion from /version, proof the server answered
   std::unique_ptr<KubeClient> client;
   std::unique_ptr<Watcher> watcher;
 };
