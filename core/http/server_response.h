@@ -28,6 +28,9 @@ class BodySource {
   // Fills a prefix of `out` with the bytes at `offset`; returns how many (0 only at the end).
   [[nodiscard]] virtual Result<std::size_t> ReadAt(std::uint64_t offset,
                                                    std::span<std::byte> out) = 0;
+  // A regular file holding the bytes at the same offsets, or -1. Plain-HTTP connections then
+  // send with sendfile(2) instead of ReadAt; the descriptor stays owned by the source.
+  [[nodiscard]] virtual int FileDescriptor() const { return -1; }
 };
 
 // A regular file read with pread; the descriptor closes with the source.
@@ -40,6 +43,7 @@ class FileBodySource final : public BodySource {
 
   [[nodiscard]] std::uint64_t Size() const override { return size_; }
   [[nodiscard]] Result<std::size_t> ReadAt(std::uint64_t offset, std::span<std::byte> out) override;
+  [[nodiscard]] int FileDescriptor() const override { return fd_; }
 
  private:
   FileBodySource(int fd, std::uint64_t size) : fd_(fd), size_(size) {}

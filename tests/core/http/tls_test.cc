@@ -1,4 +1,5 @@
 #include <atomic>
+#include <fstream>
 #include <optional>
 #include <string>
 
@@ -27,6 +28,12 @@ class TlsTest : public ::testing::Test {
 
   void StartServer(bool mutual) {
     Router router;
+    const std::string blob = directory_->path() + "/blob";
+    router.Handle(http::verb::get, "/blob", [blob](const ServerRequest&) {
+      auto source = FileBodySource::Open(blob);
+      if (!source) return ServerResponse::Text(http::status::not_found, "missing");
+      return ServerResponse::Stream(std::move(*source));
+    });
     router.Handle(http::verb::get, "/whoami", [](const ServerRequest& request) {
       const std::string name =
           request.peer_certificate ? request.peer_certificate->common_name : "anonymous";
@@ -98,6 +105,28 @@ TEST_F(TlsTest, MutualTlsAcceptsACertificateFromTheCaAndShowsTheHandlerItsName) 
                          .private_key_file = pki_.client_key_file});
   ASSERT_TRUE(response) << response.error().ToString();
   EXPECT_EQ(response->body, "node-7");
+}
+
+TEST_F(TlsTest, StreamsAFileOverOneKeptAliveTlsConnection) {
+  std::string content(3 * 1024 * 1024 + 5, '\0');
+  for (std::size_t i = 0; i < content.size(); ++i) content[i] = static_cast<char>(i % 253);
+  std::ofstream(directory_->path() + "/blob", std::ios::binary) << content;
+  StartServer(/*mutual=*/false);
+  ClientOptions options;
+  options.tls = TlsClientOptions{.ca_file = pki_.ca_file};
+  auto client = HttpClient::Create(std::move(options));
+  ASSERT_TRUE(client) << client.error().ToString();
+  ClientRequest request;
+  request.url = "https://127.0.0.1:" + std::to_string(server_->port()) + "/blob";
+  auto whole = (*client)->Fetch(request, content.size());
+  ASSERT_TRUE(whole) << whole.error().ToString();
+  EXPECT_TRUE(whole->body == content);
+  request.range_first = 1'000'000;
+  request.range_last = 1'999'999;
+  auto part = (*client)->Fetch(request);
+  ASSERT_TRUE(part) << part.error().ToString();
+  EXPECT_TRUE(part->body == content.substr(1'000'000, 1'000'000));
+  EXPECT_EQ(server_->stats().accepted_connections, 1U);
 }
 
 TEST_F(TlsTest, BadServerKeyFailsAtCreate) {
