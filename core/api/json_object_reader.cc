@@ -151,12 +151,13 @@ Status JsonObjectReader::Time(std::string_view key, Timestamp& out) const {
 
 Status JsonObjectReader::StringMap(std::string_view key, std::map<std::string, std::string>& out,
                                    std::size_t max_entries, std::size_t max_value_length) const {
-  auto child = ObjectReader(key, Presence::kOptional);
-  if (!child) return std::unexpected(child.error());
+  auto value = Find(key, Presence::kOptional);
+  if (!value) return std::unexpected(value.error());
   out.clear();
-  if (!child->has_value()) return Ok();
-  const JsonObjectReader& map_reader = child->value();
-  const nlohmann::json& object = map_reader.object();
+  if (*value == nullptr) return Ok();
+  auto map_reader = Create(**value, PathOf(key));
+  if (!map_reader) return std::unexpected(map_reader.error());
+  const nlohmann::json& object = map_reader->object();
   if (object.size() > max_entries) {
     return FieldError(PathOf(key), fmt::format("has more than {} entries", max_entries));
   }
@@ -165,11 +166,8 @@ Status JsonObjectReader::StringMap(std::string_view key, std::map<std::string, s
       return FieldError(PathOf(key),
                         fmt::format("has a key longer than {} bytes", kMaxMapKeyLength));
     }
-    if (auto status =
-            (*child)->String(entry_key, out[entry_key], max_value_length, Presence::kRequired);
-        !status) {
-      return status;
-    }
+    MODELPLANE_API_TRY(
+        map_reader->String(entry_key, out[entry_key], max_value_length, Presence::kRequired));
   }
   return Ok();
 }
@@ -188,16 +186,6 @@ Status JsonObjectReader::StringList(std::string_view key, std::vector<std::strin
                               }
                               return text;
                             });
-}
-
-Result<std::optional<JsonObjectReader>> JsonObjectReader::ObjectReader(std::string_view key,
-                                                                       Presence presence) const {
-  auto value = Find(key, presence);
-  if (!value) return std::unexpected(value.error());
-  if (!*value) return std::optional<JsonObjectReader>();
-  auto reader = Create(**value, PathOf(key));
-  if (!reader) return std::unexpected(reader.error());
-  return std::optional<JsonObjectReader>(std::move(*reader));
 }
 
 Result<const nlohmann::json*> JsonObjectReader::ArrayValue(std::string_view key,

@@ -70,12 +70,12 @@ class JsonObjectReader {
   [[nodiscard]] Status Object(
       std::string_view key, std::optional<T>& out,
       const std::function<Result<T>(const JsonObjectReader&)>& parse) const {
-    auto child = ObjectReader(key, Presence::kOptional);
-    if (!child) return std::unexpected(child.error());
-    if (!child->has_value()) return Ok();
-    auto parsed = parse(child->value());
+    auto value = Find(key, Presence::kOptional);
+    if (!value) return std::unexpected(value.error());
+    if (*value == nullptr) return Ok();
+    auto parsed = ParseChild<T>(key, **value, parse);
     if (!parsed) return std::unexpected(parsed.error());
-    out = std::move(parsed.value());
+    out = std::move(*parsed);
     return Ok();
   }
 
@@ -84,12 +84,11 @@ class JsonObjectReader {
   [[nodiscard]] Status RequiredObject(
       std::string_view key, T& out,
       const std::function<Result<T>(const JsonObjectReader&)>& parse) const {
-    auto child = ObjectReader(key, Presence::kRequired);
-    if (!child) return std::unexpected(child.error());
-    if (!child->has_value()) return FieldError(PathOf(key), "is required");
-    auto parsed = parse(child->value());
+    auto value = Find(key, Presence::kRequired);
+    if (!value) return std::unexpected(value.error());
+    auto parsed = ParseChild<T>(key, **value, parse);
     if (!parsed) return std::unexpected(parsed.error());
-    out = std::move(parsed.value());
+    out = std::move(*parsed);
     return Ok();
   }
 
@@ -132,8 +131,14 @@ class JsonObjectReader {
   JsonObjectReader(const nlohmann::json* object, std::string path)
       : object_(object), path_(std::move(path)) {}
 
-  [[nodiscard]] Result<std::optional<JsonObjectReader>> ObjectReader(std::string_view key,
-                                                                     Presence presence) const;
+  template <typename T>
+  [[nodiscard]] Result<T> ParseChild(
+      std::string_view key, const nlohmann::json& value,
+      const std::function<Result<T>(const JsonObjectReader&)>& parse) const {
+    auto reader = Create(value, PathOf(key));
+    if (!reader) return std::unexpected(reader.error());
+    return parse(*reader);
+  }
   [[nodiscard]] Result<const nlohmann::json*> ArrayValue(std::string_view key,
                                                          std::size_t max_items,
                                                          Presence presence) const;
