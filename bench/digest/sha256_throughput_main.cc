@@ -14,7 +14,8 @@ int main(int argc, char** argv) {
   CLI::App app{"SHA-256 throughput of modelplane's streaming hasher"};
   std::size_t block_bytes = 16384;
   double seconds = 3.0;
-  app.add_option("--block-bytes", block_bytes, "bytes per Update call")->check(CLI::Range(1, 1 << 30));
+  app.add_option("--block-bytes", block_bytes, "bytes per Update call")
+      ->check(CLI::Range(1, 1 << 30));
   app.add_option("--seconds", seconds, "how long to hash")->check(CLI::Range(0.1, 600.0));
   CLI11_PARSE(app, argc, argv);
 
@@ -36,8 +37,9 @@ int main(int argc, char** argv) {
   }
   const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
   const auto digest = hasher->Finish();
-  std::printf("{\"block_bytes\": %zu, \"bytes_per_second\": %.0f, \"seconds\": %.3f, \"digest\": \"%s\"}\n",
-              block_bytes, static_cast<double>(bytes) / elapsed, elapsed,
-              modelplane::core::ToHex(digest).substr(0, 16).c_str());
+  std::printf(
+      "{\"block_bytes\": %zu, \"bytes_per_second\": %.0f, \"seconds\": %.3f, \"digest\": \"%s\"}\n",
+      block_bytes, static_cast<double>(bytes) / elapsed, elapsed,
+      modelplane::core::ToHex(digest).substr(0, 16).c_str());
   return 0;
 }
