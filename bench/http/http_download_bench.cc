@@ -1,7 +1,8 @@
 // Loopback download throughput: modelplane's HttpClient against curl, both fetching the same
 // file from modelplane's HttpServer (streamed with FileBodySource) in the same run.
 //
-//   http_download_bench --file /tmp/blob [--repetitions 5] [--hash] [--chunk-kib 1024]
+//   http_download_bench --file /tmp/blob [--repetitions 5] [--hash] [--no-sendfile]
+//                       [--chunk-kib 128] [--client-buffer-kib 64]
 //
 // Prints one row per repetition and the medians as a Markdown table. curl runs as
 // `curl -s -o /dev/null -w '%{size_download} %{time_total}'`, so both sides discard the body
@@ -39,6 +40,7 @@ struct Arguments {
   std::string file = "/tmp/modelplane-http-bench.bin";
   int repetitions = 5;
   bool hash = false;
+  bool sendfile = true;
   std::size_t chunk_kib = ServerOptions{}.stream_chunk_size / 1024;
   std::size_t client_buffer_kib = ClientOptions{}.stream_buffer_size / 1024;
 };
@@ -58,8 +60,12 @@ Arguments Parse(int argc, char** argv) {
       arguments.client_buffer_kib = std::strtoul(argv[++i], nullptr, 10);
     else if (flag == "--hash")
       arguments.hash = true;
+    else if (flag == "--no-sendfile")
+      arguments.sendfile = false;
     else {
-      std::fprintf(stderr, "usage: %s --file PATH [--repetitions N] [--hash] [--chunk-kib K]\n",
+      std::fprintf(stderr,
+                   "usage: %s --file PATH [--repetitions N] [--hash] [--no-sendfile] "
+                   "[--chunk-kib K] [--client-buffer-kib K]\n",
                    argv[0]);
       std::exit(2);
     }
@@ -156,6 +162,7 @@ int main(int argc, char** argv) {
   ServerOptions server_options;
   server_options.threads = 2;
   server_options.stream_chunk_size = arguments.chunk_kib * 1024;
+  server_options.use_sendfile = arguments.sendfile;
   auto server = HttpServer::Create(server_options, std::move(router));
   if (!server) {
     std::fprintf(stderr, "%s\n", server.error().ToString().c_str());
@@ -214,9 +221,12 @@ int main(int argc, char** argv) {
       "\n| bytes | sink | client buffer | modelplane median (bytes/s) | curl median (bytes/s) | "
       "ratio | modelplane CPU median (s/GiB) | curl CPU median (s/GiB) | server chunk | "
       "server CPU median (s/GiB) |\n|---|---|---|---|---|---|---|---|---|---|\n");
-  std::printf("| %llu | %s | %zu KiB | %.0f | %.0f | %.2fx | %.3f | %.3f | %zu KiB | %.3f |\n",
-              static_cast<unsigned long long>(size), arguments.hash ? "sha256" : "discard",
-              arguments.client_buffer_kib, ours_median, curl_median, ours_median / curl_median,
-              Median(ours_cpu), Median(curl_cpu), arguments.chunk_kib, Median(server_cpus));
+  std::printf(
+      "| %llu | %s | %zu KiB | %.0f | %.0f | %.2fx | %.3f | %.3f | %s | %.3f |\n",
+      static_cast<unsigned long long>(size), arguments.hash ? "sha256" : "discard",
+      arguments.client_buffer_kib, ours_median, curl_median, ours_median / curl_median,
+      Median(ours_cpu), Median(curl_cpu),
+      arguments.sendfile ? "sendfile" : fmt::format("{} KiB copy", arguments.chunk_kib).c_str(),
+      Median(server_cpus));
   return 0;
 }

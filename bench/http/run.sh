@@ -33,4 +33,7 @@ echo
 echo "## sink: sha256"
 "${build}/bench/http/http_download_bench" --file "${file}" --repetitions "${repetitions}" --hash
 echo
+echo "## sink: discard, server copies (pread + send) instead of sendfile"
+"${build}/bench/http/http_download_bench" --file "${file}" --repetitions "${repetitions}" --no-sendfile
+echo
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

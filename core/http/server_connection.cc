@@ -274,7 +274,7 @@ class Connection final : public ConnectionControl,
     co_await http::async_write_header(stream_, serializer, Redirect(error));
     if (error || head || length == 0) co_return !error;
     if constexpr (!kTls) {
-      if (const int fd = source.FileDescriptor(); fd >= 0) {
+      if (const int fd = source.FileDescriptor(); fd >= 0 && options().use_sendfile) {
         co_return co_await SendFile(fd, range.first, length, request.path);
       }
     }

@@ -43,6 +43,9 @@ struct ServerOptions {
   // Read/write unit of streamed bodies; 128 KiB stays in cache between the pread and the send
   // (measured cheaper per byte than 1 MiB, see docs/http.md).
   std::size_t stream_chunk_size = 128 * 1024;
+  // File-backed streamed bodies on plain connections go out with sendfile(2): no copy through
+  // the server's memory. Off: pread + send in stream_chunk_size pieces (see docs/http.md).
+  bool use_sendfile = true;
 
   std::optional<TlsServerOptions> tls;
 
