@@ -217,3 +217,38 @@ TEST_F(InformerTest, HandlersSeeAddUpdateDeleteInOrder) {
 
 }  // namespace
 }  // namespace modelplane::core::testing
+
+namespace modelplane::core::testing {
+namespace {
+
+TEST_F(InformerTest, ResyncReannouncesEveryObjectAndIndexesWork) {
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(client_->Create(resources::ConfigMaps(), namespace_,
+                                ConfigMap(namespace_, "r-" + std::to_string(i), {{"v", "1"}},
+                                          {{"set", "resync"}, {"tier", i < 2 ? "hot" : "cold"}})));
+  }
+  InformerOptions options{.type = resources::ConfigMaps(),
+                          .namespace_name = namespace_,
+                          .label_selector = "set=resync",
+                          .resync_period = std::chrono::seconds(1)};
+  Informer informer(*client_, *watcher_, options, clock_);
+  informer.AddIndexer("tier", [](const nlohmann::json& object) -> std::vector<std::string> {
+    return {object["metadata"]["labels"].value("tier", "")};
+  });
+  std::atomic<int> same_object_updates{0};
+  informer.AddHandlers({.on_update = [&](const ObjectPtr& before, const ObjectPtr& after) {
+    if (before == after) same_object_updates++;
+  }});
+  informer.Start();
+  ASSERT_TRUE(informer.WaitForSync(std::chrono::seconds(30)));
+  EXPECT_TRUE(informer.HasSynced());
+  EXPECT_EQ(informer.store().ByIndex("tier", "hot").size(), 2u);
+  EXPECT_EQ(informer.store().ByIndex("tier", "cold").size(), 3u);
+  // Two resync periods: every object re-announced at least once, with no change on the server.
+  EXPECT_TRUE(
+      WaitUntil([&] { return same_object_updates.load() >= 10; }, std::chrono::seconds(10)));
+  informer.Stop();
+}
+
+}  // namespace
+}  // namespace modelplane::core::testing
