@@ -366,5 +366,46 @@ TEST_F(StreamingTest, WholeBodyPartialRangesAndUnsatisfiable) {
   EXPECT_EQ(server_->stats().accepted_connections, 1U);
 }
 
+// A client that stops reading mid-body must not hold the server: each write has a deadline,
+// whether the body goes out with sendfile or with pread + send.
+class StalledReaderTest : public ::testing::TestWithParam<bool> {};
+
+TEST_P(StalledReaderTest, WriteDeadlineClosesAConnectionWhoseClientStoppedReading) {
+  auto directory = testing::TemporaryDirectory::Create("http-stall-");
+  ASSERT_TRUE(directory);
+  const std::string path = directory->path() + "/blob";
+  {
+    std::ofstream file(path, std::ios::binary);
+    const std::string block(1 << 20, 'z');
+    for (int i = 0; i < 48; ++i) file << block;  // more than both socket buffers hold
+  }
+  Router router;
+  router.Handle(http::verb::get, "/blob", [path](const ServerRequest&) {
+    auto source = FileBodySource::Open(path);
+    if (!source) return ServerResponse::Text(http::status::not_found, "gone");
+    return ServerResponse::Stream(std::move(*source));
+  });
+  ServerOptions options = TestOptions();
+  options.write_timeout = 300ms;
+  options.use_sendfile = GetParam();
+  auto server = StartServer(std::move(options), std::move(router));
+  ASSERT_TRUE(server);
+  auto connection = Connect(*server);
+  ASSERT_TRUE(connection);
+  ASSERT_TRUE(connection->Send(MakeRawRequest("GET", "/blob")));
+  for (int i = 0; i < 500 && server->stats().requests == 0; ++i) std::this_thread::sleep_for(10ms);
+  ASSERT_EQ(server->stats().requests, 1U);
+  // Read nothing; the server must give up on its own.
+  for (int i = 0; i < 500 && server->stats().open_connections > 0; ++i) {
+    std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_EQ(server->stats().open_connections, 0U);
+}
+
+INSTANTIATE_TEST_SUITE_P(SendfileAndCopy, StalledReaderTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& param_info) {
+                           return param_info.param ? "Sendfile" : "Copy";
+                         });
+
 }  // namespace
 }  // namespace modelplane::core
