@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "core/log/utf8.h"
+#include "core/text/utf8.h"
 
 namespace modelplane::core {
 namespace {

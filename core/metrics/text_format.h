@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/log/utf8.h"  // IsValidUtf8: label values must be UTF-8
+#include "core/text/utf8.h"  // IsValidUtf8: label values must be UTF-8
 
 namespace modelplane::core {
 

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "core/safetensors/header_json.h"
-#include "core/safetensors/utf8.h"
+#include "core/text/utf8.h"
 
 namespace modelplane::core {
 

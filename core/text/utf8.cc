@@ -1,4 +1,4 @@
-#include "core/log/utf8.h"
+#include "core/text/utf8.h"
 
 #include <cstdint>
 
@@ -36,13 +36,23 @@ std::size_t Utf8SequenceLength(std::string_view text, std::size_t position) {
   return length;
 }
 
-bool IsValidUtf8(std::string_view text) {
+std::optional<std::size_t> FindInvalidUtf8(std::string_view text) {
   for (std::size_t i = 0; i < text.size();) {
+    // ASCII runs dominate real input (JSON headers, label values); skip them byte by byte
+    // without the general decoder.
+    if (static_cast<std::uint8_t>(text[i]) < 0x80) {
+      ++i;
+      continue;
+    }
     const std::size_t length = Utf8SequenceLength(text, i);
-    if (length == 0) return false;
+    if (length == 0) return i;
     i += length;
   }
-  return true;
+  return std::nullopt;
+}
+
+bool IsValidUtf8(std::string_view text) {
+  return !FindInvalidUtf8(text).has_value();
 }
 
 }  // namespace modelplane::core

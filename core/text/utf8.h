@@ -1,10 +1,12 @@
-// UTF-8 validation, shared by everything that must emit valid UTF-8 from untrusted bytes: JSON
-// log lines and Prometheus label values.
+// UTF-8 validation (RFC 3629: no overlong forms, no surrogates, nothing above U+10FFFF), shared
+// by everything that takes text from untrusted bytes: log lines, Prometheus label values,
+// safetensors headers.
 //
 // Thread safety: pure functions.
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string_view>
 
 namespace modelplane::core {
@@ -14,5 +16,8 @@ namespace modelplane::core {
 [[nodiscard]] std::size_t Utf8SequenceLength(std::string_view text, std::size_t position);
 
 [[nodiscard]] bool IsValidUtf8(std::string_view text);
+
+// The offset of the first byte that starts an invalid sequence, or nullopt when all is valid.
+[[nodiscard]] std::optional<std::size_t> FindInvalidUtf8(std::string_view text);
 
 }  // namespace modelplane::core

@@ -13,7 +13,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "core/safetensors/utf8.h"
+#include "core/text/utf8.h"
 
 namespace modelplane::core {
 namespace {
