@@ -1,5 +1,6 @@
 #include "core/http/tls_context.h"
 
+#include <boost/asio/buffer.hpp>
 #include <boost/asio/ip/address.hpp>
 #include <fmt/format.h>
 #include <openssl/err.h>
@@ -58,12 +59,17 @@ Result<std::unique_ptr<ssl::context>> MakeServerTlsContext(const TlsServerOption
 Result<std::unique_ptr<ssl::context>> MakeClientTlsContext(const TlsClientOptions& options) {
   auto context = NewContext(ssl::context::tls_client);
   boost::system::error_code error;
-  if (options.ca_file.empty()) {
+  if (options.ca_file.empty() && options.ca_pem.empty()) {
     context->set_default_verify_paths(error);
     if (error) return TlsError("loading the system trust store", error);
-  } else {
+  }
+  if (!options.ca_file.empty()) {
     context->load_verify_file(options.ca_file, error);
     if (error) return TlsError("loading CA " + options.ca_file, error);
+  }
+  if (!options.ca_pem.empty()) {
+    context->add_certificate_authority(boost::asio::buffer(options.ca_pem), error);
+    if (error) return TlsError("loading CA from PEM text", error);
   }
   context->set_verify_mode(ssl::verify_peer, error);
   if (error) return TlsError("setting verify mode", error);

@@ -19,8 +19,10 @@
 namespace modelplane::core {
 
 struct TlsClientOptions {
-  // CA bundle that verifies servers; empty: the system default trust store.
+  // CA certificates that verify servers, from a file and/or PEM text (e.g. a mounted Secret's
+  // ca.crt read by the caller); both empty: the system default trust store.
   std::string ca_file;
+  std::string ca_pem;
   // Optional client certificate for mutual TLS (both or neither).
   std::string certificate_chain_file;
   std::string private_key_file;

@@ -1,5 +1,6 @@
 #include <atomic>
 #include <fstream>
+#include <iterator>
 #include <optional>
 #include <string>
 
@@ -76,6 +77,12 @@ TEST_F(TlsTest, ClientVerifiesTheServerAgainstItsCa) {
   // The certificate also names "localhost"; the host name is checked, not only the chain.
   auto by_name = Fetch({.ca_file = pki_.ca_file}, "localhost");
   ASSERT_TRUE(by_name) << by_name.error().ToString();
+  // The CA may also come as PEM text.
+  std::ifstream ca_file(pki_.ca_file);
+  const std::string ca_pem((std::istreambuf_iterator<char>(ca_file)),
+                           std::istreambuf_iterator<char>());
+  auto from_pem = Fetch({.ca_pem = ca_pem});
+  ASSERT_TRUE(from_pem) << from_pem.error().ToString();
 }
 
 TEST_F(TlsTest, ClientRejectsAServerSignedByAnotherCa) {
