@@ -67,7 +67,8 @@ class ConnectionPool {
 
   explicit ConnectionPool(PoolLimits limits) : limits_(limits) {}
 
-  // `fresh` skips idle connections (used after a pooled one turned out stale).
+  // `fresh` closes the origin's idle connections and opens a new one: after one pooled
+  // connection turned out stale, the others of its age likely are too.
   [[nodiscard]] Result<Lease> Acquire(const std::string& origin, const Connector& connect,
                                       std::chrono::milliseconds wait_limit, bool fresh);
   [[nodiscard]] PoolStats stats();
