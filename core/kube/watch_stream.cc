@@ -1,5 +1,7 @@
 #include "core/kube/watch_stream.h"
 
+#include <limits>
+
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
@@ -122,7 +124,9 @@ awaitable<Status> ExchangeOn(Stream& stream, http::request<http::empty_body> req
   const auto read_deadline = std::chrono::seconds(options.timeout_seconds + 30);
   beast::flat_buffer buffer;
   http::response_parser<http::buffer_body> parser;
-  parser.body_limit(boost::none);
+  // Unbounded: a watch body is endless by design (each event line is bounded instead). Not
+  // boost::none, which Boost 1.74 mishandles for bodies with a Content-Length.
+  parser.body_limit(std::numeric_limits<std::uint64_t>::max());
   socket.expires_after(read_deadline);
   co_await http::async_read_header(stream, buffer, parser, redirect_error(use_awaitable, error));
   if (error) co_return std::unexpected(NetworkError(error, "reading response header"));
