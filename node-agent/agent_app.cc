@@ -14,11 +14,8 @@ int RunAgent(const AgentConfig& config, core::ComponentRuntime& runtime) {
                  {{"hint", "set nodeName in the config or NODE_NAME from the downward API"}});
     return 2;
   }
-  auto connection = core::ConnectToKubernetes(config.kubernetes, runtime.clock());
-  if (!connection) {
-    logger.Error("kubernetes_connection_failed", {{"error", connection.error().ToString()}});
-    return 1;
-  }
+  auto connection = core::ConnectAndLog(config.kubernetes, runtime.clock(), logger);
+  if (!connection) return 1;
   auto self = connection->client->Get(core::resources::Nodes(), "", node);
   if (!self) {
     logger.Error("node_lookup_failed", {{"node", node}, {"error", self.error().ToString()}});

@@ -25,13 +25,8 @@ std::string CandidateIdentity() {
 
 int RunOperator(const OperatorConfig& config, core::ComponentRuntime& runtime) {
   const core::Logger& logger = runtime.logger();
-  auto connection = core::ConnectToKubernetes(config.kubernetes, runtime.clock());
-  if (!connection) {
-    logger.Error("kubernetes_connection_failed", {{"error", connection.error().ToString()}});
-    return 1;
-  }
-  logger.Info("api_server_connected",
-              {{"server", connection->config.server}, {"version", connection->server_version}});
+  auto connection = core::ConnectAndLog(config.kubernetes, runtime.clock(), logger);
+  if (!connection) return 1;
 
   auto leader_gauge =
       runtime.metrics().AddGauge({.name = "modelplane_operator_leader",

@@ -6,13 +6,8 @@ namespace modelplane::extender {
 
 int RunExtender(const ExtenderConfig& config, core::ComponentRuntime& runtime) {
   const core::Logger& logger = runtime.logger();
-  auto connection = core::ConnectToKubernetes(config.kubernetes, runtime.clock());
-  if (!connection) {
-    logger.Error("kubernetes_connection_failed", {{"error", connection.error().ToString()}});
-    return 1;
-  }
-  logger.Info("api_server_connected",
-              {{"server", connection->config.server}, {"version", connection->server_version}});
+  auto connection = core::ConnectAndLog(config.kubernetes, runtime.clock(), logger);
+  if (!connection) return 1;
   runtime.SetReady(true);
   while (runtime.shutdown().SleepFor(std::chrono::hours(1))) {
   }

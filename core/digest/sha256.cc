@@ -8,6 +8,8 @@
 #include <openssl/evp.h>
 #include <unistd.h>
 
+#include "core/io/unique_fd.h"
+
 namespace modelplane::core {
 namespace {
 
@@ -19,21 +21,6 @@ int HexValue(char c) {
   if (c >= 'A' && c <= 'F') return c - 'A' + 10;
   return -1;
 }
-
-// Owns a file descriptor for the duration of Sha256OfFile.
-class ScopedFd {
- public:
-  explicit ScopedFd(int fd) : fd_(fd) {}
-  ScopedFd(const ScopedFd&) = delete;
-  ScopedFd& operator=(const ScopedFd&) = delete;
-  ~ScopedFd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  [[nodiscard]] int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 }  // namespace
 
@@ -124,7 +111,7 @@ std::string Sha256HexOf(std::string_view data) {
 }
 
 Result<Sha256Bytes> Sha256OfFile(const std::string& path) {
-  ScopedFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) {
     return MakeError(ErrorCode::kIo, "open " + path + ": " + std::strerror(errno));
   }

@@ -24,4 +24,16 @@ Result<KubeConnection> ConnectToKubernetes(const KubernetesConfig& settings, con
                         std::move(*watcher)};
 }
 
+std::optional<KubeConnection> ConnectAndLog(const KubernetesConfig& settings, const Clock& clock,
+                                            const Logger& logger) {
+  auto connection = ConnectToKubernetes(settings, clock);
+  if (!connection) {
+    logger.Error("kubernetes_connection_failed", {{"error", connection.error().ToString()}});
+    return std::nullopt;
+  }
+  logger.Info("api_server_connected",
+              {{"server", connection->config.server}, {"version", connection->server_version}});
+  return std::move(*connection);
+}
+
 }  // namespace modelplane::core

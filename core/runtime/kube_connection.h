@@ -5,10 +5,12 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 
 #include "core/clock/clock.h"
 #include "core/kube/kube_client.h"
 #include "core/kube/watch_stream.h"
+#include "core/log/logger.h"
 #include "core/runtime/runtime_config.h"
 
 namespace modelplane::core {
@@ -22,5 +24,10 @@ struct KubeConnection {
 
 [[nodiscard]] Result<KubeConnection> ConnectToKubernetes(const KubernetesConfig& settings,
                                                          const Clock& clock);
+
+// ConnectToKubernetes for a binary's start-up: logs api_server_connected or
+// kubernetes_connection_failed, so every binary reports the same events.
+[[nodiscard]] std::optional<KubeConnection> ConnectAndLog(const KubernetesConfig& settings,
+                                                          const Clock& clock, const Logger& logger);
 
 }  // namespace modelplane::core

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/io/unique_fd.h"
 #include "core/safetensors/header_json.h"
 #include "core/text/utf8.h"
 
@@ -105,21 +106,6 @@ Status CheckLayout(std::vector<RawTensorEntry>& tensors, std::uint64_t data_size
   }
   return Ok();
 }
-
-// Closes the descriptor it owns.
-class FileDescriptor {
- public:
-  explicit FileDescriptor(int fd) : fd_(fd) {}
-  FileDescriptor(const FileDescriptor&) = delete;
-  FileDescriptor& operator=(const FileDescriptor&) = delete;
-  ~FileDescriptor() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  [[nodiscard]] int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 Status ReadExactly(int fd, std::span<std::byte> out, std::uint64_t offset,
                    const std::string& path) {
@@ -226,7 +212,7 @@ Result<SafetensorsHeader> ParseSafetensorsHeader(std::span<const std::byte> file
 
 Result<SafetensorsHeader> ReadSafetensorsHeader(const std::string& path,
                                                 const SafetensorsLimits& limits) {
-  const FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) {
     const int error = errno;
     return MakeError(error == ENOENT ? ErrorCode::kNotFound : ErrorCode::kIo,
