@@ -266,6 +266,12 @@ TEST(HttpServerTest, ServesAThousandConcurrentKeepAliveConnections) {
 }
 
 TEST(HttpServerTest, KeepsAcceptingAfterAcceptFailsWithEmfile) {
+#if defined(__SANITIZE_ADDRESS__)
+  // The sanitizer runtimes probe memory through pipe(); with every descriptor in use they
+  // cannot, and UBSan then reports valid Asio objects as having an invalid vptr. The plain
+  // build runs this test.
+  GTEST_SKIP() << "fd exhaustion breaks the sanitizer runtime's own checks; runs unsanitized";
+#endif
   std::atomic<int> accept_failures{0};
   ServerOptions options = TestOptions();
   options.log = [&](HttpLogLevel, std::string_view event, std::string_view) {
