@@ -46,8 +46,13 @@ kubectl get crds -l app.kubernetes.io/part-of=modelplane 2>/dev/null || kubectl 
 
 say "Generating a 256 MiB checkpoint and uploading it to MinIO"
 checkpoint=$MODELPLANE_E2E_STATE/checkpoint
-python3 e2e/checkpoint/generate.py --out "$checkpoint" --size 256MiB --shards 4 --seed 7 --summary |
-  python3 -c 'import json,sys; [print(f"  {f[\"path\"]:40} {f[\"size\"]:>12} {f[\"sha256\"][:23]}…") for f in json.load(sys.stdin)["files"]]'
+python3 e2e/checkpoint/generate.py --out "$checkpoint" --size 256MiB --shards 4 --seed 7 \
+  --summary >"$MODELPLANE_E2E_STATE/checkpoint.json"
+python3 - "$MODELPLANE_E2E_STATE/checkpoint.json" <<'PY'
+import json, sys
+for entry in json.load(open(sys.argv[1]))["files"]:
+    print(f"  {entry['path']:40} {entry['size']:>12}  sha256:{entry['sha256'][:16]}...")
+PY
 python3 e2e/checkpoint/generate.py --out "$checkpoint" --size 256MiB --shards 4 --seed 7 \
   --upload "s3://$MODELPLANE_S3_BUCKET/demo-r1/" >/dev/null
 s5cmd --endpoint-url "$S3_ENDPOINT_URL" ls "s3://$MODELPLANE_S3_BUCKET/demo-r1/*"
