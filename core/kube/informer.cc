@@ -79,12 +79,22 @@ void Informer::Run() {
   bool need_list = true;
   int failures = 0;
   while (!stop_.cancelled()) {
-    Status step = need_list ? ListAndReplace() : WatchOnce();
+    const bool listing = need_list;
+    const auto started = clock_.Now();
+    const std::uint64_t events_before = stats_.events.load();
+    Status step = listing ? ListAndReplace() : WatchOnce();
     if (stop_.cancelled()) break;
     if (step) {
       // A list is followed by a watch; a watch that ended normally (timeoutSeconds) resumes.
       need_list = false;
-      failures = 0;
+      // A watch the server closes at once, again and again, must not become a hot loop.
+      const bool empty_and_short = !listing && stats_.events.load() == events_before &&
+                                   clock_.Now() - started < std::chrono::seconds(1);
+      if (!empty_and_short) {
+        failures = 0;
+      } else if (!stop_.SleepFor(NextBackoff(failures++))) {
+        break;
+      }
       continue;
     }
     const Error& error = step.error();

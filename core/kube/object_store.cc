@@ -6,10 +6,19 @@ namespace modelplane::core {
 
 using nlohmann::json;
 
+namespace {
+// A field of metadata as a string, or "" when absent or not a string (never a copy of the tree).
+std::string MetadataString(const json& object, const char* key) {
+  auto metadata = object.find("metadata");
+  if (metadata == object.end() || !metadata->is_object()) return "";
+  auto value = metadata->find(key);
+  return value != metadata->end() && value->is_string() ? value->get<std::string>() : "";
+}
+}  // namespace
+
 std::string ObjectStore::KeyOf(const json& object) {
-  const json& metadata = object.contains("metadata") ? object["metadata"] : json::object();
-  const std::string name = metadata.value("name", "");
-  const std::string ns = metadata.value("namespace", "");
+  const std::string name = MetadataString(object, "name");
+  const std::string ns = MetadataString(object, "namespace");
   return ns.empty() ? name : ns + "/" + name;
 }
 
@@ -121,16 +130,18 @@ std::size_t ObjectStore::Size() const {
 namespace indexers {
 IndexFunction ByNamespace() {
   return [](const json& object) -> std::vector<std::string> {
-    const auto& metadata = object.contains("metadata") ? object["metadata"] : json::object();
-    return {metadata.value("namespace", "")};
+    return {MetadataString(object, "namespace")};
   };
 }
 IndexFunction ByNodeName() {
   return [](const json& object) -> std::vector<std::string> {
-    if (!object.contains("spec") || !object["spec"].is_object()) return {};
-    const std::string node = object["spec"].value("nodeName", "");
-    if (node.empty()) return {};
-    return {node};
+    auto spec = object.find("spec");
+    if (spec == object.end() || !spec->is_object()) return {};
+    auto node = spec->find("nodeName");
+    if (node == spec->end() || !node->is_string() || node->get_ref<const std::string&>().empty()) {
+      return {};
+    }
+    return {node->get<std::string>()};
   };
 }
 }  // namespace indexers
