@@ -27,15 +27,14 @@ function(modelplane_apply_flags target)
   endif()
 endfunction()
 
-# Adds DIR if it has a CMakeLists.txt, otherwise searches its child folders the same way,
-# so a new module folder needs no edit anywhere else.
+# Adds DIR if it has a CMakeLists.txt, then searches its child folders the same way, so a new
+# module folder (node-agent/store beside node-agent's own files) needs no edit anywhere else.
 function(modelplane_add_subdirectories dir)
   if(NOT IS_ABSOLUTE ${dir})
     set(dir ${CMAKE_CURRENT_SOURCE_DIR}/${dir})
   endif()
   if(EXISTS ${dir}/CMakeLists.txt)
     add_subdirectory(${dir})
-    return()
   endif()
   file(GLOB children LIST_DIRECTORIES true ${dir}/*)
   list(SORT children)

@@ -1,0 +1,65 @@
+// The seam between the fetch engine and the places a file's bytes can come from: a peer agent,
+// a shared filesystem, an HTTP origin or an object store. The engine plans ranges, owns the
+// buffers and checks every byte against the file's sha256; a source only moves bytes.
+//
+// Thread safety: ReadRange is called from many fetch workers at once, for different files and
+// ranges; implementations must be safe for that. tier(), name() and max_concurrency() are
+// constant for the object's life.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "core/cancel/cancellation_token.h"
+#include "core/digest/sha256.h"
+#include "core/error/error.h"
+
+namespace modelplane::agent {
+
+// What a source needs to find one file of a revision.
+struct SourceFile {
+  // Relative, '/'-separated path from the revision's file set, already validated by the caller
+  // (no "..", not absolute, no empty segments). Object stores and origins append it to their
+  // prefix or base URL; shared filesystems join it to their root and must still refuse to leave
+  // that root through symlinks.
+  std::string path;
+  // The digest the bytes must match; peers look blobs up by it.
+  core::Sha256Bytes sha256{};
+  std::uint64_t size = 0;
+};
+
+// Bounds on one ReadRange call.
+struct ReadContext {
+  // The whole range must have arrived by then; a stalled source ends with kDeadlineExceeded.
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+  // Stops the read early with kCancelled; may be null.
+  const core::CancellationToken* cancel = nullptr;
+};
+
+class RangeSource {
+ public:
+  virtual ~RangeSource() = default;
+
+  // The tier this source belongs to: one of core::api::kTier* ("peer", "sharedFilesystem",
+  // "http", "objectStore"). Used for fallback order, metrics and status.
+  [[nodiscard]] virtual std::string_view tier() const = 0;
+  // Unique among the sources of one fetch, stable, fit for logs and metric labels:
+  // "objectStore/minio", "peer/10.0.0.7:7443".
+  [[nodiscard]] virtual std::string_view name() const = 0;
+  // How many ReadRange calls this source wants in flight at once, across all files.
+  [[nodiscard]] virtual std::size_t max_concurrency() const = 0;
+
+  // Fills `destination` with bytes [offset, offset + destination.size()) of `file`, entirely or
+  // not at all. Errors: kNotFound (the source has no such file or blob), kUnauthenticated /
+  // kPermissionDenied, kDataLoss (the source holds fewer bytes than asked: truncated),
+  // kDeadlineExceeded, kCancelled, kUnavailable / kThrottled (retryable), kIo.
+  [[nodiscard]] virtual core::Status ReadRange(const SourceFile& file, std::uint64_t offset,
+                                               std::span<std::byte> destination,
+                                               const ReadContext& context) = 0;
+};
+
+}  // namespace modelplane::agent
