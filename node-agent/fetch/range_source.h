@@ -36,8 +36,9 @@ struct SourceFile {
 struct ReadContext {
   // The whole range must have arrived by then; a stalled source ends with kDeadlineExceeded.
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
-  // Stops the read early with kCancelled; may be null.
-  const core::CancellationToken* cancel = nullptr;
+  // Stops the read early with kCancelled; may be null. Not const: a source registers callbacks
+  // on it (closing its socket) to end a blocked read.
+  core::CancellationToken* cancel = nullptr;
 };
 
 class RangeSource {
