@@ -39,7 +39,10 @@ function(modelplane_add_subdirectories dir)
   file(GLOB children LIST_DIRECTORIES true ${dir}/*)
   list(SORT children)
   foreach(child IN LISTS children)
-    if(IS_DIRECTORY ${child})
+    # Hidden folders (.venv, .cache) hold tools, not modules: a Python venv carries CMake
+    # projects of its own (triton) that must not join the build.
+    cmake_path(GET child FILENAME child_name)
+    if(IS_DIRECTORY ${child} AND NOT child_name MATCHES "^\\.")
       modelplane_add_subdirectories(${child})
     endif()
   endforeach()
