@@ -3,12 +3,27 @@
 {{- printf "%s-modelplane" .Release.Name | trunc 63 | trimSuffix "-" -}}
 {{- end -}}
 
-{{- define "modelplane.operatorName" -}}
-{{- printf "%s-operator" (include "modelplane.fullname" .) | trunc 63 | trimSuffix "-" -}}
+{{/* <release>-modelplane-<component>; call with (dict "root" . "component" "operator"). */}}
+{{- define "modelplane.componentName" -}}
+{{- printf "%s-%s" (include "modelplane.fullname" .root) .component | trunc 63 | trimSuffix "-" -}}
 {{- end -}}
 
+{{- define "modelplane.operatorName" -}}
+{{- include "modelplane.componentName" (dict "root" . "component" "operator") -}}
+{{- end -}}
+{{- define "modelplane.extenderName" -}}
+{{- include "modelplane.componentName" (dict "root" . "component" "extender") -}}
+{{- end -}}
+{{- define "modelplane.schedulerName" -}}
+{{- include "modelplane.componentName" (dict "root" . "component" "scheduler") -}}
+{{- end -}}
+{{- define "modelplane.nodeAgentName" -}}
+{{- include "modelplane.componentName" (dict "root" . "component" "node-agent") -}}
+{{- end -}}
+
+{{/* The ServiceAccount of a component: (dict "root" . "component" "operator" "values" .Values.operator). */}}
 {{- define "modelplane.serviceAccountName" -}}
-{{- default (include "modelplane.operatorName" .) .Values.serviceAccount.name -}}
+{{- default (include "modelplane.componentName" (dict "root" .root "component" .component)) .values.serviceAccount.name -}}
 {{- end -}}
 
 {{- define "modelplane.labels" -}}
@@ -16,9 +31,35 @@ app.kubernetes.io/name: modelplane
 app.kubernetes.io/instance: {{ .Release.Name }}
 app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: modelplane
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
+{{- end -}}
+
+{{/* Selector labels of one component: (dict "root" . "component" "operator"). */}}
+{{- define "modelplane.selectorLabels" -}}
+app.kubernetes.io/name: modelplane
+app.kubernetes.io/instance: {{ .root.Release.Name }}
+app.kubernetes.io/component: {{ .component }}
 {{- end -}}
 
 {{- define "modelplane.image" -}}
 {{- printf "%s/%s:%s" .root.Values.image.repository .binary (default .root.Chart.AppVersion .root.Values.image.tag) -}}
+{{- end -}}
+
+{{/* The container security context every modelplane binary runs with. */}}
+{{- define "modelplane.containerSecurityContext" -}}
+allowPrivilegeEscalation: false
+readOnlyRootFilesystem: true
+runAsNonRoot: true
+runAsUser: 65532
+runAsGroup: 65532
+capabilities:
+  drop: ["ALL"]
+seccompProfile:
+  type: RuntimeDefault
+{{- end -}}
+
+{{/* The extender's in-cluster URL prefix, which the second scheduler calls. */}}
+{{- define "modelplane.extenderUrlPrefix" -}}
+{{- printf "http://%s.%s.svc:%d%s" (include "modelplane.extenderName" .) .Release.Namespace (int .Values.extender.port) .Values.extender.pathPrefix -}}
 {{- end -}}
