@@ -1,0 +1,115 @@
+// Stages a revision's files into the cache store from an ordered list of sources, fast and
+// verified.
+//
+// How bytes move: each file is split into ranges (options.range_size); worker threads (as many
+// as options.max_in_flight) take ranges in file order, borrow a buffer from the shared pool,
+// read the range from the file's current source into it, write it with pwrite into the
+// preallocated staging file (O_DIRECT where allowed) and record it in the staging's progress.
+// SHA-256 runs in file order as ranges land: the worker that completes the next expected range
+// hashes it and any later ones already parked, so verification costs no second read. A range
+// that lands early is parked with its buffer; if too many are parked, its buffer is returned and
+// the range is read back from the staging file when the hash reaches it, so the pool can never
+// deadlock. Memory is the pool, whatever the model size.
+//
+// Failures: a range that fails with a retryable error is retried on the same source with
+// jittered backoff, up to options.attempts_per_source; after that, or at once for
+// non-retryable errors (404, 403, truncation), the file moves to its next source for the
+// ranges still missing. When a finished file's digest does not match, every source that served
+// part of it is reported to SourceHealth (quarantined for that blob; peers cool down), the bytes
+// go to the store's quarantine, and the file is fetched again from the sources left. A file with
+// no source left fails the fetch; the other files' stagings are suspended for a later resume.
+//
+// Thread safety: one FetchEngine may run several Fetch calls at once (they share the buffer
+// pool and the store); each Fetch blocks its caller until done, failed or cancelled.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/cancel/cancellation_token.h"
+#include "core/clock/clock.h"
+#include "core/error/error.h"
+#include "core/log/logger.h"
+#include "node-agent/fetch/buffer_pool.h"
+#include "node-agent/fetch/fetch_metrics.h"
+#include "node-agent/fetch/fetch_report.h"
+#include "node-agent/fetch/range_source.h"
+#include "node-agent/fetch/source_health.h"
+#include "node-agent/store/cache_store.h"
+
+namespace modelplane::agent {
+
+struct FetchOptions {
+  std::uint64_t range_size = 8ull << 20;  // a multiple of 4096
+  std::size_t max_in_flight = 16;
+  std::uint64_t buffer_pool_bytes = 256ull << 20;  // at least one range
+  std::chrono::milliseconds range_timeout{60'000};
+  int attempts_per_source = 3;
+  std::chrono::milliseconds backoff_base{100};
+  std::chrono::milliseconds backoff_max{2'000};
+};
+
+struct FetchFile {
+  std::string path;  // validated relative path
+  std::uint64_t size = 0;
+  core::Sha256Bytes sha256{};
+};
+
+struct FetchRequest {
+  core::Sha256Bytes revision_digest{};
+  std::string name;  // "namespace/name", for humans
+  std::vector<FetchFile> files;
+  // In preference order. Not owned; they must outlive the call.
+  std::vector<RangeSource*> sources;
+};
+
+struct FetchProgress {
+  std::uint64_t total_bytes = 0;
+  std::uint64_t done_bytes = 0;  // local + resumed + fetched so far
+  std::size_t files_total = 0;
+  std::size_t files_done = 0;
+};
+
+using ProgressCallback = std::function<void(const FetchProgress&)>;
+
+class FetchEngine {
+ public:
+  struct Dependencies {
+    CacheStore* store = nullptr;
+    SourceHealth* health = nullptr;
+    const FetchMetrics* metrics = nullptr;  // may be null
+    const core::Logger* logger = nullptr;   // may be null
+    const core::Clock* clock = nullptr;
+  };
+
+  [[nodiscard]] static core::Result<std::unique_ptr<FetchEngine>> Create(FetchOptions options,
+                                                                         Dependencies dependencies);
+  FetchEngine(const FetchEngine&) = delete;
+  FetchEngine& operator=(const FetchEngine&) = delete;
+  ~FetchEngine();
+
+  // Stages every file and publishes the revision manifest. The report is returned on success
+  // and, through `report_out` when given, on failure too (error set, ready false).
+  [[nodiscard]] core::Result<FetchReport> Fetch(const FetchRequest& request,
+                                                core::CancellationToken& cancel,
+                                                const ProgressCallback& progress = {},
+                                                FetchReport* report_out = nullptr);
+
+  [[nodiscard]] const FetchOptions& options() const { return options_; }
+  [[nodiscard]] BufferPoolStats buffer_stats() const { return pool_->Stats(); }
+
+ private:
+  class Run;
+  FetchEngine(FetchOptions options, Dependencies dependencies, std::unique_ptr<BufferPool> pool);
+
+  const FetchOptions options_;
+  const Dependencies dependencies_;
+  std::unique_ptr<BufferPool> pool_;
+};
+
+}  // namespace modelplane::agent

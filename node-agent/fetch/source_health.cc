@@ -1,0 +1,29 @@
+#include "node-agent/fetch/source_health.h"
+
+#include "core/api/model_revision.h"
+
+namespace modelplane::agent {
+
+void SourceHealth::ReportBadBytes(std::string_view source_name, std::string_view tier,
+                                  const core::Sha256Bytes& blob) {
+  std::lock_guard lock(mutex_);
+  barred_.emplace(std::string(source_name), blob);
+  if (tier == core::api::kTierPeer) {
+    cooling_until_[std::string(source_name)] = clock_.Now() + peer_cooldown_;
+  }
+  ++quarantines_;
+}
+
+bool SourceHealth::MayServe(std::string_view source_name, const core::Sha256Bytes& blob) const {
+  std::lock_guard lock(mutex_);
+  if (barred_.contains({std::string(source_name), blob})) return false;
+  const auto cooling = cooling_until_.find(source_name);
+  return cooling == cooling_until_.end() || clock_.Now() >= cooling->second;
+}
+
+std::uint64_t SourceHealth::quarantines() const {
+  std::lock_guard lock(mutex_);
+  return quarantines_;
+}
+
+}  // namespace modelplane::agent
