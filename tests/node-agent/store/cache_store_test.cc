@@ -1,0 +1,302 @@
+#include "node-agent/store/cache_store.h"
+
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <string>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "core/digest/sha256.h"
+
+namespace modelplane::agent {
+namespace {
+
+constexpr std::uint64_t kRange = 64 * 1024;
+
+class CacheStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = std::filesystem::temp_directory_path() /
+            ("cache-store-test-" + std::to_string(::getpid()) + "-" +
+             ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(root_);
+  }
+  void TearDown() override { std::filesystem::remove_all(root_); }
+
+  std::unique_ptr<CacheStore> OpenStore(std::uint64_t capacity = 0) {
+    auto store = CacheStore::Open({.root = root_, .capacity_bytes = capacity, .headroom_bytes = 0});
+    EXPECT_TRUE(store.has_value()) << store.error().ToString();
+    return store ? std::move(*store) : nullptr;
+  }
+
+  static std::string RandomBytes(std::size_t size, unsigned seed) {
+    std::mt19937 random(seed);
+    std::string bytes(size, '\0');
+    for (char& c : bytes) c = static_cast<char>(random());
+    return bytes;
+  }
+
+  // Stages `content` range by range through the public API, as the fetch engine does.
+  static core::Status Stage(CacheStore& store, const std::string& content,
+                            core::Sha256Bytes claimed) {
+    auto partial = store.BeginBlob(claimed, content.size(), kRange);
+    if (!partial) return std::unexpected(partial.error());
+    auto hasher = core::Sha256::Create();
+    for (std::size_t index = 0; index < (*partial)->range_count(); ++index) {
+      const std::uint64_t offset = (*partial)->RangeOffset(index);
+      const std::uint64_t length = (*partial)->RangeLength(index);
+      void* memory = std::aligned_alloc(4096, kRange);
+      std::memcpy(memory, content.data() + offset, length);
+      std::span<const std::byte> data(static_cast<std::byte*>(memory), length);
+      auto written = (*partial)->WriteRange(index, data, kRange);
+      std::free(memory);
+      if (!written) return written;
+      if (auto marked = (*partial)->MarkRangeDone(index); !marked) return marked;
+      hasher->Update(std::string_view(content).substr(offset, length));
+    }
+    return store.PublishBlob(std::move(*partial), hasher->Finish());
+  }
+
+  std::filesystem::path root_;
+};
+
+TEST_F(CacheStoreTest, PublishedBlobMatchesItsNameAndIsReadOnly) {
+  auto store = OpenStore();
+  const std::string content = RandomBytes(3 * kRange + 123, 1);
+  const auto digest = core::Sha256Of(content);
+  ASSERT_TRUE(Stage(*store, content, digest));
+  auto blob = store->FindVerifiedBlob(digest);
+  ASSERT_TRUE(blob);
+  EXPECT_EQ(blob->size, content.size());
+  EXPECT_EQ(*core::Sha256OfFile(blob->path.string()), digest);
+  struct stat info {};
+  ASSERT_EQ(::stat(blob->path.c_str(), &info), 0);
+  EXPECT_EQ(info.st_mode & 0777, 0444u);
+  EXPECT_TRUE(std::filesystem::is_empty(store->layout().TemporaryDirectory()));
+  EXPECT_EQ(store->Usage().used_bytes, content.size());
+  EXPECT_EQ(store->Usage().reserved_bytes, 0u);
+  auto again = store->BeginBlob(digest, content.size(), kRange);
+  ASSERT_FALSE(again);
+  EXPECT_EQ(again.error().code(), core::ErrorCode::kAlreadyExists);
+}
+
+TEST_F(CacheStoreTest, MismatchedBytesGoToQuarantineNotToBlobs) {
+  auto store = OpenStore();
+  const std::string content = RandomBytes(kRange + 7, 2);
+  const auto claimed = core::Sha256Of("something else");
+  auto staged = Stage(*store, content, claimed);
+  ASSERT_FALSE(staged);
+  EXPECT_EQ(staged.error().code(), core::ErrorCode::kDataLoss);
+  EXPECT_FALSE(store->HasBlob(claimed));
+  EXPECT_TRUE(std::filesystem::is_empty(store->layout().BlobDirectory()));
+  EXPECT_FALSE(std::filesystem::is_empty(store->layout().QuarantineDirectory()));
+  EXPECT_EQ(store->Usage().reserved_bytes, 0u);
+}
+
+TEST_F(CacheStoreTest, SecondOpenOfTheSameRootIsRefused) {
+  auto first = OpenStore();
+  auto second = CacheStore::Open({.root = root_});
+  ASSERT_FALSE(second);
+  EXPECT_EQ(second.error().code(), core::ErrorCode::kConflict);
+  first.reset();
+  EXPECT_TRUE(CacheStore::Open({.root = root_}));
+}
+
+TEST_F(CacheStoreTest, ReservationsCannotOvercommitCapacity) {
+  auto store = OpenStore(/*capacity=*/10 * kRange);
+  auto first = store->BeginBlob(core::Sha256Of("a"), 6 * kRange, kRange);
+  ASSERT_TRUE(first);
+  auto second = store->BeginBlob(core::Sha256Of("b"), 6 * kRange, kRange);
+  ASSERT_FALSE(second);
+  EXPECT_EQ(second.error().code(), core::ErrorCode::kResourceExhausted);
+  EXPECT_NE(second.error().message().find("reserved"), std::string::npos);
+  store->AbandonBlob(std::move(*first));
+  EXPECT_EQ(store->Usage().reserved_bytes, 0u);
+  auto third = store->BeginBlob(core::Sha256Of("b"), 6 * kRange, kRange);
+  EXPECT_TRUE(third);
+  store->AbandonBlob(std::move(*third));
+}
+
+TEST_F(CacheStoreTest, ConcurrentStagingOfOneBlobIsAConflict) {
+  auto store = OpenStore();
+  auto first = store->BeginBlob(core::Sha256Of("a"), kRange, kRange);
+  ASSERT_TRUE(first);
+  auto second = store->BeginBlob(core::Sha256Of("a"), kRange, kRange);
+  ASSERT_FALSE(second);
+  EXPECT_EQ(second.error().code(), core::ErrorCode::kConflict);
+  EXPECT_TRUE(second.error().retryable());
+  store->AbandonBlob(std::move(*first));
+}
+
+TEST_F(CacheStoreTest, SuspendedStagingResumesWithItsProgressAfterReopen) {
+  const std::string content = RandomBytes(4 * kRange, 3);
+  const auto digest = core::Sha256Of(content);
+  {
+    auto store = OpenStore();
+    auto partial = store->BeginBlob(digest, content.size(), kRange);
+    ASSERT_TRUE(partial);
+    void* memory = std::aligned_alloc(4096, kRange);
+    for (std::size_t index : {0u, 2u}) {
+      std::memcpy(memory, content.data() + index * kRange, kRange);
+      ASSERT_TRUE((*partial)->WriteRange(
+          index, std::span<const std::byte>(static_cast<std::byte*>(memory), kRange), kRange));
+      ASSERT_TRUE((*partial)->MarkRangeDone(index));
+    }
+    // Range 3 written but not recorded: as if the process died between the two.
+    std::memcpy(memory, content.data() + 3 * kRange, kRange);
+    ASSERT_TRUE((*partial)->WriteRange(
+        3, std::span<const std::byte>(static_cast<std::byte*>(memory), kRange), kRange));
+    std::free(memory);
+    partial->reset();  // closed without Suspend or Abandon: the files stay, as after kill -9
+  }
+  auto store = OpenStore();
+  EXPECT_EQ(store->recovery().resumable_partials, 1u);
+  EXPECT_EQ(store->Usage().reserved_bytes, content.size());
+  auto partial = store->BeginBlob(digest, content.size(), kRange);
+  ASSERT_TRUE(partial);
+  EXPECT_EQ((*partial)->resumed_ranges(), 2u);
+  EXPECT_TRUE((*partial)->IsRangeDone(0));
+  EXPECT_FALSE((*partial)->IsRangeDone(1));
+  EXPECT_TRUE((*partial)->IsRangeDone(2));
+  EXPECT_FALSE((*partial)->IsRangeDone(3));
+  std::string back(kRange, '\0');
+  ASSERT_TRUE((*partial)->ReadBack(2 * kRange, std::as_writable_bytes(std::span(back))));
+  EXPECT_EQ(back, content.substr(2 * kRange, kRange));
+  store->AbandonBlob(std::move(*partial));
+}
+
+TEST_F(CacheStoreTest, ProgressForADifferentRangeSizeStartsOver) {
+  const auto digest = core::Sha256Of("x");
+  {
+    auto store = OpenStore();
+    auto partial = store->BeginBlob(digest, 4 * kRange, kRange);
+    ASSERT_TRUE(partial);
+    ASSERT_TRUE((*partial)->MarkRangeDone(0));
+    store->SuspendBlob(std::move(*partial));
+  }
+  auto store = OpenStore();
+  auto partial = store->BeginBlob(digest, 4 * kRange, 2 * kRange);
+  ASSERT_TRUE(partial);
+  EXPECT_EQ((*partial)->resumed_ranges(), 0u);
+  store->AbandonBlob(std::move(*partial));
+}
+
+TEST_F(CacheStoreTest, RevisionIsReadyOnlyWhileAllItsBlobsArePresent) {
+  const std::string a = RandomBytes(kRange + 1, 4);
+  const std::string b = RandomBytes(100, 5);
+  RevisionManifest manifest{.revision_digest = core::Sha256Of("revision"),
+                            .name = "default/model",
+                            .files = {{"model.safetensors", a.size(), core::Sha256Of(a)},
+                                      {"config.json", b.size(), core::Sha256Of(b)}}};
+  {
+    auto store = OpenStore();
+    ASSERT_TRUE(Stage(*store, a, core::Sha256Of(a)));
+    auto early = store->PublishRevision(manifest);
+    ASSERT_FALSE(early);  // config.json is not there yet
+    ASSERT_TRUE(Stage(*store, b, core::Sha256Of(b)));
+    ASSERT_TRUE(store->PublishRevision(manifest));
+    auto found = store->FindRevision(manifest.revision_digest);
+    ASSERT_TRUE(found);
+    EXPECT_EQ(found->files, manifest.files);
+  }
+  // A blob vanishes behind the store's back: the revision must not come back as ready.
+  std::filesystem::remove(StoreLayout(root_).BlobPath(core::Sha256Of(b)));
+  auto store = OpenStore();
+  EXPECT_EQ(store->recovery().dropped_revisions, 1u);
+  EXPECT_FALSE(store->FindRevision(manifest.revision_digest));
+}
+
+TEST_F(CacheStoreTest, StrayFilesAreMovedAsideOrRemovedOnOpen) {
+  { auto store = OpenStore(); }
+  const StoreLayout layout(root_);
+  std::ofstream(layout.BlobDirectory() / "not-a-digest") << "x";
+  std::ofstream(layout.RevisionDirectory() / ".abc.json.0123.tmp") << "{";
+  std::ofstream(layout.RevisionDirectory() / (std::string(64, 'a') + ".json")) << "{not json";
+  std::ofstream(layout.TemporaryDirectory() / (std::string(64, 'b') + ".partial")) << "no progress";
+  auto store = OpenStore();
+  EXPECT_FALSE(std::filesystem::exists(layout.BlobDirectory() / "not-a-digest"));
+  EXPECT_TRUE(std::filesystem::is_empty(layout.RevisionDirectory()));
+  EXPECT_TRUE(std::filesystem::is_empty(layout.TemporaryDirectory()));
+  EXPECT_EQ(store->recovery().dropped_partials, 1u);
+  EXPECT_EQ(store->recovery().dropped_revisions, 1u);
+}
+
+TEST_F(CacheStoreTest, GarbageCollectionKeepsWhatManifestsName) {
+  auto store = OpenStore();
+  const std::string kept = RandomBytes(1000, 6);
+  const std::string dropped = RandomBytes(2000, 7);
+  ASSERT_TRUE(Stage(*store, kept, core::Sha256Of(kept)));
+  ASSERT_TRUE(Stage(*store, dropped, core::Sha256Of(dropped)));
+  ASSERT_TRUE(store->PublishRevision({.revision_digest = core::Sha256Of("r"),
+                                      .files = {{"a", kept.size(), core::Sha256Of(kept)}}}));
+  auto report = store->CollectGarbage();
+  ASSERT_TRUE(report);
+  EXPECT_EQ(report->blobs_removed, 1u);
+  EXPECT_EQ(report->bytes_freed, dropped.size());
+  EXPECT_TRUE(store->HasBlob(core::Sha256Of(kept)));
+  EXPECT_FALSE(store->HasBlob(core::Sha256Of(dropped)));
+  EXPECT_EQ(store->Usage().used_bytes, kept.size());
+  ASSERT_TRUE(store->RemoveRevision(core::Sha256Of("r")));
+  ASSERT_TRUE(store->CollectGarbage());
+  EXPECT_FALSE(store->HasBlob(core::Sha256Of(kept)));
+}
+
+TEST_F(CacheStoreTest, VerifyFindsBitRotAndDropsTheRevision) {
+  auto store = OpenStore();
+  const std::string content = RandomBytes(5000, 8);
+  const auto digest = core::Sha256Of(content);
+  ASSERT_TRUE(Stage(*store, content, digest));
+  ASSERT_TRUE(store->PublishRevision(
+      {.revision_digest = core::Sha256Of("r"), .files = {{"w", content.size(), digest}}}));
+  auto clean = store->VerifyBlob(digest);
+  ASSERT_TRUE(clean);
+  EXPECT_TRUE(clean->ok);
+  {
+    const auto path = store->layout().BlobPath(digest);
+    ::chmod(path.c_str(), 0644);
+    std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(100);
+    file.put(static_cast<char>(content[100] ^ 0x01));
+  }
+  auto rotten = store->VerifyBlob(digest);
+  ASSERT_TRUE(rotten);
+  EXPECT_FALSE(rotten->ok);
+  EXPECT_FALSE(store->HasBlob(digest));
+  EXPECT_FALSE(store->FindRevision(core::Sha256Of("r")));
+  EXPECT_FALSE(std::filesystem::is_empty(store->layout().QuarantineDirectory()));
+}
+
+TEST(RevisionManifestTest, RoundTripsAndRejectsHostileContent) {
+  RevisionManifest manifest{.revision_digest = core::Sha256Of("r"),
+                            .name = "ns/name",
+                            .files = {{"dir/model.safetensors", 10, core::Sha256Of("x")}},
+                            .published_unix_seconds = 1234};
+  auto parsed = ParseManifest(SerializeManifest(manifest));
+  ASSERT_TRUE(parsed) << parsed.error().ToString();
+  EXPECT_EQ(*parsed, manifest);
+  for (const char* path : {"../escape", "/abs", "a//b", "a/./b", ""}) {
+    auto bad = manifest;
+    bad.files[0].path = path;
+    EXPECT_FALSE(ParseManifest(SerializeManifest(bad))) << path;
+  }
+  EXPECT_FALSE(ParseManifest("[]"));
+  EXPECT_FALSE(ParseManifest("{\"revisionDigest\":\"sha256:zz\",\"files\":[]}"));
+}
+
+TEST(RelativePathTest, RejectsTraversalAndAcceptsUnicode) {
+  EXPECT_TRUE(ValidateRelativePath("weights/model-00001-of-00002.safetensors"));
+  EXPECT_TRUE(ValidateRelativePath("modèle/权重 1.safetensors"));
+  EXPECT_FALSE(ValidateRelativePath("../etc/passwd"));
+  EXPECT_FALSE(ValidateRelativePath("a/../../b"));
+  EXPECT_FALSE(ValidateRelativePath("/etc/passwd"));
+  EXPECT_FALSE(ValidateRelativePath("a\\b"));
+  EXPECT_FALSE(ValidateRelativePath(std::string("a\0b", 3)));
+  EXPECT_FALSE(ValidateRelativePath("\xff\xfe"));
+}
+
+}  // namespace
+}  // namespace modelplane::agent
