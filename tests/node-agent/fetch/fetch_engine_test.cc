@@ -1,0 +1,324 @@
+#include "node-agent/fetch/fetch_engine.h"
+
+#include <fstream>
+#include <random>
+#include <thread>
+
+#include <sys/mount.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "core/api/model_revision.h"
+#include "core/metrics/metrics_registry.h"
+#include "tests/node-agent/fetch/scripted_source.h"
+
+namespace modelplane::agent {
+namespace {
+
+using testing::ScriptedSource;
+
+constexpr std::uint64_t kRange = 64 * 1024;
+
+class FetchEngineTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    base_ = std::filesystem::temp_directory_path() /
+            fmt::format("fetch-engine-test-{}-{}", ::getpid(),
+                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(base_);
+    std::filesystem::create_directories(base_ / "origin");
+    std::filesystem::create_directories(base_ / "mirror");
+    // Odd sizes, a file smaller than a range, an empty file, and two paths with one content.
+    AddFile("model-00001-of-00002.safetensors", 5 * kRange + 4321, 1);
+    AddFile("model-00002-of-00002.safetensors", 3 * kRange, 2);
+    AddFile("config.json", 777, 3);
+    AddFile("empty.txt", 0, 4);
+    AddFile("copies/model-00002-of-00002.safetensors", 3 * kRange, 2);
+    auto metrics = FetchMetrics::Register(registry_);
+    ASSERT_TRUE(metrics);
+    metrics_.emplace(*metrics);
+    OpenStore();
+  }
+  void TearDown() override {
+    engine_.reset();
+    store_.reset();
+    std::filesystem::remove_all(base_);
+  }
+
+  void OpenStore(std::uint64_t capacity = 0, std::filesystem::path root = {}) {
+    engine_.reset();
+    store_.reset();
+    auto store = CacheStore::Open({.root = root.empty() ? base_ / "cache" : root,
+                                   .capacity_bytes = capacity,
+                                   .headroom_bytes = 0});
+    ASSERT_TRUE(store) << store.error().ToString();
+    store_ = std::move(*store);
+    auto engine = FetchEngine::Create(
+        options_,
+        {.store = store_.get(), .health = &health_, .metrics = &*metrics_, .clock = &clock_});
+    ASSERT_TRUE(engine) << engine.error().ToString();
+    engine_ = std::move(*engine);
+  }
+
+  void AddFile(const std::string& path, std::size_t size, unsigned seed) {
+    std::mt19937 random(seed);
+    std::string content(size, '\0');
+    for (char& c : content) c = static_cast<char>(random());
+    for (const char* folder : {"origin", "mirror"}) {
+      std::filesystem::create_directories((base_ / folder / path).parent_path());
+      std::ofstream(base_ / folder / path, std::ios::binary) << content;
+    }
+    request_.files.push_back({.path = path, .size = size, .sha256 = core::Sha256Of(content)});
+    contents_[path] = content;
+  }
+
+  core::Result<FetchReport> Fetch(std::vector<RangeSource*> sources, FetchReport* out = nullptr) {
+    request_.sources = std::move(sources);
+    core::CancellationToken cancel;
+    return engine_->Fetch(request_, cancel, {}, out);
+  }
+
+  void ExpectAllPublished() {
+    auto manifest = store_->FindRevision(request_.revision_digest);
+    ASSERT_TRUE(manifest);
+    for (const FetchFile& file : request_.files) {
+      auto blob = store_->FindVerifiedBlob(file.sha256);
+      ASSERT_TRUE(blob) << file.path;
+      std::ifstream in(blob->path, std::ios::binary);
+      const std::string stored((std::istreambuf_iterator<char>(in)), {});
+      EXPECT_EQ(stored, contents_[file.path]) << file.path;
+    }
+    EXPECT_TRUE(std::filesystem::is_empty(store_->layout().TemporaryDirectory()));
+    EXPECT_EQ(store_->Usage().reserved_bytes, 0u);
+  }
+
+  std::uint64_t UniqueBytes() const {
+    std::set<core::Sha256Bytes> seen;
+    std::uint64_t total = 0;
+    for (const FetchFile& file : request_.files) {
+      if (seen.insert(file.sha256).second) total += file.size;
+    }
+    return total;
+  }
+
+  std::filesystem::path base_;
+  FetchOptions options_{.range_size = kRange,
+                        .max_in_flight = 4,
+                        .buffer_pool_bytes = 8 * kRange,
+                        .range_timeout = std::chrono::milliseconds(300),
+                        .attempts_per_source = 3,
+                        .backoff_base = std::chrono::milliseconds(1),
+                        .backoff_max = std::chrono::milliseconds(5)};
+  core::SystemClock clock_;
+  SourceHealth health_{clock_, std::chrono::seconds(60)};
+  core::MetricsRegistry registry_;
+  std::optional<FetchMetrics> metrics_;
+  std::unique_ptr<CacheStore> store_;
+  std::unique_ptr<FetchEngine> engine_;
+  FetchRequest request_{.revision_digest = core::Sha256Of("revision"), .name = "default/m"};
+  std::map<std::string, std::string> contents_;
+};
+
+TEST_F(FetchEngineTest, StagesEveryFileByteExactAndPublishesTheRevision) {
+  ScriptedSource origin("objectStore/origin", "objectStore", base_ / "origin");
+  auto report = Fetch({&origin});
+  ASSERT_TRUE(report) << report.error().ToString();
+  ExpectAllPublished();
+  EXPECT_TRUE(report->ready);
+  EXPECT_EQ(report->fetched_bytes, UniqueBytes());
+  EXPECT_EQ(origin.bytes_served.load(), UniqueBytes());  // the shared content came once
+  EXPECT_EQ(report->tier, "objectStore");
+  EXPECT_TRUE(report->times.queued && report->times.first_byte && report->times.last_byte &&
+              report->times.verified && report->times.published);
+  EXPECT_LE(report->buffer_high_water_bytes, options_.buffer_pool_bytes);
+  EXPECT_LE(origin.max_in_flight_seen.load(), 4);
+  const std::string exposition = registry_.ExposeText();
+  EXPECT_NE(
+      exposition.find("modelplane_fetch_bytes_total{tier=\"objectStore\",source=\"objectStore/"
+                      "origin\"} " +
+                      std::to_string(UniqueBytes())),
+      std::string::npos)
+      << exposition;
+}
+
+TEST_F(FetchEngineTest, SecondFetchIsServedFromTheCache) {
+  ScriptedSource origin("objectStore/origin", "objectStore", base_ / "origin");
+  ASSERT_TRUE(Fetch({&origin}));
+  const int calls = origin.calls.load();
+  auto again = Fetch({&origin});
+  ASSERT_TRUE(again);
+  EXPECT_EQ(origin.calls.load(), calls);
+  EXPECT_EQ(again->tier, "local");
+  EXPECT_EQ(again->fetched_bytes, 0u);
+}
+
+TEST_F(FetchEngineTest, FlippedBitsAreQuarantinedAndTheNextTierServes) {
+  ScriptedSource peer("peer/10.0.0.9:7443", "peer", base_ / "origin");
+  peer.flip_bits = true;
+  ScriptedSource origin("objectStore/origin", "objectStore", base_ / "mirror");
+  auto report = Fetch({&peer, &origin});
+  ASSERT_TRUE(report) << report.error().ToString();
+  ExpectAllPublished();
+  EXPECT_GT(report->quarantines, 0u);
+  EXPECT_EQ(report->tier, "objectStore");
+  EXPECT_FALSE(health_.MayServe("peer/10.0.0.9:7443", request_.files[0].sha256));
+  EXPECT_GT(health_.quarantines(), 0u);
+  EXPECT_FALSE(std::filesystem::is_empty(store_->layout().QuarantineDirectory()));
+  EXPECT_NE(registry_.ExposeText().find("modelplane_fetch_quarantines_total{tier=\"peer\""),
+            std::string::npos);
+  bool restarted = false;
+  for (const FileReport& file : report->files) restarted |= file.restarts > 0;
+  EXPECT_TRUE(restarted);
+}
+
+TEST_F(FetchEngineTest, TruncatedSourceFallsBackWithoutQuarantine) {
+  std::filesystem::resize_file(base_ / "origin" / "model-00001-of-00002.safetensors", kRange);
+  ScriptedSource shared("sharedFilesystem/nfs", "sharedFilesystem", base_ / "origin");
+  ScriptedSource origin("objectStore/origin", "objectStore", base_ / "mirror");
+  auto report = Fetch({&shared, &origin});
+  ASSERT_TRUE(report) << report.error().ToString();
+  ExpectAllPublished();
+  EXPECT_EQ(report->quarantines, 0u);
+  const FileReport& first = report->files[0];
+  ASSERT_FALSE(first.problems.empty());
+  EXPECT_NE(first.problems[0].find("fewer bytes"), std::string::npos);
+  EXPECT_GT(first.bytes_by_source.at("objectStore/origin"), 0u);
+}
+
+TEST_F(FetchEngineTest, NotFoundFallsBackAtOnce) {
+  ScriptedSource peer("peer/a", "peer", base_ / "origin");
+  peer.missing = true;
+  ScriptedSource origin("http/origin", "http", base_ / "mirror");
+  auto report = Fetch({&peer, &origin});
+  ASSERT_TRUE(report);
+  ExpectAllPublished();
+  EXPECT_EQ(report->tier, "http");
+  // One attempt per blob, no retries for a 404.
+  EXPECT_LE(peer.calls.load(), 4 + static_cast<int>(options_.max_in_flight));
+}
+
+TEST_F(FetchEngineTest, StalledSourceHitsTheRangeDeadlineThenFallsBack) {
+  ScriptedSource stalled("http/slow", "http", base_ / "origin");
+  stalled.stall = true;
+  ScriptedSource origin("objectStore/origin", "objectStore", base_ / "mirror");
+  const auto start = std::chrono::steady_clock::now();
+  auto report = Fetch({&stalled, &origin});
+  ASSERT_TRUE(report) << report.error().ToString();
+  ExpectAllPublished();
+  // Deadline exceeded is retryable: at most attempts_per_source rounds of the deadline.
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+  EXPECT_NE(registry_.ExposeText().find("kind=\"deadline_exceeded\""), std::string::npos);
+}
+
+TEST_F(FetchEngineTest, RetryableErrorsAreRetriedOnTheSameSource) {
+  ScriptedSource origin("objectStore/origin", "objectStore", base_ / "origin");
+  origin.retryable_failures_left = 2;
+  auto report = Fetch({&origin});
+  ASSERT_TRUE(report) << report.error().ToString();
+  ExpectAllPublished();
+  EXPECT_EQ(report->tier, "objectStore");
+}
+
+TEST_F(FetchEngineTest, NoSourceLeftFailsAndKeepsNothingPublished) {
+  ScriptedSource peer("peer/a", "peer", base_ / "origin");
+  peer.missing = true;
+  ScriptedSource origin("objectStore/origin", "objectStore", base_ / "origin");
+  origin.missing = true;
+  FetchReport report;
+  auto result = Fetch({&peer, &origin}, &report);
+  ASSERT_FALSE(result);
+  EXPECT_NE(result.error().message().find("no source left"), std::string::npos)
+      << result.error().ToString();
+  EXPECT_FALSE(report.ready);
+  EXPECT_FALSE(store_->FindRevision(request_.revision_digest));
+}
+
+TEST_F(FetchEngineTest, CancelledFetchResumesWithoutRefetchingWhatLanded) {
+  ScriptedSource origin("objectStore/origin", "objectStore", base_ / "origin", 1);
+  origin.delay_ms = 20;
+  request_.sources = {&origin};
+  core::CancellationToken cancel;
+  std::jthread canceller([&] {
+    while (origin.bytes_served.load() < 3 * kRange)
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    cancel.Cancel();
+  });
+  auto first = engine_->Fetch(request_, cancel);
+  ASSERT_FALSE(first);
+  EXPECT_EQ(first.error().code(), core::ErrorCode::kCancelled);
+  const std::uint64_t landed = origin.bytes_served.load();
+  EXPECT_FALSE(std::filesystem::is_empty(store_->layout().TemporaryDirectory()));
+
+  // A new process: the store is reopened from disk.
+  OpenStore();
+  ScriptedSource again("objectStore/origin", "objectStore", base_ / "origin");
+  auto second = Fetch({&again});
+  ASSERT_TRUE(second) << second.error().ToString();
+  ExpectAllPublished();
+  EXPECT_GT(second->resumed_bytes, 0u);
+  EXPECT_EQ(second->fetched_bytes + second->resumed_bytes, UniqueBytes());
+  // Only ranges that were in flight at the cancel are fetched twice.
+  EXPECT_LE(UniqueBytes() - second->resumed_bytes, UniqueBytes() - landed + kRange);
+}
+
+TEST_F(FetchEngineTest, CapacityTooSmallFailsCleanlyBeforeWriting) {
+  OpenStore(/*capacity=*/2 * kRange);
+  ScriptedSource origin("objectStore/origin", "objectStore", base_ / "origin");
+  auto result = Fetch({&origin});
+  ASSERT_FALSE(result);
+  EXPECT_EQ(result.error().code(), core::ErrorCode::kResourceExhausted);
+  EXPECT_TRUE(std::filesystem::is_empty(store_->layout().BlobDirectory()));
+  EXPECT_TRUE(std::filesystem::is_empty(store_->layout().TemporaryDirectory()));
+  EXPECT_EQ(store_->Usage().reserved_bytes, 0u);
+}
+
+TEST_F(FetchEngineTest, FullFilesystemFailsCleanlyWithNothingPartialPublished) {
+  const auto mount_point = base_ / "small-disk";
+  std::filesystem::create_directories(mount_point);
+  if (::geteuid() != 0 || ::mount("tmpfs", mount_point.c_str(), "tmpfs", 0, "size=256k") != 0) {
+    GTEST_SKIP() << "needs root to mount a 256 KiB tmpfs (" << std::strerror(errno) << ")";
+  }
+  struct Unmount {
+    std::filesystem::path path;
+    ~Unmount() { ::umount2(path.c_str(), MNT_DETACH); }
+  } unmount{mount_point};
+  // The ledger is told the disk is large, so the write itself runs into ENOSPC.
+  OpenStore(/*capacity=*/1ull << 30, mount_point / "cache");
+  ScriptedSource origin("objectStore/origin", "objectStore", base_ / "origin");
+  auto result = Fetch({&origin});
+  ASSERT_FALSE(result);
+  EXPECT_EQ(result.error().code(), core::ErrorCode::kResourceExhausted)
+      << result.error().ToString();
+  EXPECT_FALSE(store_->FindRevision(request_.revision_digest));
+  EXPECT_TRUE(std::filesystem::is_empty(store_->layout().TemporaryDirectory()));
+  for (const core::Sha256Bytes& blob : store_->ListBlobs()) {
+    EXPECT_TRUE(store_->VerifyBlob(blob)->ok);  // whatever did publish is whole
+  }
+  engine_.reset();
+  store_.reset();
+}
+
+TEST_F(FetchEngineTest, PathsThatEscapeAreRejectedBeforeAnyRead) {
+  ScriptedSource origin("objectStore/origin", "objectStore", base_ / "origin");
+  for (const char* path : {"../outside", "/etc/passwd", "a/../../b"}) {
+    request_.files = {{.path = path, .size = 1, .sha256 = core::Sha256Of("x")}};
+    auto result = Fetch({&origin});
+    ASSERT_FALSE(result) << path;
+    EXPECT_EQ(result.error().code(), core::ErrorCode::kInvalidArgument);
+  }
+  EXPECT_EQ(origin.calls.load(), 0);
+}
+
+TEST_F(FetchEngineTest, MemoryStaysWithinTheBufferPoolForManyRanges) {
+  AddFile("big.safetensors", 64 * kRange + 5, 9);
+  ScriptedSource origin("objectStore/origin", "objectStore", base_ / "origin", 8);
+  auto report = Fetch({&origin});
+  ASSERT_TRUE(report);
+  EXPECT_LE(engine_->buffer_stats().high_water, engine_->buffer_stats().buffers);
+  EXPECT_LE(report->buffer_high_water_bytes, options_.buffer_pool_bytes);
+  ExpectAllPublished();
+}
+
+}  // namespace
+}  // namespace modelplane::agent
