@@ -8,6 +8,7 @@
 
 #include "core/kube/leader_elector.h"
 #include "core/runtime/kube_connection.h"
+#include "operator/controllers/controller_manager.h"
 
 namespace modelplane::controller {
 namespace {
@@ -40,12 +41,38 @@ int RunOperator(const OperatorConfig& config, core::ComponentRuntime& runtime) {
   }
   const core::Gauge is_leader = *leader_child;
 
+  auto metrics = ControllerMetrics::Register(runtime.metrics());
+  if (!metrics) {
+    logger.Error("metrics_registration_failed", {{"error", metrics.error().ToString()}});
+    return 1;
+  }
+  const std::string candidate_identity = CandidateIdentity();
+  const ControllerOptions controller_options{
+      .namespace_scope = config.controllers.namespace_name,
+      .resync_period = config.controllers.resync_period,
+      .revision_workers = config.controllers.revision_workers,
+      .cache_workers = config.controllers.cache_workers,
+      .reporting_instance = candidate_identity};
+
+  // The controllers exist only while this replica leads: built on gaining the lease, stopped
+  // (workers drained, informers closed) when `stop` fires. /readyz turns true once their
+  // informers have synced; a standby replica reports ready too, since it can take over.
   auto lead = [&](core::CancellationToken& stop) {
     is_leader.Set(1);
     logger.Info("leadership_acquired");
-    // Controllers run here while leading; they stop when `stop` fires.
-    while (stop.SleepFor(std::chrono::hours(1))) {
+    runtime.SetReady(false);
+    ControllerManager controllers(*connection->client, *connection->watcher, controller_options,
+                                  *metrics, logger, runtime.clock());
+    if (controllers.Start(stop)) {
+      runtime.SetReady(true);
+      logger.Info("controllers_started", {{"namespace", controller_options.namespace_scope.empty()
+                                                            ? std::string("*")
+                                                            : controller_options.namespace_scope}});
+      while (stop.SleepFor(std::chrono::hours(1))) {
+      }
     }
+    controllers.Stop();
+    logger.Info("controllers_stopped");
   };
   auto follow = [&] {
     is_leader.Set(0);
@@ -62,7 +89,7 @@ int RunOperator(const OperatorConfig& config, core::ComponentRuntime& runtime) {
       core::LeaderElector::Create(*connection->client,
                                   {.lease_namespace = election.namespace_name,
                                    .lease_name = election.lease_name,
-                                   .identity = CandidateIdentity(),
+                                   .identity = candidate_identity,
                                    .lease_duration = election.lease_duration,
                                    .renew_deadline = election.renew_deadline,
                                    .retry_period = election.retry_period},

@@ -1,8 +1,9 @@
 // modelplane-operator's main loop: connect to the API server, campaign for leadership, and
 // run the controllers while leading.
 //
-// The ModelRevision and ModelCache controllers attach in RunLeaderWork (issue: end to end);
-// until then the operator elects a leader, reports it on /metrics and serves health.
+// While leading it runs the ModelRevision and ModelCache controllers
+// (operator/controllers/controller_manager.h); losing the lease stops them and ends the process,
+// so a former leader never acts on stale state.
 #pragma once
 
 #include "core/runtime/component_runtime.h"

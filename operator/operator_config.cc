@@ -16,11 +16,19 @@ void BindConfig(core::ConfigMap& map, LeaderElectionConfig& config) {
   }
 }
 
+void BindConfig(core::ConfigMap& map, ControllersConfig& config) {
+  map.Optional("namespace", config.namespace_name);
+  map.Optional("resyncPeriod", config.resync_period, core::InRange(0s, 24h));
+  map.Optional("revisionWorkers", config.revision_workers, core::InRange(1, 64));
+  map.Optional("cacheWorkers", config.cache_workers, core::InRange(1, 64));
+}
+
 void BindConfig(core::ConfigMap& map, OperatorConfig& config) {
   map.Optional("admin", config.admin);
   map.Optional("log", config.log);
   map.Optional("kubernetes", config.kubernetes);
   map.Optional("leaderElection", config.leader_election);
+  map.Optional("controllers", config.controllers);
 }
 
 }  // namespace modelplane::controller

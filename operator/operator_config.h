@@ -18,14 +18,24 @@ struct LeaderElectionConfig {
   std::chrono::milliseconds retry_period{2'000};
 };
 
+// The controllers the leader runs.
+struct ControllersConfig {
+  std::string namespace_name;  // ModelRevisions watched; "" = every namespace
+  std::chrono::seconds resync_period{300};
+  int revision_workers = 4;
+  int cache_workers = 2;
+};
+
 struct OperatorConfig {
   core::AdminConfig admin;
   core::LogConfig log;
   core::KubernetesConfig kubernetes;
   LeaderElectionConfig leader_election;
+  ControllersConfig controllers;
 };
 
 void BindConfig(core::ConfigMap& map, LeaderElectionConfig& config);
+void BindConfig(core::ConfigMap& map, ControllersConfig& config);
 void BindConfig(core::ConfigMap& map, OperatorConfig& config);
 
 }  // namespace modelplane::controller

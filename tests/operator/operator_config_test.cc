@@ -27,5 +27,23 @@ TEST(OperatorConfigTest, RenewDeadlineMustBeShorterThanLease) {
       << bad.error().message();
 }
 
+TEST(OperatorConfigTest, ControllersSection) {
+  auto defaults = core::LoadConfigString<OperatorConfig>("");
+  ASSERT_TRUE(defaults.has_value()) << defaults.error().ToString();
+  EXPECT_EQ(defaults->controllers.namespace_name, "");
+  EXPECT_EQ(defaults->controllers.resync_period, std::chrono::minutes(5));
+  EXPECT_EQ(defaults->controllers.revision_workers, 4);
+  auto custom = core::LoadConfigString<OperatorConfig>(
+      "controllers:\n  namespace: models\n  resyncPeriod: 30s\n  revisionWorkers: 8\n"
+      "  cacheWorkers: 1\n");
+  ASSERT_TRUE(custom.has_value()) << custom.error().ToString();
+  EXPECT_EQ(custom->controllers.namespace_name, "models");
+  EXPECT_EQ(custom->controllers.resync_period, std::chrono::seconds(30));
+  EXPECT_EQ(custom->controllers.revision_workers, 8);
+  EXPECT_EQ(custom->controllers.cache_workers, 1);
+  auto bad = core::LoadConfigString<OperatorConfig>("controllers:\n  revisionWorkers: 0\n");
+  EXPECT_FALSE(bad.has_value());
+}
+
 }  // namespace
 }  // namespace modelplane::controller

@@ -1,0 +1,107 @@
+#include "operator/controllers/cache_entries.h"
+
+#include <algorithm>
+
+#include "core/api/model_revision.h"
+
+namespace modelplane::controller {
+namespace {
+
+using nlohmann::json;
+
+const json* FindList(const json& object, const char* section) {
+  if (!object.is_object()) return nullptr;
+  const auto part = object.find(section);
+  if (part == object.end() || !part->is_object()) return nullptr;
+  const auto list = part->find("revisions");
+  if (list == part->end() || !list->is_array()) return nullptr;
+  return &*list;
+}
+
+std::string StringAt(const json& object, const char* key) {
+  if (!object.is_object()) return {};
+  const auto value = object.find(key);
+  return value != object.end() && value->is_string() ? value->get<std::string>() : std::string();
+}
+
+}  // namespace
+
+std::string RevisionKey(const api::RevisionReference& reference) {
+  return reference.namespace_name + "/" + reference.name;
+}
+
+std::vector<std::string> SpecRevisionKeys(const json& cache) {
+  std::vector<std::string> keys;
+  if (const json* list = FindList(cache, "spec")) {
+    for (const json& entry : *list) {
+      if (!entry.is_object() || !entry.contains("revision")) continue;
+      const json& revision = entry["revision"];
+      const std::string ns = StringAt(revision, "namespace");
+      const std::string name = StringAt(revision, "name");
+      if (!ns.empty() && !name.empty()) keys.push_back(ns + "/" + name);
+    }
+  }
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  return keys;
+}
+
+std::vector<std::string> StatusDigests(const json& cache) {
+  std::vector<std::string> digests;
+  if (const json* list = FindList(cache, "status")) {
+    for (const json& entry : *list) {
+      if (std::string digest = StringAt(entry, "digest"); !digest.empty()) {
+        digests.push_back(std::move(digest));
+      }
+    }
+  }
+  return digests;
+}
+
+core::IndexFunction CachesByRevisionIndex() {
+  return [](const json& cache) { return SpecRevisionKeys(cache); };
+}
+
+core::IndexFunction RevisionsByDigestIndex() {
+  return [](const json& revision) -> std::vector<std::string> {
+    if (!revision.contains("status")) return {};
+    std::string digest = StringAt(revision["status"], "digest");
+    if (digest.empty()) return {};
+    return {std::move(digest)};
+  };
+}
+
+std::vector<api::DesiredRevision> ReplaceEntry(const std::vector<api::DesiredRevision>& entries,
+                                               const api::RevisionReference& revision,
+                                               const api::DesiredRevision* desired) {
+  std::vector<api::DesiredRevision> out;
+  out.reserve(entries.size() + 1);
+  bool placed = false;
+  for (const api::DesiredRevision& entry : entries) {
+    if (entry.revision != revision) {
+      out.push_back(entry);
+    } else if (desired != nullptr && !placed) {
+      out.push_back(*desired);
+      placed = true;
+    }
+  }
+  if (desired != nullptr && !placed) out.push_back(*desired);
+  return out;
+}
+
+core::Status ApplyCacheEntries(core::KubeClient& client, const json& cache,
+                               const std::vector<api::DesiredRevision>& entries) {
+  const json& metadata = cache.at("metadata");
+  const std::string name = metadata.value("name", "");
+  const json patch = {
+      {"apiVersion", api::kApiVersion},
+      {"kind", api::kModelCacheKind},
+      {"metadata", {{"name", name}, {"resourceVersion", metadata.value("resourceVersion", "")}}},
+      {"spec", api::ToJson(api::ModelCacheSpec{.revisions = entries})}};
+  auto applied = client.Patch(core::resources::ModelCaches(), "", name, core::PatchType::kApply,
+                              patch, {.field_manager = std::string(kFieldManager), .force = true});
+  if (!applied) return std::unexpected(applied.error());
+  return core::Ok();
+}
+
+}  // namespace modelplane::controller

@@ -1,0 +1,30 @@
+// What the operator's controllers share: the API client, the three informers' caches, the
+// event recorder, logging, metrics and time. Owned by ControllerManager, which outlives the
+// controllers it hands this to.
+// Thread safety: every member is safe to use from any worker thread.
+#pragma once
+
+#include <string>
+
+#include "core/clock/clock.h"
+#include "core/kube/event_recorder.h"
+#include "core/kube/informer.h"
+#include "core/kube/kube_client.h"
+#include "core/log/logger.h"
+#include "operator/controllers/controller_metrics.h"
+
+namespace modelplane::controller {
+
+struct ControllerContext {
+  core::KubeClient& client;
+  const core::Informer& revisions;  // ModelRevisions in scope, indexed by status digest
+  const core::Informer& caches;     // every ModelCache, indexed by the revisions they list
+  const core::Informer& nodes;
+  core::EventRecorder& events;
+  const core::Logger& logger;
+  const core::Clock& clock;
+  ControllerMetrics& metrics;
+  std::string namespace_scope;  // "" = every namespace
+};
+
+}  // namespace modelplane::controller

@@ -1,0 +1,76 @@
+// Owns everything the operator runs while it leads: informers on ModelRevisions, ModelCaches
+// and Nodes, one work queue and runner per controller, the event recorder, and the wiring from
+// informer events to queue keys:
+//   ModelRevision change         -> that revision;
+//   ModelCache change            -> the revisions its spec lists (old and new) and those whose
+//                                   digest its status reports, plus its lifecycle key;
+//   Node added, removed, or its labels / readiness / cordon changed
+//                                -> its lifecycle key and every revision that prestages.
+// RunOperator builds one when it gains the lease and destroys it when it loses it; cluster
+// tests build one directly.
+// Thread safety: Start, WaitForSync and Stop from the owning thread.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "core/cancel/cancellation_token.h"
+#include "core/kube/event_recorder.h"
+#include "core/kube/informer.h"
+#include "core/kube/watch_stream.h"
+#include "core/workqueue/controller_runner.h"
+#include "core/workqueue/work_queue.h"
+#include "operator/controllers/model_cache_controller.h"
+#include "operator/controllers/model_revision_controller.h"
+
+namespace modelplane::controller {
+
+struct ControllerOptions {
+  std::string namespace_scope;  // ModelRevisions watched; "" = every namespace
+  std::chrono::seconds resync_period{300};
+  int revision_workers = 4;
+  int cache_workers = 2;
+  std::string reporting_instance;  // Events' reportingInstance (the pod or host name)
+};
+
+class ControllerManager {
+ public:
+  ControllerManager(core::KubeClient& client, const core::Watcher& watcher,
+                    ControllerOptions options, ControllerMetrics& metrics,
+                    const core::Logger& logger, const core::Clock& clock);
+  ControllerManager(const ControllerManager&) = delete;
+  ControllerManager& operator=(const ControllerManager&) = delete;
+  ~ControllerManager();  // Stop()
+
+  // Starts the informers, waits until all three have listed (false if `stop` fired first),
+  // then starts the controllers' workers.
+  [[nodiscard]] bool Start(core::CancellationToken& stop);
+  // Stops the workers (letting in-flight reconciles finish), then the informers.
+  void Stop();
+
+  [[nodiscard]] const core::ControllerStats& revision_stats() const;
+  [[nodiscard]] const core::ControllerStats& cache_stats() const;
+
+ private:
+  void WireHandlers();
+  void EnqueueRevisionsOfCache(const nlohmann::json& cache);
+  void EnqueuePrestagingRevisions();
+
+  const ControllerOptions options_;
+  const core::Logger logger_;
+  core::Informer revisions_;
+  core::Informer caches_;
+  core::Informer nodes_;
+  core::EventRecorder events_;
+  core::WorkQueue revision_queue_;
+  core::WorkQueue cache_queue_;
+  ModelRevisionController revision_controller_;
+  ModelCacheController cache_controller_;
+  core::ControllerRunner revision_runner_;
+  core::ControllerRunner cache_runner_;
+  bool started_ = false;
+};
+
+}  // namespace modelplane::controller

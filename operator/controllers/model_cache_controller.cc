@@ -1,0 +1,80 @@
+#include "operator/controllers/model_cache_controller.h"
+
+#include "core/api/model_cache.h"
+#include "core/api/model_revision.h"
+#include "operator/controllers/cache_entries.h"
+
+namespace modelplane::controller {
+
+using nlohmann::json;
+
+core::Result<core::ReconcileResult> ModelCacheController::Reconcile(const std::string& node_name) {
+  const core::ObjectPtr node = context_.nodes.store().Get(node_name);
+  const core::ObjectPtr cache = context_.caches.store().Get(node_name);
+  core::Status done = core::Ok();
+  if (node && !cache) {
+    done = CreateCache(*node);
+  } else if (!node && cache) {
+    done = DeleteCache(*cache);
+  } else if (node && cache) {
+    done = PruneEntries(*cache);
+  }
+  if (!done) return std::unexpected(done.error());
+  return core::ReconcileResult::Done();
+}
+
+core::Status ModelCacheController::CreateCache(const json& node) {
+  const json& metadata = node.at("metadata");
+  const std::string name = metadata.value("name", "");
+  const json cache = {{"apiVersion", api::kApiVersion},
+                      {"kind", api::kModelCacheKind},
+                      {"metadata",
+                       {{"name", name},
+                        {"labels", {{"app.kubernetes.io/managed-by", kFieldManager}}},
+                        {"ownerReferences", json::array({{{"apiVersion", "v1"},
+                                                          {"kind", "Node"},
+                                                          {"name", name},
+                                                          {"uid", metadata.value("uid", "")}}})}}},
+                      {"spec", {{"revisions", json::array()}}}};
+  auto created = context_.client.Create(core::resources::ModelCaches(), "", cache);
+  if (!created && created.error().code() != core::ErrorCode::kAlreadyExists) {
+    return std::unexpected(created.error());
+  }
+  if (created) context_.logger.Info("model_cache_created", {{"node", name}});
+  return core::Ok();
+}
+
+core::Status ModelCacheController::DeleteCache(const json& cache) {
+  const json& metadata = cache.at("metadata");
+  const std::string name = metadata.value("name", "");
+  // The uid precondition keeps a cache made for a new Node of the same name from going.
+  auto deleted = context_.client.Delete(core::resources::ModelCaches(), "", name,
+                                        {.precondition_uid = metadata.value("uid", "")});
+  if (!deleted && deleted.error().code() != core::ErrorCode::kNotFound) {
+    return std::unexpected(deleted.error());
+  }
+  if (deleted) context_.logger.Info("model_cache_deleted", {{"node", name}});
+  return core::Ok();
+}
+
+core::Status ModelCacheController::PruneEntries(const json& cache_object) {
+  auto cache = api::ModelCacheFromJson(cache_object);
+  if (!cache) return core::Ok();  // an unreadable cache is logged by the revision controller
+  std::vector<api::DesiredRevision> kept;
+  for (const api::DesiredRevision& entry : cache->spec.revisions) {
+    const bool in_scope = context_.namespace_scope.empty() ||
+                          entry.revision.namespace_name == context_.namespace_scope;
+    // The revision informer has synced before any reconcile, and an entry is only ever written
+    // after its revision was seen there, so absence means deleted.
+    if (in_scope && !context_.revisions.store().Get(RevisionKey(entry.revision))) {
+      context_.logger.Info("cache_entry_pruned", {{"cache", cache->metadata.name},
+                                                  {"revision", RevisionKey(entry.revision)}});
+      continue;
+    }
+    kept.push_back(entry);
+  }
+  if (kept.size() == cache->spec.revisions.size()) return core::Ok();
+  return ApplyCacheEntries(context_.client, cache_object, kept);
+}
+
+}  // namespace modelplane::controller

@@ -1,0 +1,30 @@
+// The ModelCache lifecycle controller: one ModelCache per Node, named after it. For a node name
+// it creates the ModelCache when the Node exists and the cache does not (owned by the Node, so
+// the garbage collector also removes it), deletes it when the Node is gone, and prunes spec
+// entries whose ModelRevision no longer exists (a revision deleted while no operator ran, or
+// whose finalizer someone removed by hand).
+// Thread safety: Reconcile runs concurrently for different node names.
+#pragma once
+
+#include <string>
+
+#include "core/workqueue/controller_runner.h"
+#include "operator/controllers/controller_context.h"
+
+namespace modelplane::controller {
+
+class ModelCacheController {
+ public:
+  explicit ModelCacheController(ControllerContext context) : context_(context) {}
+
+  [[nodiscard]] core::Result<core::ReconcileResult> Reconcile(const std::string& node_name);
+
+ private:
+  core::Status CreateCache(const nlohmann::json& node);
+  core::Status DeleteCache(const nlohmann::json& cache);
+  core::Status PruneEntries(const nlohmann::json& cache);
+
+  ControllerContext context_;
+};
+
+}  // namespace modelplane::controller

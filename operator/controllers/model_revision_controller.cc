@@ -1,0 +1,292 @@
+#include "operator/controllers/model_revision_controller.h"
+
+#include <algorithm>
+#include <optional>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "core/api/model_revision_validation.h"
+#include "core/api/revision_digest.h"
+#include "core/kube/builtin_types.h"
+#include "operator/controllers/cache_entries.h"
+
+namespace modelplane::controller {
+namespace {
+
+using nlohmann::json;
+
+// events.k8s.io/v1 refuses a note over 1 KiB.
+constexpr std::size_t kMaxEventNote = 1000;
+
+std::string StringField(const json& object, const char* key) {
+  const auto value = object.find(key);
+  return value != object.end() && value->is_string() ? value->get<std::string>() : std::string();
+}
+
+bool HasFinalizer(const json& metadata) {
+  const auto finalizers = metadata.find("finalizers");
+  if (finalizers == metadata.end() || !finalizers->is_array()) return false;
+  return std::any_of(finalizers->begin(), finalizers->end(),
+                     [](const json& f) { return f == kCacheEntriesFinalizer; });
+}
+
+// The previous status as written, for change detection and lastTransitionTime. A document that
+// does not parse as a whole revision (a spec the CRD let through but the parser refuses) still
+// has its conditions read, so an invalid revision's status settles instead of being rewritten.
+std::vector<api::Condition> PreviousConditions(const json& raw,
+                                               const std::optional<api::ModelRevisionStatus>& old) {
+  if (old) return old->conditions;
+  std::vector<api::Condition> conditions;
+  if (raw.contains("status")) {
+    if (auto reader = api::JsonObjectReader::Create(raw["status"], "status")) {
+      if (!api::ReadConditions(*reader, conditions)) conditions.clear();
+    }
+  }
+  return conditions;
+}
+
+const api::Condition* FindCondition(const std::vector<api::Condition>& conditions,
+                                    std::string_view type) {
+  const auto found = std::find_if(conditions.begin(), conditions.end(),
+                                  [&](const api::Condition& c) { return c.type == type; });
+  return found == conditions.end() ? nullptr : &*found;
+}
+
+}  // namespace
+
+core::Result<core::ReconcileResult> ModelRevisionController::Reconcile(const std::string& key) {
+  const core::ObjectPtr object = context_.revisions.store().Get(key);
+  if (!object) {
+    // Gone: the finalizer saw its entries removed; ModelCacheController prunes any left by a
+    // revision deleted while no operator ran.
+    context_.metrics.SetPhase(key, "");
+    return core::ReconcileResult::Done();
+  }
+  const json& raw = *object;
+  const json& metadata = raw.at("metadata");
+  const api::RevisionReference reference{.namespace_name = StringField(metadata, "namespace"),
+                                         .name = StringField(metadata, "name")};
+  const bool deleting =
+      metadata.contains("deletionTimestamp") && !metadata["deletionTimestamp"].is_null();
+  const bool has_finalizer = HasFinalizer(metadata);
+
+  // The finalizer goes on before the first entry is written, so no deletion can outrun it.
+  if (!deleting && !has_finalizer) {
+    if (auto added = SetFinalizer(raw, true); !added) return std::unexpected(added.error());
+  }
+
+  Plan plan = Observe(raw, deleting);
+  if (auto synced = SyncEntries(reference, plan.observation.digest, plan.chosen); !synced) {
+    return std::unexpected(synced.error());
+  }
+  if (deleting) {
+    if (has_finalizer) {
+      if (auto removed = SetFinalizer(raw, false); !removed)
+        return std::unexpected(removed.error());
+      context_.logger.Info("revision_finalized", {{"revision", key}});
+    }
+    context_.metrics.SetPhase(key, "");
+    return core::ReconcileResult::Done();
+  }
+
+  std::optional<api::ModelRevisionStatus> old_status;
+  if (auto parsed = api::ModelRevisionFromJson(raw); parsed) old_status = parsed->status;
+  const std::vector<api::Condition> previous = PreviousConditions(raw, old_status);
+  const api::ModelRevisionStatus status = BuildRevisionStatus(
+      plan.observation, previous,
+      std::chrono::time_point_cast<std::chrono::microseconds>(context_.clock.WallNow()));
+  if (!old_status || *old_status != status) {
+    if (auto written = WriteStatus(raw, status); !written) return std::unexpected(written.error());
+    RecordInvalid(raw, status, previous);
+  }
+  context_.metrics.SetPhase(key, status.phase);
+  return core::ReconcileResult::Done();
+}
+
+ModelRevisionController::Plan ModelRevisionController::Observe(const json& raw, bool deleting) {
+  Plan plan;
+  RevisionObservation& observation = plan.observation;
+  const json& metadata = raw.at("metadata");
+  observation.generation = metadata.value("generation", std::int64_t{0});
+  auto revision = api::ModelRevisionFromJson(raw);
+  if (!revision) {
+    observation.problems = {revision.error().message()};
+    return plan;
+  }
+  const api::ModelRevisionSpec& spec = revision->spec;
+  for (const api::ValidationProblem& problem : api::ValidateModelRevisionSpec(spec)) {
+    observation.problems.push_back(fmt::format("{}: {} ({})", problem.path, problem.message,
+                                               api::ValidationReasonName(problem.reason)));
+  }
+  if (!observation.problems.empty()) return plan;
+  auto digest = api::ComputeRevisionDigest(spec);
+  if (!digest) {
+    observation.problems = {digest.error().message()};
+    return plan;
+  }
+  observation.digest = *digest;
+  for (const api::ModelFile& file : spec.files) observation.total_bytes += file.size;
+  observation.revoked = spec.revoked;
+  observation.requested_nodes = spec.prestage ? spec.prestage->nodes : 0;
+  if (deleting || observation.revoked || observation.requested_nodes <= 0) return plan;
+
+  const std::string key = core::ObjectStore::KeyOf(raw);
+  const PlacementResult placed = ChooseNodes({.node_selector = spec.prestage->node_selector,
+                                              .nodes = observation.requested_nodes,
+                                              .total_bytes = observation.total_bytes},
+                                             Candidates(key, observation.digest));
+  plan.chosen = placed.chosen;
+  observation.ineligible_nodes = placed.ineligible;
+  for (const std::string& node : plan.chosen) {
+    DesiredNodeState state{.node = node};
+    if (const core::ObjectPtr cache_object = context_.caches.store().Get(node)) {
+      if (auto cache = api::ModelCacheFromJson(*cache_object); cache && cache->status) {
+        for (const api::CachedRevision& cached : cache->status->revisions) {
+          if (cached.digest == observation.digest) state.cached = cached;
+        }
+      }
+    }
+    observation.nodes.push_back(std::move(state));
+  }
+  return plan;
+}
+
+std::vector<PlacementCandidate> ModelRevisionController::Candidates(const std::string& key,
+                                                                    const std::string& digest) {
+  std::vector<PlacementCandidate> candidates;
+  for (const core::ObjectPtr& node_object : context_.nodes.store().List()) {
+    auto node = core::NodeFromJson(*node_object);
+    if (!node) continue;
+    // Only nodes whose ModelCache exists can be written to; ModelCacheController creates it,
+    // and its add event brings this revision back.
+    const core::ObjectPtr cache_object = context_.caches.store().Get(node->metadata.name);
+    if (!cache_object) continue;
+    PlacementCandidate candidate{.name = node->metadata.name,
+                                 .labels = node->metadata.labels,
+                                 .ready = node->ready,
+                                 .unschedulable = node->unschedulable};
+    auto cache = api::ModelCacheFromJson(*cache_object);
+    if (!cache) {
+      context_.logger.Warn("model_cache_unreadable",
+                           {{"cache", node->metadata.name}, {"error", cache.error().message()}});
+      continue;
+    }
+    for (const api::DesiredRevision& entry : cache->spec.revisions) {
+      candidate.currently_chosen = candidate.currently_chosen || RevisionKey(entry.revision) == key;
+    }
+    if (cache->status) {
+      candidate.capacity_bytes = cache->status->capacity_bytes;
+      candidate.used_bytes = cache->status->used_bytes;
+      candidate.reserved_bytes = cache->status->reserved_bytes;
+      for (const api::CachedRevision& cached : cache->status->revisions) {
+        if (cached.digest != digest) continue;
+        if (cached.state == api::kCacheStateReady) {
+          candidate.held = HeldState::kReady;
+        } else if (cached.state == api::kCacheStateStaging ||
+                   cached.state == api::kCacheStatePending) {
+          candidate.held = HeldState::kStaging;
+        }
+      }
+    }
+    candidates.push_back(std::move(candidate));
+  }
+  return candidates;
+}
+
+core::Status ModelRevisionController::SyncEntries(const api::RevisionReference& reference,
+                                                  const std::string& digest,
+                                                  const std::vector<std::string>& chosen) {
+  const std::string key = RevisionKey(reference);
+  std::set<std::string> targets(chosen.begin(), chosen.end());
+  for (const core::ObjectPtr& cache : context_.caches.store().ByIndex(kCachesByRevision, key)) {
+    targets.insert((*cache)["metadata"].value("name", ""));
+  }
+  const api::DesiredRevision desired{.revision = reference,
+                                     .digest = digest,
+                                     .pinned = false,
+                                     .reason = std::string(api::kReasonPrestage)};
+  std::optional<core::Error> first_error;
+  for (const std::string& name : targets) {
+    const core::ObjectPtr cache_object = context_.caches.store().Get(name);
+    if (!cache_object) continue;
+    auto cache = api::ModelCacheFromJson(*cache_object);
+    if (!cache) continue;  // logged by Candidates; nothing of ours can be read from it
+    const bool want = std::binary_search(chosen.begin(), chosen.end(), name);
+    auto entries = ReplaceEntry(cache->spec.revisions, reference, want ? &desired : nullptr);
+    if (entries == cache->spec.revisions) continue;
+    if (auto applied = ApplyCacheEntries(context_.client, *cache_object, entries); !applied) {
+      // A conflict is the normal outcome of a stale informer view or a concurrent writer: the
+      // retry reads a fresh one. Anything else deserves a warning.
+      const bool conflict = applied.error().code() == core::ErrorCode::kConflict;
+      context_.logger.Log(
+          conflict ? core::LogLevel::kDebug : core::LogLevel::kWarn, "cache_entry_write_failed",
+          {{"revision", key}, {"cache", name}, {"error", applied.error().ToString()}});
+      if (!first_error) first_error = applied.error();
+      continue;
+    }
+    context_.logger.Info(want ? "cache_entry_written" : "cache_entry_removed",
+                         {{"revision", key}, {"cache", name}, {"digest", digest}});
+  }
+  if (first_error) return std::unexpected(*first_error);
+  return core::Ok();
+}
+
+core::Status ModelRevisionController::SetFinalizer(const json& raw, bool present) {
+  json updated = raw;
+  json& metadata = updated["metadata"];
+  json finalizers = json::array();
+  if (metadata.contains("finalizers") && metadata["finalizers"].is_array()) {
+    for (const json& finalizer : metadata["finalizers"]) {
+      if (finalizer != kCacheEntriesFinalizer) finalizers.push_back(finalizer);
+    }
+  }
+  if (present) finalizers.push_back(kCacheEntriesFinalizer);
+  metadata["finalizers"] = std::move(finalizers);
+  updated.erase("status");
+  auto written = context_.client.Update(core::resources::ModelRevisions(), updated);
+  if (!written && written.error().code() != core::ErrorCode::kNotFound) {
+    return std::unexpected(written.error());
+  }
+  return core::Ok();
+}
+
+core::Status ModelRevisionController::WriteStatus(const json& raw,
+                                                  const api::ModelRevisionStatus& status) {
+  const json& metadata = raw.at("metadata");
+  const std::string ns = StringField(metadata, "namespace");
+  const std::string name = StringField(metadata, "name");
+  const json patch = {{"apiVersion", api::kApiVersion},
+                      {"kind", api::kModelRevisionKind},
+                      {"metadata", {{"name", name}, {"namespace", ns}}},
+                      {"status", api::ToJson(status)}};
+  auto written = context_.client.Patch(
+      core::resources::ModelRevisions(), ns, name, core::PatchType::kApply, patch,
+      {.field_manager = std::string(kFieldManager), .force = true, .subresource = "status"});
+  if (!written && written.error().code() != core::ErrorCode::kNotFound) {
+    return std::unexpected(written.error());
+  }
+  return core::Ok();
+}
+
+void ModelRevisionController::RecordInvalid(const json& raw, const api::ModelRevisionStatus& status,
+                                            const std::vector<api::Condition>& previous) {
+  const api::Condition* valid = FindCondition(status.conditions, kConditionValid);
+  if (valid == nullptr || valid->status != api::kConditionFalse) return;
+  const api::Condition* before = FindCondition(previous, kConditionValid);
+  if (before != nullptr && before->status == valid->status && before->message == valid->message) {
+    return;  // already reported
+  }
+  const std::string key = core::ObjectStore::KeyOf(raw);
+  context_.logger.Warn("revision_invalid", {{"revision", key}, {"problems", valid->message}});
+  std::string note = valid->message;
+  if (note.size() > kMaxEventNote) note = note.substr(0, kMaxEventNote - 3) + "...";
+  if (auto recorded =
+          context_.events.Record(raw, "Warning", std::string(kReasonInvalidSpec), "Validate", note);
+      !recorded) {
+    context_.logger.Warn("event_record_failed",
+                         {{"revision", key}, {"error", recorded.error().ToString()}});
+  }
+}
+
+}  // namespace modelplane::controller

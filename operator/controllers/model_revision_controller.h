@@ -1,0 +1,51 @@
+// The ModelRevision controller: for one revision ("namespace/name") it validates the spec,
+// computes the digest, places prestaged copies (placement.h), writes its entries into the
+// chosen nodes' ModelCache specs (and out of every other), and rebuilds the revision's status
+// from those ModelCaches' statuses (revision_status.h).
+//
+// Level-based: each pass compares the whole desired state with what the informers show and
+// writes only differences, so any event (or a resync) for the revision leads to the same place.
+// An invalid spec ends the pass with Valid=False, one Warning Event and no retry; a deleted
+// revision has its entries removed before the finalizer is released.
+// Thread safety: Reconcile runs concurrently for different keys (the work queue never hands one
+// key to two workers).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/api/model_revision.h"
+#include "core/workqueue/controller_runner.h"
+#include "operator/controllers/controller_context.h"
+#include "operator/placement/placement.h"
+#include "operator/status/revision_status.h"
+
+namespace modelplane::controller {
+
+namespace api = core::api;
+
+class ModelRevisionController {
+ public:
+  explicit ModelRevisionController(ControllerContext context) : context_(context) {}
+
+  [[nodiscard]] core::Result<core::ReconcileResult> Reconcile(const std::string& key);
+
+ private:
+  struct Plan {
+    RevisionObservation observation;
+    std::vector<std::string> chosen;
+  };
+
+  Plan Observe(const nlohmann::json& raw, bool deleting);
+  std::vector<PlacementCandidate> Candidates(const std::string& key, const std::string& digest);
+  core::Status SyncEntries(const api::RevisionReference& reference, const std::string& digest,
+                           const std::vector<std::string>& chosen);
+  core::Status SetFinalizer(const nlohmann::json& raw, bool present);
+  core::Status WriteStatus(const nlohmann::json& raw, const api::ModelRevisionStatus& status);
+  void RecordInvalid(const nlohmann::json& raw, const api::ModelRevisionStatus& status,
+                     const std::vector<api::Condition>& previous);
+
+  ControllerContext context_;
+};
+
+}  // namespace modelplane::controller

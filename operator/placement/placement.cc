@@ -1,0 +1,96 @@
+#include "operator/placement/placement.h"
+
+#include <algorithm>
+#include <tuple>
+
+namespace modelplane::controller {
+namespace {
+
+std::string ZoneOf(const PlacementCandidate& candidate) {
+  const auto zone = candidate.labels.find(std::string(kZoneLabel));
+  return zone == candidate.labels.end() ? std::string() : zone->second;
+}
+
+bool Eligible(const PlacementCandidate& candidate, std::int64_t total_bytes) {
+  if (!candidate.ready || candidate.unschedulable) return false;
+  if (candidate.held != HeldState::kNone) return true;  // its bytes are already there or reserved
+  const std::int64_t free = FreeBytes(candidate);
+  return free < 0 || free >= total_bytes;
+}
+
+// Smaller is better: ready holders, then staging, then most free space (unknown last), name.
+auto PreferenceKey(const PlacementCandidate& candidate) {
+  const int held = candidate.held == HeldState::kReady     ? 0
+                   : candidate.held == HeldState::kStaging ? 1
+                                                           : 2;
+  const std::int64_t free = FreeBytes(candidate);
+  return std::make_tuple(held, free < 0 ? 1 : 0, -free, std::string_view(candidate.name));
+}
+
+// Greedy zone round-robin: each pick is the most preferred candidate among the zones with the
+// fewest picks so far (counting `zone_counts` already made).
+std::vector<const PlacementCandidate*> PickSpread(std::vector<const PlacementCandidate*> pool,
+                                                  std::size_t wanted,
+                                                  std::map<std::string, int>& zone_counts) {
+  std::vector<const PlacementCandidate*> picked;
+  while (picked.size() < wanted && !pool.empty()) {
+    auto best = std::min_element(pool.begin(), pool.end(), [&](const auto* a, const auto* b) {
+      return std::make_tuple(zone_counts[ZoneOf(*a)], PreferenceKey(*a)) <
+             std::make_tuple(zone_counts[ZoneOf(*b)], PreferenceKey(*b));
+    });
+    zone_counts[ZoneOf(**best)]++;
+    picked.push_back(*best);
+    pool.erase(best);
+  }
+  return picked;
+}
+
+}  // namespace
+
+bool MatchesSelector(const std::map<std::string, std::string>& selector,
+                     const std::map<std::string, std::string>& labels) {
+  return std::all_of(selector.begin(), selector.end(), [&](const auto& requirement) {
+    const auto label = labels.find(requirement.first);
+    return label != labels.end() && label->second == requirement.second;
+  });
+}
+
+std::int64_t FreeBytes(const PlacementCandidate& candidate) {
+  if (candidate.capacity_bytes <= 0) return -1;
+  return std::max<std::int64_t>(
+      0, candidate.capacity_bytes - candidate.used_bytes - candidate.reserved_bytes);
+}
+
+PlacementResult ChooseNodes(const PlacementRequest& request,
+                            const std::vector<PlacementCandidate>& candidates) {
+  PlacementResult result;
+  if (request.nodes <= 0) return result;
+  const auto wanted = static_cast<std::size_t>(request.nodes);
+
+  std::vector<const PlacementCandidate*> kept;
+  std::vector<const PlacementCandidate*> fresh;
+  for (const PlacementCandidate& candidate : candidates) {
+    if (!MatchesSelector(request.node_selector, candidate.labels)) continue;
+    const bool eligible = Eligible(candidate, request.total_bytes);
+    if (candidate.currently_chosen && (eligible || candidate.held != HeldState::kNone)) {
+      kept.push_back(&candidate);
+    } else if (eligible) {
+      fresh.push_back(&candidate);
+    } else {
+      ++result.ineligible;
+    }
+  }
+
+  std::map<std::string, int> zone_counts;
+  // Stability first: the kept nodes are chosen before any new one, and when there are more
+  // than wanted the same spread-and-preference order decides which stay.
+  std::vector<const PlacementCandidate*> chosen = PickSpread(kept, wanted, zone_counts);
+  for (const auto* pick : PickSpread(fresh, wanted - chosen.size(), zone_counts)) {
+    chosen.push_back(pick);
+  }
+  for (const auto* pick : chosen) result.chosen.push_back(pick->name);
+  std::sort(result.chosen.begin(), result.chosen.end());
+  return result;
+}
+
+}  // namespace modelplane::controller

@@ -1,0 +1,68 @@
+// Prestage placement: which nodes should hold a revision. Pure logic, no I/O, so every rule is
+// unit-tested (tests/operator/placement) and the controller only gathers inputs and writes
+// the answer.
+//
+// Rules, in order:
+//   1. A candidate must match the node selector. Nodes already chosen (their ModelCache spec
+//      lists the revision) stay chosen while they match, so a revision that is staging or ready
+//      is never moved; they are dropped only if they neither hold the revision nor are eligible
+//      any more, or if the count went down (then the least preferred go first).
+//   2. A new node must be eligible: Ready, schedulable, and with room for the revision when its
+//      capacity is known (capacity - used - reserved >= total bytes; a node that already holds or
+//      stages the revision needs no room).
+//   3. Nodes are spread across zones (topology.kubernetes.io/zone): each pick comes from a zone
+//      with the fewest chosen nodes so far (round-robin by zone).
+//   4. Within that, prefer nodes that hold the revision ready, then staging, then the most free
+//      space (known capacity before unknown), then the node name: deterministic.
+// Thread safety: pure functions.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace modelplane::controller {
+
+inline constexpr std::string_view kZoneLabel = "topology.kubernetes.io/zone";
+
+// What the node's ModelCache status says about this revision's digest.
+enum class HeldState { kNone, kStaging, kReady };
+
+struct PlacementCandidate {
+  std::string name;
+  std::map<std::string, std::string> labels;
+  bool ready = false;
+  bool unschedulable = false;
+  // From the ModelCache status; capacity 0 means unknown (no agent has reported yet).
+  std::int64_t capacity_bytes = 0;
+  std::int64_t used_bytes = 0;
+  std::int64_t reserved_bytes = 0;
+  HeldState held = HeldState::kNone;
+  bool currently_chosen = false;  // its ModelCache spec already lists the revision
+};
+
+struct PlacementRequest {
+  std::map<std::string, std::string> node_selector;
+  int nodes = 0;
+  std::int64_t total_bytes = 0;
+};
+
+struct PlacementResult {
+  std::vector<std::string> chosen;  // sorted by name
+  // Matching nodes left out because they are not Ready, unschedulable or full; for status
+  // messages and tests.
+  int ineligible = 0;
+};
+
+[[nodiscard]] bool MatchesSelector(const std::map<std::string, std::string>& selector,
+                                   const std::map<std::string, std::string>& labels);
+
+// Bytes free for new stagings, or -1 when the capacity is unknown.
+[[nodiscard]] std::int64_t FreeBytes(const PlacementCandidate& candidate);
+
+[[nodiscard]] PlacementResult ChooseNodes(const PlacementRequest& request,
+                                          const std::vector<PlacementCandidate>& candidates);
+
+}  // namespace modelplane::controller

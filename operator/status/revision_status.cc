@@ -1,0 +1,156 @@
+#include "operator/status/revision_status.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace modelplane::controller {
+namespace {
+
+// Condition messages stay readable in `kubectl describe`; the CRD allows 32 KiB.
+constexpr std::size_t kMaxMessageBytes = 4096;
+
+std::string Truncate(std::string message) {
+  if (message.size() > kMaxMessageBytes) {
+    message.resize(kMaxMessageBytes - 3);
+    message += "...";
+  }
+  return message;
+}
+
+api::Condition MakeCondition(std::string_view type, bool status, std::string reason,
+                             std::string message, std::int64_t generation, api::Timestamp now) {
+  return {.type = std::string(type),
+          .status = std::string(status ? api::kConditionTrue : api::kConditionFalse),
+          .observed_generation = generation,
+          .last_transition_time = now,
+          .reason = std::move(reason),
+          .message = Truncate(std::move(message))};
+}
+
+}  // namespace
+
+double NearestRankPercentile(const std::vector<double>& sorted, double q) {
+  if (sorted.empty()) return 0;
+  const auto rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(sorted.size())));
+  return sorted[std::clamp<std::size_t>(rank, 1, sorted.size()) - 1];
+}
+
+std::optional<double> BytesToReadySeconds(const api::CachedRevision& cached) {
+  const auto& stamps = cached.timestamps;
+  if (!stamps.queued || !stamps.published || *stamps.published < *stamps.queued) {
+    return std::nullopt;
+  }
+  return std::chrono::duration<double>(*stamps.published - *stamps.queued).count();
+}
+
+void SetCondition(std::vector<api::Condition>& conditions, api::Condition condition,
+                  const std::vector<api::Condition>& previous) {
+  const auto old = std::find_if(previous.begin(), previous.end(),
+                                [&](const api::Condition& c) { return c.type == condition.type; });
+  if (old != previous.end() && old->status == condition.status) {
+    condition.last_transition_time = old->last_transition_time;
+  }
+  const auto existing =
+      std::find_if(conditions.begin(), conditions.end(),
+                   [&](const api::Condition& c) { return c.type == condition.type; });
+  if (existing != conditions.end()) {
+    *existing = std::move(condition);
+  } else {
+    conditions.push_back(std::move(condition));
+  }
+}
+
+api::ModelRevisionStatus BuildRevisionStatus(const RevisionObservation& observation,
+                                             const std::vector<api::Condition>& previous_conditions,
+                                             api::Timestamp now) {
+  // Conditions carry seconds, as metav1.Time does, so a status read back compares equal.
+  now = std::chrono::floor<std::chrono::seconds>(now);
+  const std::int64_t generation = observation.generation;
+  api::ModelRevisionStatus status;
+  status.observed_generation = generation;
+  status.total_bytes = observation.total_bytes;
+  auto set = [&](std::string_view type, bool value, std::string reason, std::string message) {
+    SetCondition(status.conditions,
+                 MakeCondition(type, value, std::move(reason), std::move(message), generation, now),
+                 previous_conditions);
+  };
+
+  if (!observation.problems.empty()) {
+    status.phase = std::string(api::kPhaseInvalid);
+    std::string message = fmt::format("{}", fmt::join(observation.problems, "; "));
+    set(kConditionValid, false, std::string(kReasonInvalidSpec), message);
+    set(kConditionReady, false, std::string(kReasonInvalidSpec),
+        "the spec is invalid; no node is asked to hold it");
+    return status;
+  }
+  status.digest = observation.digest;
+  set(kConditionValid, true, "Validated", "the spec passed validation; status.digest is its key");
+
+  std::vector<double> ready_seconds;
+  std::vector<std::string> failures;
+  for (const DesiredNodeState& node : observation.nodes) {
+    api::NodeServing serving{.node = node.node};
+    if (node.cached) {
+      const std::string& state = node.cached->state;
+      serving.tier = node.cached->source_tier;
+      if (state == api::kCacheStateReady) {
+        ++status.ready_nodes;
+        serving.bytes_to_ready_seconds = BytesToReadySeconds(*node.cached);
+        if (serving.bytes_to_ready_seconds)
+          ready_seconds.push_back(*serving.bytes_to_ready_seconds);
+      } else if (state == api::kCacheStateStaging || state == api::kCacheStatePending) {
+        ++status.staging_nodes;
+      } else if (state == api::kCacheStateFailed) {
+        ++status.failed_nodes;
+        failures.push_back(node.cached->message.empty()
+                               ? node.node
+                               : fmt::format("{}: {}", node.node, node.cached->message));
+      }
+    }
+    status.nodes.push_back(std::move(serving));
+  }
+  std::sort(status.nodes.begin(), status.nodes.end(),
+            [](const auto& a, const auto& b) { return a.node < b.node; });
+  status.desired_nodes = static_cast<std::int32_t>(observation.nodes.size());
+  if (!ready_seconds.empty()) {
+    std::sort(ready_seconds.begin(), ready_seconds.end());
+    status.bytes_to_ready_seconds =
+        api::LatencyPercentiles{.p50 = NearestRankPercentile(ready_seconds, 0.50),
+                                .p95 = NearestRankPercentile(ready_seconds, 0.95),
+                                .p99 = NearestRankPercentile(ready_seconds, 0.99)};
+  }
+
+  const std::string counts =
+      fmt::format("{} of {} desired nodes ready, {} staging, {} failed", status.ready_nodes,
+                  status.desired_nodes, status.staging_nodes, status.failed_nodes);
+  if (observation.revoked) {
+    status.phase = std::string(api::kPhaseRevoked);
+    set(kConditionReady, false, "Revoked", "spec.revoked is set; no node is asked to hold it");
+  } else if (status.desired_nodes == 0) {
+    status.phase = std::string(api::kPhasePending);
+    if (observation.requested_nodes == 0) {
+      set(kConditionReady, false, "NotPrestaged", "spec.prestage asks for no nodes");
+    } else {
+      set(kConditionReady, false, "NoEligibleNodes",
+          fmt::format("{} nodes requested, none eligible ({} matching nodes not Ready, cordoned "
+                      "or without room)",
+                      observation.requested_nodes, observation.ineligible_nodes));
+    }
+  } else if (status.failed_nodes > 0) {
+    status.phase = std::string(api::kPhaseDegraded);
+    set(kConditionReady, false, "StagingFailed",
+        fmt::format("{}; failed: {}", counts, fmt::join(failures, "; ")));
+  } else if (status.ready_nodes == status.desired_nodes) {
+    status.phase = std::string(api::kPhaseReady);
+    set(kConditionReady, true, "NodesReady", counts);
+  } else {
+    status.phase = std::string(status.ready_nodes + status.staging_nodes > 0 ? api::kPhaseStaging
+                                                                             : api::kPhasePending);
+    set(kConditionReady, false, status.phase, counts);
+  }
+  return status;
+}
+
+}  // namespace modelplane::controller

@@ -1,0 +1,61 @@
+// Builds a ModelRevision's status from what the controller observed on this pass: the spec's
+// validity, and the ModelCache status entries of the nodes chosen to hold it. Status is rebuilt
+// from scratch every pass, never read back as input, except each condition's
+// lastTransitionTime, which carries over while its status stays the same (as metav1.Condition
+// requires). Pure logic, unit-tested in tests/operator/status.
+// Thread safety: pure functions.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/api/condition.h"
+#include "core/api/model_cache.h"
+#include "core/api/model_revision.h"
+#include "core/api/timestamp.h"
+
+namespace modelplane::controller {
+
+namespace api = core::api;
+
+inline constexpr std::string_view kConditionValid = "Valid";
+inline constexpr std::string_view kConditionReady = "Ready";
+inline constexpr std::string_view kReasonInvalidSpec = "InvalidSpec";
+
+// One node whose ModelCache spec lists the revision.
+struct DesiredNodeState {
+  std::string node;
+  std::optional<api::CachedRevision> cached;  // its status entry for the digest, if any
+};
+
+struct RevisionObservation {
+  std::int64_t generation = 0;
+  // Non-empty: the spec is invalid; each line is one problem ("spec.files[0].sha256: ...").
+  std::vector<std::string> problems;
+  std::string digest;  // empty when invalid
+  std::int64_t total_bytes = 0;
+  bool revoked = false;
+  int requested_nodes = 0;   // spec.prestage.nodes
+  int ineligible_nodes = 0;  // matching nodes left out (not Ready, cordoned, full)
+  std::vector<DesiredNodeState> nodes;
+};
+
+// Nearest-rank percentile (q in (0, 1]) of values sorted ascending; 0 for none.
+[[nodiscard]] double NearestRankPercentile(const std::vector<double>& sorted, double q);
+
+// published - queued in seconds, when both are set and in order.
+[[nodiscard]] std::optional<double> BytesToReadySeconds(const api::CachedRevision& cached);
+
+// Sets or replaces the condition of `condition.type`, keeping the previous lastTransitionTime
+// when the status did not change.
+void SetCondition(std::vector<api::Condition>& conditions, api::Condition condition,
+                  const std::vector<api::Condition>& previous);
+
+[[nodiscard]] api::ModelRevisionStatus BuildRevisionStatus(
+    const RevisionObservation& observation, const std::vector<api::Condition>& previous_conditions,
+    api::Timestamp now);
+
+}  // namespace modelplane::controller

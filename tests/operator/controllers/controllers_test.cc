@@ -1,0 +1,345 @@
+// The operator's controllers in-process against the real API server and KWOK nodes of
+// e2e/cluster.sh (CRDs applied: `kubectl apply -f crds/`). Each test watches ModelRevisions in
+// its own namespace; ModelCaches and Nodes are cluster-wide, as in production. Assertions are on
+// the state of the world, polled with bounded waits.
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "core/api/revision_digest.h"
+#include "core/metrics/metrics_registry.h"
+#include "operator/controllers/cache_entries.h"
+#include "operator/controllers/controller_manager.h"
+#include "tests/core/kube_cluster/cluster_fixture.h"
+
+namespace modelplane::controller {
+namespace {
+
+using core::testing::WaitUntil;
+using nlohmann::json;
+using std::chrono::seconds;
+
+constexpr auto kWait = std::chrono::seconds(30);
+const std::vector<std::string> kKwokNodes = {"gpu-node-0", "gpu-node-1", "gpu-node-2",
+                                             "gpu-node-3"};
+
+json Revision(const std::string& ns, const std::string& name, int nodes) {
+  return {
+      {"apiVersion", "modelplane.io/v1alpha1"},
+      {"kind", "ModelRevision"},
+      {"metadata", {{"name", name}, {"namespace", ns}}},
+      {"spec",
+       {{"modelName", "tiny"},
+        {"files", json::array({{{"path", "model.safetensors"},
+                                {"size", 4096},
+                                {"sha256", "sha256:" + std::string(64, '1')},
+                                {"role", "weights"}},
+                               {{"path", "config.json"},
+                                {"size", 100},
+                                {"sha256", "sha256:" + std::string(64, '2')},
+                                {"role", "config"}}})},
+        {"format", "safetensors"},
+        {"engine", {{"name", "vllm"}, {"version", "0.6.0"}}},
+        {"sources",
+         json::array(
+             {{{"name", "s3"}, {"type", "objectStore"}, {"objectStore", {{"bucket", "models"}}}}})},
+        {"prestage", {{"nodeSelector", {{"type", "kwok"}}}, {"nodes", nodes}}}}}};
+}
+
+class ControllersTest : public core::testing::ClusterTest {
+ protected:
+  void SetUp() override {
+    ClusterTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    auto crd = client_->Request("GET",
+                                "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/"
+                                "modelcaches.modelplane.io",
+                                nullptr, "");
+    if (!crd) GTEST_SKIP() << "the modelplane CRDs are not installed: kubectl apply -f crds/";
+    auto metrics = ControllerMetrics::Register(registry_);
+    ASSERT_TRUE(metrics) << metrics.error().ToString();
+    metrics_.emplace(std::move(*metrics));
+    auto logger = core::Logger::Create({.component = "operator-test"});
+    ASSERT_TRUE(logger);
+    logger_.emplace(std::move(*logger));
+    manager_ = std::make_unique<ControllerManager>(
+        *client_, *watcher_,
+        ControllerOptions{.namespace_scope = namespace_,
+                          .resync_period = seconds(0),
+                          .reporting_instance = "operator-test"},
+        *metrics_, *logger_, clock_);
+    core::CancellationToken never;
+    ASSERT_TRUE(manager_->Start(never));
+  }
+
+  void TearDown() override {
+    if (manager_) {
+      // Revisions go while the controllers still run, so their finalizers are released and no
+      // entry is left in the shared ModelCaches.
+      auto revisions = client_->ListAll(core::resources::ModelRevisions(), namespace_, {});
+      if (revisions) {
+        for (const json& item : revisions->items) {
+          (void)client_->Delete(core::resources::ModelRevisions(), namespace_,
+                                item["metadata"]["name"]);
+        }
+      }
+      EXPECT_TRUE(WaitUntil(
+          [&] {
+            auto left = client_->ListAll(core::resources::ModelRevisions(), namespace_, {});
+            return left && left->items.empty();
+          },
+          kWait));
+      manager_->Stop();
+    }
+    ClusterTest::TearDown();
+  }
+
+  json GetRevision(const std::string& name) {
+    auto revision = client_->Get(core::resources::ModelRevisions(), namespace_, name);
+    return revision ? *revision : json();
+  }
+
+  // Names of the ModelCaches whose spec lists namespace_/name.
+  std::set<std::string> CachesListing(const std::string& name) {
+    std::set<std::string> names;
+    auto caches = client_->ListAll(core::resources::ModelCaches(), "", {});
+    if (!caches) return names;
+    for (const json& cache : caches->items) {
+      for (const std::string& key : SpecRevisionKeys(cache)) {
+        if (key == namespace_ + "/" + name) names.insert(cache["metadata"]["name"]);
+      }
+    }
+    return names;
+  }
+
+  std::string ZoneOf(const std::string& node) {
+    auto object = client_->Get(core::resources::Nodes(), "", node);
+    if (!object) return "";
+    return (*object)["metadata"]["labels"].value(std::string(kZoneLabel), "");
+  }
+
+  // Writes a ModelCache's status as a node agent would (the status subresource).
+  void WriteCacheStatus(const std::string& cache, const json& revisions) {
+    auto written =
+        client_->Patch(core::resources::ModelCaches(), "", cache, core::PatchType::kMerge,
+                       {{"status",
+                         {{"capacityBytes", 1LL << 40},
+                          {"usedBytes", 0},
+                          {"reservedBytes", 0},
+                          {"revisions", revisions}}}},
+                       {.subresource = "status"});
+    ASSERT_TRUE(written) << written.error().ToString();
+  }
+
+  core::MetricsRegistry registry_;
+  std::optional<ControllerMetrics> metrics_;
+  std::optional<core::Logger> logger_;
+  std::unique_ptr<ControllerManager> manager_;
+};
+
+TEST_F(ControllersTest, EveryNodeGetsAModelCache) {
+  for (const std::string& node : kKwokNodes) {
+    EXPECT_TRUE(WaitUntil(
+        [&] { return client_->Get(core::resources::ModelCaches(), "", node).has_value(); }, kWait))
+        << node;
+  }
+  auto cache = client_->Get(core::resources::ModelCaches(), "", kKwokNodes[0]);
+  auto node = client_->Get(core::resources::Nodes(), "", kKwokNodes[0]);
+  ASSERT_TRUE(cache && node);
+  ASSERT_EQ((*cache)["metadata"]["ownerReferences"].size(), 1u);
+  EXPECT_EQ((*cache)["metadata"]["ownerReferences"][0]["uid"], (*node)["metadata"]["uid"]);
+}
+
+TEST_F(ControllersTest, PrestagesAcrossZonesAndReportsStatusFromTheCaches) {
+  const std::string name = "tiny-r1";
+  auto created =
+      client_->Create(core::resources::ModelRevisions(), namespace_, Revision(namespace_, name, 2));
+  ASSERT_TRUE(created) << created.error().ToString();
+
+  // Two ModelCaches get the entry, in different zones.
+  ASSERT_TRUE(WaitUntil([&] { return CachesListing(name).size() == 2; }, kWait))
+      << "caches listing it: " << CachesListing(name).size();
+  const std::set<std::string> chosen = CachesListing(name);
+  std::set<std::string> zones;
+  for (const std::string& node : chosen) zones.insert(ZoneOf(node));
+  EXPECT_EQ(zones.size(), 2u) << "both copies in one zone";
+
+  // The digest is the one core/api computes for the spec the server stored, and the entry
+  // carries it.
+  auto stored = api::ModelRevisionFromJson(GetRevision(name));
+  ASSERT_TRUE(stored) << stored.error().ToString();
+  auto digest = api::ComputeRevisionDigest(stored->spec);
+  ASSERT_TRUE(digest);
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        const json revision = GetRevision(name);
+        return revision.contains("status") && revision["status"].value("digest", "") == *digest &&
+               revision["status"].value("desiredNodes", 0) == 2 &&
+               revision["status"].value("phase", "") == "Pending";
+      },
+      kWait))
+      << GetRevision(name).dump();
+  const json revision = GetRevision(name);
+  EXPECT_EQ(revision["status"]["totalBytes"], 4196);
+  EXPECT_EQ(revision["status"]["observedGeneration"], revision["metadata"]["generation"]);
+  EXPECT_EQ(revision["metadata"]["finalizers"], json::array({kCacheEntriesFinalizer}));
+
+  // The agents report: one node staging, then both ready from different tiers.
+  const auto node_a = *chosen.begin();
+  const auto node_b = *std::next(chosen.begin());
+  WriteCacheStatus(node_a, json::array({{{"digest", *digest},
+                                         {"state", "Staging"},
+                                         {"bytesDone", 1000},
+                                         {"bytesTotal", 4196},
+                                         {"sourceTier", "objectStore"}}}));
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        const json r = GetRevision(name);
+        return r["status"].value("phase", "") == "Staging" &&
+               r["status"].value("stagingNodes", 0) == 1;
+      },
+      kWait))
+      << GetRevision(name)["status"].dump();
+
+  WriteCacheStatus(node_a, json::array({{{"digest", *digest},
+                                         {"state", "Ready"},
+                                         {"sourceTier", "objectStore"},
+                                         {"timestamps",
+                                          {{"queued", "2026-11-29T10:00:00Z"},
+                                           {"published", "2026-11-29T10:00:06.500Z"}}}}}));
+  WriteCacheStatus(node_b, json::array({{{"digest", *digest},
+                                         {"state", "Ready"},
+                                         {"sourceTier", "peer"},
+                                         {"timestamps",
+                                          {{"queued", "2026-11-29T10:00:01Z"},
+                                           {"published", "2026-11-29T10:00:03Z"}}}}}));
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        const json r = GetRevision(name);
+        return r["status"].value("phase", "") == "Ready" && r["status"].value("readyNodes", 0) == 2;
+      },
+      kWait))
+      << GetRevision(name)["status"].dump();
+  const json status = GetRevision(name)["status"];
+  EXPECT_EQ(status["stagingNodes"], 0);
+  EXPECT_EQ(status["failedNodes"], 0);
+  EXPECT_DOUBLE_EQ(status["bytesToReadySeconds"]["p50"].get<double>(), 2.0);
+  EXPECT_DOUBLE_EQ(status["bytesToReadySeconds"]["p95"].get<double>(), 6.5);
+  EXPECT_DOUBLE_EQ(status["bytesToReadySeconds"]["p99"].get<double>(), 6.5);
+  std::map<std::string, std::string> tiers;
+  for (const json& node : status["nodes"]) tiers[node["node"]] = node.value("tier", "");
+  EXPECT_EQ(tiers, (std::map<std::string, std::string>{{node_a, "objectStore"}, {node_b, "peer"}}));
+  bool ready_true = false;
+  for (const json& condition : status["conditions"]) {
+    ready_true = ready_true || (condition["type"] == "Ready" && condition["status"] == "True");
+  }
+  EXPECT_TRUE(ready_true) << status.dump();
+
+  // Deleting the revision removes its entries everywhere, then the finalizer lets it go.
+  ASSERT_TRUE(client_->Delete(core::resources::ModelRevisions(), namespace_, name));
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        return CachesListing(name).empty() &&
+               !client_->Get(core::resources::ModelRevisions(), namespace_, name).has_value();
+      },
+      kWait));
+  for (const std::string& node : chosen) WriteCacheStatus(node, json::array());
+}
+
+TEST_F(ControllersTest, InvalidSpecIsReportedOnceWithoutRetrying) {
+  const std::string name = "escapes";
+  json revision = Revision(namespace_, name, 2);
+  // The CRD only requires a leading '/': the operator's own validation catches the traversal.
+  revision["spec"]["sources"] = json::array({{{"name", "nfs"},
+                                              {"type", "sharedFilesystem"},
+                                              {"sharedFilesystem", {{"path", "/models/../etc"}}}}});
+  auto created = client_->Create(core::resources::ModelRevisions(), namespace_, revision);
+  ASSERT_TRUE(created) << created.error().ToString();
+
+  json valid;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        const json r = GetRevision(name);
+        if (!r.contains("status") || r["status"].value("phase", "") != "Invalid") return false;
+        for (const json& condition : r["status"]["conditions"]) {
+          if (condition["type"] == "Valid") valid = condition;
+        }
+        return true;
+      },
+      kWait))
+      << GetRevision(name).dump();
+  EXPECT_EQ(valid["status"], "False");
+  EXPECT_EQ(valid["reason"], "InvalidSpec");
+  EXPECT_NE(valid["message"].get<std::string>().find("UnsafePath"), std::string::npos)
+      << valid.dump();
+  EXPECT_FALSE(GetRevision(name)["status"].contains("digest"));
+
+  // One Warning Event about it.
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        auto events = client_->ListAll(core::resources::Events(), namespace_, {});
+        if (!events) return false;
+        int found = 0;
+        for (const json& event : events->items) {
+          found += event.value("reason", "") == "InvalidSpec" &&
+                   event.value("type", "") == "Warning" &&
+                   event["regarding"].value("name", "") == name;
+        }
+        return found == 1;
+      },
+      kWait));
+
+  // No node is asked for it, and the object settles: no status rewritten pass after pass.
+  EXPECT_TRUE(CachesListing(name).empty());
+  const std::string version = GetRevision(name)["metadata"]["resourceVersion"];
+  std::this_thread::sleep_for(seconds(3));
+  EXPECT_EQ(GetRevision(name)["metadata"]["resourceVersion"], version);
+}
+
+TEST_F(ControllersTest, ANodeGetsItsCacheAndLosesItWhenRemoved) {
+  const std::string node = "mp-operator-node-" + std::to_string(::getpid());
+  const json node_object = {
+      {"apiVersion", "v1"},
+      {"kind", "Node"},
+      {"metadata",
+       {{"name", node},
+        {"annotations", {{"kwok.x-k8s.io/node", "fake"}}},
+        {"labels", {{"type", "operator-test"}, {std::string(kZoneLabel), "zone-c"}}}}}};
+  auto created = client_->Create(core::resources::Nodes(), "", node_object);
+  ASSERT_TRUE(created) << created.error().ToString();
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        auto cache = client_->Get(core::resources::ModelCaches(), "", node);
+        return cache &&
+               (*cache)["metadata"]["ownerReferences"][0]["uid"] == (*created)["metadata"]["uid"];
+      },
+      kWait));
+
+  ASSERT_TRUE(client_->Delete(core::resources::Nodes(), "", node));
+  EXPECT_TRUE(WaitUntil(
+      [&] { return !client_->Get(core::resources::ModelCaches(), "", node).has_value(); }, kWait));
+}
+
+TEST_F(ControllersTest, EntriesOfARevisionThatIsGoneArePruned) {
+  // An entry whose revision does not exist (deleted while no operator ran, finalizer removed
+  // by hand) is dropped from the cache; entries of other revisions stay.
+  const std::string cache = kKwokNodes[3];
+  ASSERT_TRUE(WaitUntil(
+      [&] { return client_->Get(core::resources::ModelCaches(), "", cache).has_value(); }, kWait));
+  const std::string digest = "sha256:" + std::string(64, 'f');
+  auto patched = client_->Patch(
+      core::resources::ModelCaches(), "", cache, core::PatchType::kApply,
+      {{"apiVersion", "modelplane.io/v1alpha1"},
+       {"kind", "ModelCache"},
+       {"metadata", {{"name", cache}}},
+       {"spec",
+        {{"revisions", json::array({{{"revision", {{"namespace", namespace_}, {"name", "ghost"}}},
+                                     {"digest", digest},
+                                     {"reason", "prestage"}}})}}}},
+      {.field_manager = "someone-by-hand", .force = true});
+  ASSERT_TRUE(patched) << patched.error().ToString();
+  EXPECT_TRUE(WaitUntil([&] { return CachesListing("ghost").empty(); }, kWait));
+}
+
+}  // namespace
+}  // namespace modelplane::controller

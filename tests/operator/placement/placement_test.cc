@@ -1,0 +1,155 @@
+// Placement rules (operator/placement/placement.h): selector, eligibility, room, stability,
+// zone spread and preference, each with a case that fails if the rule is broken.
+#include "operator/placement/placement.h"
+
+#include <gtest/gtest.h>
+
+namespace modelplane::controller {
+namespace {
+
+using Names = std::vector<std::string>;
+
+constexpr std::int64_t kGiB = 1LL << 30;
+
+PlacementCandidate Node(std::string name, std::string zone, std::int64_t capacity = 0,
+                        std::int64_t used = 0) {
+  PlacementCandidate candidate{.name = std::move(name),
+                               .labels = {{"pool", "gpu"}},
+                               .ready = true,
+                               .capacity_bytes = capacity,
+                               .used_bytes = used};
+  if (!zone.empty()) candidate.labels[std::string(kZoneLabel)] = std::move(zone);
+  return candidate;
+}
+
+PlacementRequest Want(int nodes, std::int64_t bytes = kGiB) {
+  return {.node_selector = {{"pool", "gpu"}}, .nodes = nodes, .total_bytes = bytes};
+}
+
+TEST(PlacementTest, SelectorMustMatchEveryLabel) {
+  EXPECT_TRUE(MatchesSelector({}, {{"a", "1"}}));
+  EXPECT_TRUE(MatchesSelector({{"a", "1"}}, {{"a", "1"}, {"b", "2"}}));
+  EXPECT_FALSE(MatchesSelector({{"a", "1"}}, {{"a", "2"}}));
+  EXPECT_FALSE(MatchesSelector({{"a", "1"}, {"b", "2"}}, {{"a", "1"}}));
+}
+
+TEST(PlacementTest, ZeroNodesChoosesNone) {
+  EXPECT_TRUE(ChooseNodes(Want(0), {Node("n1", "a")}).chosen.empty());
+}
+
+TEST(PlacementTest, SpreadsAcrossZonesRoundRobin) {
+  // Four nodes, two zones; the names alone would pick a-1 and a-2.
+  const std::vector<PlacementCandidate> nodes = {Node("a-1", "zone-a"), Node("a-2", "zone-a"),
+                                                 Node("b-1", "zone-b"), Node("b-2", "zone-b")};
+  EXPECT_EQ(ChooseNodes(Want(2), nodes).chosen, (Names{"a-1", "b-1"}));
+  EXPECT_EQ(ChooseNodes(Want(3), nodes).chosen, (Names{"a-1", "a-2", "b-1"}));
+  EXPECT_EQ(ChooseNodes(Want(4), nodes).chosen, (Names{"a-1", "a-2", "b-1", "b-2"}));
+  // Asking for more than there are gives every eligible node.
+  EXPECT_EQ(ChooseNodes(Want(9), nodes).chosen.size(), 4u);
+}
+
+TEST(PlacementTest, ExcludesUnmatchedNotReadyCordonedAndFullNodes) {
+  std::vector<PlacementCandidate> nodes = {Node("ok", "z"), Node("other-pool", "z"),
+                                           Node("not-ready", "z"), Node("cordoned", "z"),
+                                           Node("full", "z", 10 * kGiB, 9 * kGiB + 1)};
+  nodes[1].labels["pool"] = "cpu";
+  nodes[2].ready = false;
+  nodes[3].unschedulable = true;
+  const PlacementResult result = ChooseNodes(Want(5), nodes);
+  EXPECT_EQ(result.chosen, (Names{"ok"}));
+  EXPECT_EQ(result.ineligible, 3);  // other-pool does not match, so it is not counted
+}
+
+TEST(PlacementTest, RoomCountsUsedAndReservedBytes) {
+  PlacementCandidate exact = Node("exact", "z", 10 * kGiB, 8 * kGiB);
+  exact.reserved_bytes = kGiB;  // exactly 1 GiB left
+  PlacementCandidate short_by_one = Node("short", "z", 10 * kGiB, 8 * kGiB);
+  short_by_one.reserved_bytes = kGiB + 1;
+  EXPECT_EQ(ChooseNodes(Want(2), {exact, short_by_one}).chosen, (Names{"exact"}));
+}
+
+TEST(PlacementTest, UnknownCapacityIsEligibleButRanksAfterKnownRoom) {
+  const std::vector<PlacementCandidate> nodes = {Node("a-unknown", "z"),
+                                                 Node("b-known", "z", 100 * kGiB)};
+  EXPECT_EQ(ChooseNodes(Want(1), nodes).chosen, (Names{"b-known"}));
+  EXPECT_EQ(ChooseNodes(Want(2), nodes).chosen, (Names{"a-unknown", "b-known"}));
+}
+
+TEST(PlacementTest, PrefersReadyThenStagingThenMostFreeSpace) {
+  PlacementCandidate roomy = Node("roomy", "z", 1000 * kGiB);
+  PlacementCandidate tight = Node("tight", "z", 10 * kGiB);
+  PlacementCandidate staging = Node("staging", "z", 10 * kGiB);
+  staging.held = HeldState::kStaging;
+  PlacementCandidate ready = Node("ready", "z", 10 * kGiB, 10 * kGiB);  // full, but holds it
+  ready.held = HeldState::kReady;
+  const std::vector<PlacementCandidate> nodes = {roomy, tight, staging, ready};
+  EXPECT_EQ(ChooseNodes(Want(1), nodes).chosen, (Names{"ready"}));
+  EXPECT_EQ(ChooseNodes(Want(2), nodes).chosen, (Names{"ready", "staging"}));
+  EXPECT_EQ(ChooseNodes(Want(3), nodes).chosen, (Names{"ready", "roomy", "staging"}));
+}
+
+TEST(PlacementTest, KeepsCurrentNodesEvenWhenBetterOnesAppear) {
+  // b-1 was chosen earlier and is staging; a roomier node in a fresh zone must not displace it.
+  PlacementCandidate current = Node("b-1", "zone-b", 10 * kGiB);
+  current.currently_chosen = true;
+  current.held = HeldState::kStaging;
+  const std::vector<PlacementCandidate> nodes = {current, Node("a-1", "zone-a", 1000 * kGiB),
+                                                 Node("c-1", "zone-c", 1000 * kGiB)};
+  EXPECT_EQ(ChooseNodes(Want(1), nodes).chosen, (Names{"b-1"}));
+  // Growing the count adds new nodes next to the kept one, spreading from its zone.
+  EXPECT_EQ(ChooseNodes(Want(2), nodes).chosen, (Names{"a-1", "b-1"}));
+}
+
+TEST(PlacementTest, KeepsACurrentNodeThatHoldsItEvenIfNoLongerEligible) {
+  PlacementCandidate current = Node("n1", "z", 10 * kGiB, 10 * kGiB);
+  current.currently_chosen = true;
+  current.held = HeldState::kReady;
+  current.ready = false;  // NotReady for a moment: moving a ready copy would cost a download
+  EXPECT_EQ(ChooseNodes(Want(1), {current, Node("n2", "z")}).chosen, (Names{"n1"}));
+}
+
+TEST(PlacementTest, DropsACurrentNodeThatNoLongerMatchesOrCannotStage) {
+  PlacementCandidate moved = Node("n1", "z");
+  moved.currently_chosen = true;
+  moved.labels["pool"] = "cpu";  // the selector changed under it
+  PlacementCandidate cordoned = Node("n2", "z");
+  cordoned.currently_chosen = true;
+  cordoned.unschedulable = true;  // nothing staged there yet
+  EXPECT_EQ(ChooseNodes(Want(2), {moved, cordoned, Node("n3", "z"), Node("n4", "z")}).chosen,
+            (Names{"n3", "n4"}));
+}
+
+TEST(PlacementTest, ShrinkingKeepsTheMostPreferredCurrentNodes) {
+  std::vector<PlacementCandidate> nodes;
+  for (const char* name : {"a-1", "a-2", "b-1"}) {
+    PlacementCandidate node = Node(name, std::string("zone-") + name[0], 10 * kGiB);
+    node.currently_chosen = true;
+    node.held = HeldState::kStaging;
+    nodes.push_back(node);
+  }
+  nodes[1].held = HeldState::kReady;  // a-2 is ready: it stays, and the spread keeps b-1
+  EXPECT_EQ(ChooseNodes(Want(2), nodes).chosen, (Names{"a-2", "b-1"}));
+}
+
+TEST(PlacementTest, NodesWithoutZoneFormTheirOwnGroup) {
+  const std::vector<PlacementCandidate> nodes = {Node("a-1", "zone-a"), Node("a-2", "zone-a"),
+                                                 Node("x", "")};
+  EXPECT_EQ(ChooseNodes(Want(2), nodes).chosen, (Names{"a-1", "x"}));
+}
+
+TEST(PlacementTest, DeterministicWhateverTheInputOrder) {
+  std::vector<PlacementCandidate> nodes;
+  for (int i = 0; i < 12; ++i) {
+    nodes.push_back(
+        Node("n" + std::to_string(i), "zone-" + std::to_string(i % 3), 100 * kGiB, (i % 4) * kGiB));
+  }
+  const Names expected = ChooseNodes(Want(5), nodes).chosen;
+  ASSERT_EQ(expected.size(), 5u);
+  std::reverse(nodes.begin(), nodes.end());
+  EXPECT_EQ(ChooseNodes(Want(5), nodes).chosen, expected);
+  std::rotate(nodes.begin(), nodes.begin() + 5, nodes.end());
+  EXPECT_EQ(ChooseNodes(Want(5), nodes).chosen, expected);
+}
+
+}  // namespace
+}  // namespace modelplane::controller
