@@ -2,6 +2,7 @@
 // e2e/cluster.sh (CRDs applied: `kubectl apply -f crds/`). Each test watches ModelRevisions in
 // its own namespace; ModelCaches and Nodes are cluster-wide, as in production. Assertions are on
 // the state of the world, polled with bounded waits.
+#include <functional>
 #include <set>
 
 #include <gtest/gtest.h>
@@ -244,6 +245,80 @@ TEST_F(ControllersTest, PrestagesAcrossZonesAndReportsStatusFromTheCaches) {
       },
       kWait));
   for (const std::string& node : chosen) WriteCacheStatus(node, json::array());
+}
+
+TEST_F(ControllersTest, ShrinkingKeepsTheReadyCopyAndRevokingRemovesEveryEntry) {
+  const std::string name = "tiny-r2";
+  ASSERT_TRUE(client_->Create(core::resources::ModelRevisions(), namespace_,
+                              Revision(namespace_, name, 3)));
+  ASSERT_TRUE(WaitUntil([&] { return CachesListing(name).size() == 3; }, kWait));
+  // The last of the three by name holds it ready: shrinking to one must keep exactly that one,
+  // although name order alone would keep the first.
+  const std::string ready_node = *CachesListing(name).rbegin();
+  std::string digest;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        digest = GetRevision(name)["status"].value("digest", "");
+        return !digest.empty();
+      },
+      kWait));
+  WriteCacheStatus(ready_node, json::array({{{"digest", digest},
+                                             {"state", "Ready"},
+                                             {"sourceTier", "peer"},
+                                             {"timestamps",
+                                              {{"queued", "2026-11-29T10:00:00Z"},
+                                               {"published", "2026-11-29T10:00:01Z"}}}}}));
+  ASSERT_TRUE(
+      WaitUntil([&] { return GetRevision(name)["status"].value("readyNodes", 0) == 1; }, kWait));
+  ASSERT_TRUE(client_->Patch(core::resources::ModelRevisions(), namespace_, name,
+                             core::PatchType::kMerge, {{"spec", {{"prestage", {{"nodes", 1}}}}}}));
+  EXPECT_TRUE(
+      WaitUntil([&] { return CachesListing(name) == std::set<std::string>{ready_node}; }, kWait))
+      << CachesListing(name).size();
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        const json status = GetRevision(name)["status"];
+        return status.value("phase", "") == "Ready" && status.value("desiredNodes", 0) == 1;
+      },
+      kWait))
+      << GetRevision(name)["status"].dump();
+
+  ASSERT_TRUE(client_->Patch(core::resources::ModelRevisions(), namespace_, name,
+                             core::PatchType::kMerge, {{"spec", {{"revoked", true}}}}));
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        return CachesListing(name).empty() &&
+               GetRevision(name)["status"].value("phase", "") == "Revoked";
+      },
+      kWait))
+      << GetRevision(name)["status"].dump();
+  WriteCacheStatus(ready_node, json::array());
+}
+
+TEST_F(ControllersTest, CordonedNodesGetNoNewCopies) {
+  // Cordon one node in each zone: the two copies go to the other two, one per zone.
+  const std::vector<std::string> cordoned = {"gpu-node-0", "gpu-node-1"};
+  auto cordon = [&](bool value) {
+    for (const std::string& node : cordoned) {
+      ASSERT_TRUE(client_->Patch(core::resources::Nodes(), "", node, core::PatchType::kMerge,
+                                 {{"spec", {{"unschedulable", value}}}}));
+    }
+  };
+  cordon(true);
+  // Uncordoned whatever happens: the nodes are shared with every other cluster test.
+  struct Uncordon {
+    std::function<void()> undo;
+    ~Uncordon() { undo(); }
+  } uncordon{[&] { cordon(false); }};
+  const std::string name = "tiny-r3";
+  ASSERT_TRUE(client_->Create(core::resources::ModelRevisions(), namespace_,
+                              Revision(namespace_, name, 2)));
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        return CachesListing(name) == std::set<std::string>{"gpu-node-2", "gpu-node-3"};
+      },
+      kWait))
+      << CachesListing(name).size();
 }
 
 TEST_F(ControllersTest, InvalidSpecIsReportedOnceWithoutRetrying) {
