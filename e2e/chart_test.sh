@@ -1,0 +1,262 @@
+#!/usr/bin/env bash
+# Tests charts/modelplane: lint with the values schema (good and bad values), render and validate
+# against the real API server (kubectl apply --dry-run=server), then a real helm install --wait
+# and uninstall on the local control plane (e2e/cluster.sh, KWOK nodes).
+#
+#   e2e/chart_test.sh       brings a private cluster up, runs the checks, brings it down
+#
+# Environment: MODELPLANE_E2E_REUSE=1 runs against the cluster already up at
+# MODELPLANE_E2E_STATE (and leaves it up). Each check prints PASS/FAIL; the last line is
+# "N passed, N failed" and the exit status is non-zero on any failure.
+set -Eeuo pipefail
+
+E2E_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+REPO_DIR="$(cd "${E2E_DIR}/.." && pwd)"
+CLUSTER="${E2E_DIR}/cluster.sh"
+CHART="${REPO_DIR}/charts/modelplane"
+REUSE="${MODELPLANE_E2E_REUSE:-0}"
+WORK="$(mktemp -d /tmp/modelplane-chart.XXXXXX)"
+[[ "${REUSE}" == 1 ]] || export MODELPLANE_E2E_STATE="${WORK}/cluster"
+NS="modelplane-chart-test"
+RELEASE="mpchart"
+
+PASSED=0
+FAILED=0
+
+finish() {
+  local rc=$?
+  trap - EXIT INT TERM
+  if [[ "${REUSE}" == 1 ]]; then
+    helm uninstall "${RELEASE}" --namespace "${NS}" >/dev/null 2>&1 || true
+    kubectl delete namespace "${NS}" --ignore-not-found --wait=false >/dev/null 2>&1 || true
+  else
+    "${CLUSTER}" down >/dev/null 2>&1 || true
+  fi
+  rm -rf "${WORK}"
+  exit "${rc}"
+}
+trap finish EXIT
+trap 'exit 130' INT TERM
+
+check() {
+  local name="$1" fn="$2" out="${WORK}/check.out" rc start=${SECONDS}
+  set +e
+  ( set -Eeuo pipefail; "${fn}" ) >"${out}" 2>&1
+  rc=$?
+  set -e
+  if (( rc == 0 )); then
+    PASSED=$((PASSED + 1)); echo "PASS ${name} ($((SECONDS - start))s)"
+  else
+    FAILED=$((FAILED + 1)); echo "FAIL ${name} ($((SECONDS - start))s)"
+    sed 's/^/    | /' "${out}" | tail -n 40 >&2
+  fi
+}
+
+wait_until() {
+  local deadline=$((SECONDS + $1)); shift
+  until "$@"; do
+    (( SECONDS < deadline )) || { echo "timed out: $*" >&2; return 1; }
+    sleep 0.5
+  done
+}
+
+server_version() {
+  kubectl get --raw /version | python3 -c 'import json,sys; print(json.load(sys.stdin)["gitVersion"])'
+}
+
+# --- checks ---------------------------------------------------------------------------------
+
+check_lint() {
+  helm lint --strict "${CHART}"
+  helm lint --strict "${CHART}" --set operator.enabled=false --set extender.enabled=false \
+    --set scheduler.enabled=false --set nodeAgent.enabled=false --set rbac.create=false
+}
+
+# must_reject ARGS...: helm lint fails, naming the schema.
+must_reject() {
+  local out
+  if out="$(helm lint --strict "${CHART}" "$@" 2>&1)"; then
+    echo "accepted: $*"; return 1
+  fi
+  grep -q "at '/" <<<"${out}" || { echo "${out}"; echo "not a schema error: $*"; return 1; }
+  echo "rejected $*: $(grep "at '/" <<<"${out}" | head -1)"
+}
+
+check_schema_rejects() {
+  must_reject --set extender.port=70000
+  must_reject --set operator.enabld=false
+  must_reject --set log.level=verbose
+  must_reject --set nodeAgent.cacheRoot=relative/path
+  must_reject --set scheduler.extender.nodeCacheCapable=maybe
+  must_reject --set image.pullPolicy=Sometimes
+  must_reject --set-string extender.replicas=two
+}
+
+# render NAME ARGS...: helm template into WORK/NAME.yaml for the server's version.
+render() {
+  local name="$1"; shift
+  helm template "${RELEASE}" "${CHART}" --namespace "${NS}" --include-crds \
+    --kube-version "$(server_version)" "$@" >"${WORK}/${name}.yaml"
+}
+
+check_server_dry_run() {
+  kubectl create namespace "${NS}" --dry-run=client -o yaml | kubectl apply -f -
+  render defaults
+  render no-operator --set operator.enabled=false
+  render names --set scheduler.extender.nodeCacheCapable=false --set nodeAgent.ownCacheOnly=false
+  local kinds
+  kinds="$(grep '^kind:' "${WORK}/defaults.yaml" | sort | uniq -c)"
+  echo "${kinds}"
+  for kind in CustomResourceDefinition DaemonSet Deployment Service ClusterRole Role \
+      ValidatingAdmissionPolicy ServiceAccount ConfigMap; do
+    grep -q "^kind: ${kind}$" "${WORK}/defaults.yaml" || { echo "no ${kind} rendered"; return 1; }
+  done
+  ! grep -q "modelplane-operator$" <(grep 'name:' "${WORK}/no-operator.yaml") ||
+    { echo "operator.enabled=false still renders the operator"; return 1; }
+  # CRDs first, so the dry run of everything else sees them.
+  kubectl apply --server-side -f "${REPO_DIR}/crds/"
+  local f
+  for f in defaults no-operator names; do
+    kubectl apply --dry-run=server -f "${WORK}/${f}.yaml" >/dev/null
+    echo "server dry run of ${f}: ok"
+  done
+}
+
+scheduler_config() {
+  kubectl -n "${NS}" get configmap "${RELEASE}-modelplane-scheduler" \
+    -o jsonpath='{.data.config\.yaml}'
+}
+
+check_install() {
+  helm install "${RELEASE}" "${CHART}" --namespace "${NS}" --create-namespace --wait \
+    --timeout 120s
+  kubectl -n "${NS}" get deploy,ds,svc,sa,role,rolebinding,configmap -o wide
+  local nodes ready
+  nodes="$(kubectl get nodes -l type=kwok -o name | grep -c .)"
+  ready="$(kubectl -n "${NS}" get ds "${RELEASE}-modelplane-node-agent" -o jsonpath='{.status.numberReady}')"
+  echo "node agents ready: ${ready} of ${nodes} KWOK nodes"
+  [[ "${ready}" == "${nodes}" ]]
+  local d
+  for d in operator extender scheduler; do
+    [[ "$(kubectl -n "${NS}" get deploy "${RELEASE}-modelplane-${d}" -o jsonpath='{.status.readyReplicas}')" == 1 ]]
+  done
+  # The second scheduler calls this release's extender Service, at the Service's port.
+  scheduler_config | grep -F "urlPrefix: \"http://${RELEASE}-modelplane-extender.${NS}.svc:8888/scheduler\""
+  [[ "$(kubectl -n "${NS}" get svc "${RELEASE}-modelplane-extender" -o jsonpath='{.spec.ports[?(@.name=="extender")].port}')" == 8888 ]]
+  # Agents know their node (downward API) and mount the cache root from the host.
+  local pod
+  pod="$(kubectl -n "${NS}" get pods -l app.kubernetes.io/component=node-agent -o name | head -1)"
+  kubectl -n "${NS}" get "${pod}" -o jsonpath='{.spec.containers[0].env[?(@.name=="NODE_NAME")].valueFrom.fieldRef.fieldPath}' | grep -qx spec.nodeName
+  kubectl -n "${NS}" get "${pod}" -o jsonpath='{.spec.volumes[?(@.name=="cache")].hostPath.path}' | grep -qx /var/lib/modelplane/cache
+}
+
+# can SA VERB RESOURCE [-n NS]: kubectl auth can-i as the component's ServiceAccount.
+can() {
+  local sa="$1"; shift
+  echo "can ${sa} $*"
+  kubectl auth can-i 2>/dev/null --as="system:serviceaccount:${NS}:${RELEASE}-modelplane-${sa}" "$@"
+}
+cannot() { ! can "$@"; }
+
+check_least_privilege() {
+  can extender list modelrevisions.modelplane.io --all-namespaces
+  can extender watch modelcaches.modelplane.io
+  cannot extender update modelcaches.modelplane.io
+  cannot extender list pods --all-namespaces
+  cannot extender get secrets -n "${NS}"
+  can operator patch modelrevisions.modelplane.io --subresource=status -n default
+  can operator create modelcaches.modelplane.io
+  cannot operator patch modelcaches.modelplane.io --subresource=status
+  can operator create leases.coordination.k8s.io -n "${NS}"
+  cannot operator create leases.coordination.k8s.io -n default
+  cannot operator get secrets -n "${NS}"
+  can node-agent patch modelcaches.modelplane.io --subresource=status
+  cannot node-agent update modelcaches.modelplane.io
+  can node-agent patch pods --subresource=status -n default
+  cannot node-agent delete pods -n default
+  can node-agent get nodes
+  cannot node-agent list nodes
+  can scheduler create bindings -n default
+  can scheduler update leases.coordination.k8s.io/"${RELEASE}-modelplane-scheduler" -n "${NS}"
+  cannot scheduler update leases.coordination.k8s.io/other -n "${NS}"
+  cannot scheduler list modelcaches.modelplane.io
+}
+
+check_own_cache_policy() {
+  # The policy binds and its CEL compiles (the API server type-checks it on admission).
+  kubectl get validatingadmissionpolicy "${RELEASE}-modelplane-node-agent-own-cache" \
+    -o jsonpath='{.status.typeChecking}' ; echo
+  [[ -z "$(kubectl get validatingadmissionpolicy "${RELEASE}-modelplane-node-agent-own-cache" \
+      -o jsonpath='{.status.typeChecking.expressionWarnings}')" ]]
+  # A write as the agent's ServiceAccount without a node-bound token is denied by the policy.
+  kubectl apply -f - <<'YAML'
+apiVersion: modelplane.io/v1alpha1
+kind: ModelCache
+metadata: {name: gpu-node-0}
+spec: {}
+YAML
+  local out
+  if out="$(kubectl patch modelcache gpu-node-0 --subresource=status --type=merge \
+      -p '{"status":{"capacityBytes":1}}' \
+      --as="system:serviceaccount:${NS}:${RELEASE}-modelplane-node-agent" 2>&1)"; then
+    echo "an agent without a node-bound token wrote a ModelCache: ${out}"
+    kubectl delete modelcache gpu-node-0; return 1
+  fi
+  echo "${out}"
+  grep -q "only write the ModelCache named after its own node" <<<"${out}"
+
+  # With a real token bound to an agent pod (kube-apiserver adds the pod's node to it), the
+  # agent may write its own node's ModelCache and no other.
+  local pod node other token server ca
+  pod="$(kubectl -n "${NS}" get pods -l app.kubernetes.io/component=node-agent -o jsonpath='{.items[0].metadata.name}')"
+  node="$(kubectl -n "${NS}" get pod "${pod}" -o jsonpath='{.spec.nodeName}')"
+  other="$(kubectl get nodes -l type=kwok -o name | sed 's|node/||' | grep -vx "${node}" | head -1)"
+  token="$(kubectl -n "${NS}" create token "${RELEASE}-modelplane-node-agent" \
+    --bound-object-kind=Pod --bound-object-name="${pod}" --duration=10m)"
+  server="$(kubectl config view --raw -o jsonpath='{.clusters[0].cluster.server}')"
+  ca="$(kubectl config view --raw -o jsonpath='{.clusters[0].cluster.certificate-authority}')"
+  as_agent() { kubectl --kubeconfig=/dev/null --server="${server}" --certificate-authority="${ca}" \
+    --token="${token}" "$@"; }
+  for n in "${node}" "${other}"; do
+    kubectl apply -f - <<YAML
+apiVersion: modelplane.io/v1alpha1
+kind: ModelCache
+metadata: {name: ${n}}
+spec: {}
+YAML
+  done
+  as_agent auth whoami -o jsonpath='{.status.userInfo.extra}'; echo
+  as_agent patch modelcache "${node}" --subresource=status --type=merge \
+    -p '{"status":{"capacityBytes":1}}'
+  [[ "$(kubectl get modelcache "${node}" -o jsonpath='{.status.capacityBytes}')" == 1 ]]
+  if out="$(as_agent patch modelcache "${other}" --subresource=status --type=merge \
+      -p '{"status":{"capacityBytes":1}}' 2>&1)"; then
+    echo "the agent on ${node} wrote ${other}'s ModelCache"; return 1
+  fi
+  echo "${out}"
+  kubectl delete modelcache "${node}" "${other}" --ignore-not-found
+  kubectl delete modelcache gpu-node-0 --ignore-not-found
+  grep -q "only write the ModelCache named after its own node" <<<"${out}"
+}
+
+check_uninstall() {
+  helm uninstall "${RELEASE}" --namespace "${NS}" --wait --timeout 60s
+  [[ -z "$(kubectl get clusterrole,clusterrolebinding,validatingadmissionpolicy -o name | grep "${RELEASE}-modelplane" || true)" ]]
+  [[ -z "$(kubectl -n "${NS}" get deploy,ds,svc,configmap -l app.kubernetes.io/instance="${RELEASE}" -o name)" ]]
+}
+
+# --- run ------------------------------------------------------------------------------------
+if [[ "${REUSE}" != 1 ]]; then
+  "${E2E_DIR}/tools.sh" build >/dev/null
+  "${CLUSTER}" up >"${WORK}/up.log" 2>&1 || { cat "${WORK}/up.log"; exit 1; }
+fi
+eval "$("${CLUSTER}" env)"
+check "helm lint --strict (defaults; every component off)" check_lint
+check "values.schema.json rejects bad values" check_schema_rejects
+check "rendered manifests pass kubectl apply --dry-run=server" check_server_dry_run
+check "helm install --wait: deployments and daemonset ready on KWOK" check_install
+check "per-component RBAC is least privilege (kubectl auth can-i)" check_least_privilege
+check "node agents may write only their own ModelCache (admission policy)" check_own_cache_policy
+check "helm uninstall removes the release" check_uninstall
+echo "${PASSED} passed, ${FAILED} failed"
+(( FAILED == 0 ))
