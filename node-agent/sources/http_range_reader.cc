@@ -1,0 +1,114 @@
+#include "node-agent/sources/http_range_reader.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include <fmt/format.h>
+
+namespace modelplane::agent {
+namespace {
+
+using core::Error;
+using core::ErrorCode;
+using std::chrono::milliseconds;
+using std::chrono::steady_clock;
+
+std::optional<Error> ContextStop(const ReadContext& context) {
+  if (context.cancel != nullptr && context.cancel->cancelled()) {
+    return Error(ErrorCode::kCancelled, "read cancelled");
+  }
+  if (steady_clock::now() >= context.deadline) {
+    return Error(ErrorCode::kDeadlineExceeded, "read deadline passed");
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<unsigned> HttpStatusOf(const Error& error) {
+  const std::string& message = error.message();
+  std::size_t at = 0;
+  while ((at = message.find("HTTP ", at)) != std::string::npos) {
+    at += 5;
+    if (at + 3 <= message.size() && std::isdigit(static_cast<unsigned char>(message[at])) &&
+        std::isdigit(static_cast<unsigned char>(message[at + 1])) &&
+        std::isdigit(static_cast<unsigned char>(message[at + 2])) &&
+        (at + 3 == message.size() || message[at + 3] == ' ')) {
+      return static_cast<unsigned>(std::stoul(message.substr(at, 3)));
+    }
+  }
+  return std::nullopt;
+}
+
+core::Status ApplyReadContext(const ReadContext& context, milliseconds read_timeout,
+                              core::ClientRequest& request) {
+  if (auto stop = ContextStop(context)) return std::unexpected(*stop);
+  if (context.deadline != steady_clock::time_point::max()) {
+    // At least 1 ms: a zero timeout would mean "no wait" to some asio paths.
+    const auto left =
+        std::max(milliseconds(1),
+                 std::chrono::duration_cast<milliseconds>(context.deadline - steady_clock::now()));
+    read_timeout = std::min(read_timeout, left);
+    request.connect_timeout = std::min(request.connect_timeout.value_or(left), left);
+  }
+  request.read_timeout = read_timeout;
+  return core::Ok();
+}
+
+core::Status ReadHttpRange(core::HttpClient& client, core::ClientRequest request,
+                           std::uint64_t offset, std::span<std::byte> destination,
+                           const ReadContext& context, milliseconds read_timeout,
+                           const HttpErrorMapper& map_error) {
+  if (destination.empty()) return core::Ok();
+  if (auto applied = ApplyReadContext(context, read_timeout, request); !applied) return applied;
+  request.range_first = offset;
+  request.range_last = offset + destination.size() - 1;
+
+  std::size_t written = 0;
+  std::optional<Error> sink_error;
+  const core::BodySink sink = [&](std::span<const std::byte> data) -> core::Status {
+    if (data.size() > destination.size() - written) {
+      sink_error = Error(
+          ErrorCode::kDataLoss,
+          fmt::format("{} sent more than the {} bytes asked for", request.url, destination.size()),
+          false);
+      return std::unexpected(*sink_error);
+    }
+    std::memcpy(destination.data() + written, data.data(), data.size());
+    written += data.size();
+    if (auto stop = ContextStop(context); stop && written < destination.size()) {
+      sink_error = *stop;
+      return std::unexpected(*stop);
+    }
+    return core::Ok();
+  };
+
+  auto response = client.FetchStream(request, sink);
+  if (!response) {
+    if (sink_error) return std::unexpected(sink_error->Wrap(request.url));
+    const Error& error = response.error();
+    if (error.code() == ErrorCode::kDeadlineExceeded) {
+      return std::unexpected(Error(ErrorCode::kDeadlineExceeded, error.message(), true));
+    }
+    if (written > 0 &&
+        (error.code() == ErrorCode::kUnavailable || error.code() == ErrorCode::kIo)) {
+      // The server promised more than it sent before the connection ended.
+      return std::unexpected(
+          Error(ErrorCode::kDataLoss,
+                fmt::format("truncated: {} of {} bytes from offset {}: {}", written,
+                            destination.size(), offset, error.message()),
+                true));
+    }
+    return std::unexpected(map_error(error));
+  }
+  if (written < destination.size()) {
+    return std::unexpected(
+        Error(ErrorCode::kDataLoss,
+              fmt::format("{} holds fewer bytes than asked: {} of {} from offset {}", request.url,
+                          written, destination.size(), offset),
+              false));
+  }
+  return core::Ok();
+}
+
+}  // namespace modelplane::agent

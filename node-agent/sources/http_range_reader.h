@@ -1,0 +1,45 @@
+// One ranged GET into a caller's buffer, shared by the object-store and HTTP-origin sources:
+// applies a ReadContext's deadline and cancellation to the HTTP client's request, copies the
+// body into the destination and tells a short answer (kDataLoss) from a failed transfer.
+//
+// The client has no cancellation hook of its own, so cancellation and the overall deadline are
+// checked before the request and on every body chunk (at most ClientOptions::stream_buffer_size
+// bytes apart); each connect and read is bounded by the time left, so a stalled server ends the
+// call with kDeadlineExceeded no later than the deadline plus one client retry backoff.
+// Thread safety: pure functions over the client, which is thread-safe.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string_view>
+
+#include "core/error/error.h"
+#include "core/http/http_client.h"
+#include "node-agent/fetch/range_source.h"
+
+namespace modelplane::agent {
+
+// Turns the client's error for a request (an HTTP status error, a timeout) into the source's.
+using HttpErrorMapper = std::function<core::Error(const core::Error&)>;
+
+// kCancelled / kDeadlineExceeded when the context already forbids starting; otherwise Ok and
+// the request's connect and read timeouts are lowered to the time left before the deadline.
+[[nodiscard]] core::Status ApplyReadContext(const ReadContext& context,
+                                            std::chrono::milliseconds read_timeout,
+                                            core::ClientRequest& request);
+
+// GETs bytes [offset, offset + destination.size()) of request.url into destination, entirely
+// or not at all (see RangeSource::ReadRange for the error codes).
+[[nodiscard]] core::Status ReadHttpRange(core::HttpClient& client, core::ClientRequest request,
+                                         std::uint64_t offset, std::span<std::byte> destination,
+                                         const ReadContext& context,
+                                         std::chrono::milliseconds read_timeout,
+                                         const HttpErrorMapper& map_error);
+
+// The HTTP status an error from core::HttpClient names ("HTTP 404 from ..."), if any.
+[[nodiscard]] std::optional<unsigned> HttpStatusOf(const core::Error& error);
+
+}  // namespace modelplane::agent

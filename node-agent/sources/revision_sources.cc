@@ -1,0 +1,108 @@
+#include "node-agent/sources/revision_sources.h"
+
+#include <fmt/format.h>
+
+#include "node-agent/sources/http_origin_range_source.h"
+#include "node-agent/sources/s3_range_source.h"
+#include "node-agent/sources/shared_filesystem_range_source.h"
+
+namespace modelplane::agent {
+namespace {
+
+using core::ErrorCode;
+using core::MakeError;
+
+std::size_t Concurrency(const core::api::ModelSource& source,
+                        const SourceEnvironment& environment) {
+  if (source.capacity && source.capacity->max_concurrent_fetches &&
+      *source.capacity->max_concurrent_fetches > 0) {
+    return static_cast<std::size_t>(*source.capacity->max_concurrent_fetches);
+  }
+  return environment.default_concurrency;
+}
+
+}  // namespace
+
+core::Result<std::unique_ptr<S3Client>> CreateS3ClientForSource(
+    const core::api::ModelSource& source, const SourceEnvironment& environment) {
+  if (!source.object_store) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     fmt::format("source {} has no objectStore location", source.name));
+  }
+  const core::api::ObjectStoreLocation& location = *source.object_store;
+  core::Result<SigningCredentials> credentials =
+      source.credentials_secret_ref && !environment.secrets_directory.empty()
+          ? CredentialsFromDirectory(fmt::format("{}/{}", environment.secrets_directory,
+                                                 source.credentials_secret_ref->name))
+          : CredentialsFromEnvironment(environment.environment);
+  if (!credentials) {
+    return std::unexpected(credentials.error().Wrap(fmt::format("source {}", source.name)));
+  }
+  S3ClientOptions options;
+  options.region = !location.region.empty()
+                       ? location.region
+                       : RegionFromEnvironment(environment.environment).value_or("us-east-1");
+  options.endpoint = !location.endpoint.empty()
+                         ? location.endpoint
+                         : fmt::format("https://s3.{}.amazonaws.com", options.region);
+  while (options.endpoint.size() > 1 && options.endpoint.back() == '/') {
+    options.endpoint.pop_back();
+  }
+  options.addressing = environment.s3_addressing;
+  options.credentials = std::move(*credentials);
+  options.http = environment.http;
+  options.clock = environment.clock;
+  auto client = S3Client::Create(std::move(options));
+  if (!client) return std::unexpected(client.error().Wrap(fmt::format("source {}", source.name)));
+  return client;
+}
+
+core::Result<std::vector<std::unique_ptr<RangeSource>>> CreateRevisionSources(
+    const std::vector<core::api::ModelSource>& sources, const SourceEnvironment& environment) {
+  std::vector<std::unique_ptr<RangeSource>> result;
+  std::shared_ptr<core::HttpClient> http_client;  // one pool for every http source
+  for (const core::api::ModelSource& source : sources) {
+    const std::size_t concurrency = Concurrency(source, environment);
+    if (source.type == core::api::kSourceObjectStore) {
+      auto client = CreateS3ClientForSource(source, environment);
+      if (!client) return std::unexpected(client.error());
+      auto created = S3RangeSource::Create(std::shared_ptr<S3Client>(std::move(*client)),
+                                           {.name = source.name,
+                                            .bucket = source.object_store->bucket,
+                                            .prefix = source.object_store->prefix,
+                                            .max_concurrency = concurrency});
+      if (!created) return std::unexpected(created.error());
+      result.push_back(std::move(*created));
+    } else if (source.type == core::api::kSourceHttp && source.http) {
+      if (!http_client) {
+        auto client = core::HttpClient::Create(environment.http);
+        if (!client) return std::unexpected(client.error());
+        http_client = std::move(*client);
+      }
+      auto created = HttpOriginRangeSource::Create(http_client,
+                                                   {.name = source.name,
+                                                    .base_url = source.http->base_url,
+                                                    .max_concurrency = concurrency,
+                                                    .read_timeout = environment.http.read_timeout});
+      if (!created) {
+        return std::unexpected(created.error().Wrap(fmt::format("source {}", source.name)));
+      }
+      result.push_back(std::move(*created));
+    } else if (source.type == core::api::kSourceSharedFilesystem && source.shared_filesystem) {
+      auto created = SharedFilesystemRangeSource::Create({.name = source.name,
+                                                          .root = source.shared_filesystem->path,
+                                                          .max_concurrency = concurrency});
+      if (!created) {
+        return std::unexpected(created.error().Wrap(fmt::format("source {}", source.name)));
+      }
+      result.push_back(std::move(*created));
+    } else {
+      return MakeError(
+          ErrorCode::kInvalidArgument,
+          fmt::format("source {} has type \"{}\" without its location", source.name, source.type));
+    }
+  }
+  return result;
+}
+
+}  // namespace modelplane::agent

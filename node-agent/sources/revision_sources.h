@@ -1,0 +1,55 @@
+// Turns a ModelRevision's spec.sources into RangeSources, in the order listed: objectStore ->
+// S3RangeSource, http -> HttpOriginRangeSource, sharedFilesystem -> SharedFilesystemRangeSource.
+//
+// Credentials for an objectStore source come from its credentialsSecretRef: the node agent sees
+// each Secret mounted as "<secrets_directory>/<secret name>/" (accessKeyId, secretAccessKey,
+// optional sessionToken; see s3_credentials.h). A source without a reference, or an agent run
+// without a secrets directory, uses AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY / AWS_SESSION_TOKEN
+// from the environment. The region is the source's, else AWS_REGION, else us-east-1; a source
+// without an endpoint uses AWS's regional endpoint.
+// Thread safety: a pure function; the sources it returns are thread-safe (range_source.h).
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/api/model_revision.h"
+#include "core/clock/clock.h"
+#include "core/error/error.h"
+#include "core/http/http_client.h"
+#include "node-agent/fetch/range_source.h"
+#include "node-agent/sources/s3_client.h"
+#include "node-agent/sources/s3_credentials.h"
+
+namespace modelplane::agent {
+
+// Client options for sources: no retries inside the client, since the fetch engine retries and
+// fails over between sources itself, and a client retry would overrun ReadContext deadlines.
+[[nodiscard]] inline core::ClientOptions SourceClientOptions() {
+  core::ClientOptions options;
+  options.retry.max_attempts = 1;
+  return options;
+}
+
+struct SourceEnvironment {
+  // "<secrets_directory>/<secretName>/accessKeyId"...; empty: credentials from `environment`.
+  std::string secrets_directory;
+  EnvironmentLookup environment = ProcessEnvironment();
+  core::ClientOptions http = SourceClientOptions();
+  S3AddressingStyle s3_addressing = S3AddressingStyle::kPath;
+  // ReadRange calls in flight per source when the source's capacity.maxConcurrentFetches is
+  // unset.
+  std::size_t default_concurrency = 16;
+  std::shared_ptr<const core::Clock> clock;  // null: the system clock
+};
+
+[[nodiscard]] core::Result<std::vector<std::unique_ptr<RangeSource>>> CreateRevisionSources(
+    const std::vector<core::api::ModelSource>& sources, const SourceEnvironment& environment);
+
+// The S3 client one objectStore source needs (also used by the manifest builder).
+[[nodiscard]] core::Result<std::unique_ptr<S3Client>> CreateS3ClientForSource(
+    const core::api::ModelSource& source, const SourceEnvironment& environment);
+
+}  // namespace modelplane::agent

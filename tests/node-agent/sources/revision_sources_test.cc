@@ -1,0 +1,155 @@
+#include "node-agent/sources/revision_sources.h"
+
+#include <fmt/format.h>
+
+#include <gtest/gtest.h>
+
+#include "node-agent/sources/s3_range_source.h"
+#include "test_files.h"
+
+namespace modelplane::agent {
+namespace {
+
+using core::ErrorCode;
+using testing::TempFolder;
+
+core::api::ModelSource ObjectStore(std::string name, std::optional<std::string> secret = {}) {
+  core::api::ModelSource source;
+  source.name = std::move(name);
+  source.type = "objectStore";
+  source.object_store = core::api::ObjectStoreLocation{
+      .endpoint = "http://127.0.0.1:9000", .bucket = "models", .prefix = "llama/r1/", .region = ""};
+  if (secret) source.credentials_secret_ref = core::api::SecretReference{*secret};
+  return source;
+}
+
+SourceEnvironment Environment(std::string secrets_directory = "") {
+  SourceEnvironment environment;
+  environment.secrets_directory = std::move(secrets_directory);
+  environment.environment = [](std::string_view name) -> std::optional<std::string> {
+    if (name == "AWS_ACCESS_KEY_ID") return "env-key";
+    if (name == "AWS_SECRET_ACCESS_KEY") return "env-secret";
+    if (name == "AWS_REGION") return "eu-central-1";
+    return std::nullopt;
+  };
+  return environment;
+}
+
+TEST(CreateRevisionSources, BuildsOneSourcePerEntryInOrder) {
+  TempFolder shared;
+  core::api::ModelSource http;
+  http.name = "origin";
+  http.type = "http";
+  http.http = core::api::HttpLocation{"https://models.example.com/llama/r1"};
+  core::api::ModelSource nfs;
+  nfs.name = "nfs";
+  nfs.type = "sharedFilesystem";
+  nfs.shared_filesystem = core::api::SharedFilesystemLocation{shared.path()};
+  nfs.capacity = core::api::SourceCapacity{.max_concurrent_fetches = 3};
+  auto sources = CreateRevisionSources({ObjectStore("s3"), http, nfs}, Environment());
+  ASSERT_TRUE(sources.has_value()) << sources.error().ToString();
+  ASSERT_EQ(sources->size(), 3u);
+  EXPECT_EQ((*sources)[0]->tier(), "objectStore");
+  EXPECT_EQ((*sources)[0]->name(), "objectStore/s3");
+  EXPECT_EQ((*sources)[0]->max_concurrency(), 16u);
+  EXPECT_EQ((*sources)[1]->tier(), "http");
+  EXPECT_EQ((*sources)[1]->name(), "http/origin");
+  EXPECT_EQ((*sources)[2]->tier(), "sharedFilesystem");
+  EXPECT_EQ((*sources)[2]->max_concurrency(), 3u);
+  auto* s3 = dynamic_cast<S3RangeSource*>((*sources)[0].get());
+  ASSERT_NE(s3, nullptr);
+  EXPECT_EQ(s3->KeyFor("model.safetensors"), "llama/r1/model.safetensors");
+}
+
+TEST(CreateS3ClientForSource, RegionAndEndpointDefaults) {
+  auto source = ObjectStore("s3");
+  auto client = CreateS3ClientForSource(source, Environment());
+  ASSERT_TRUE(client.has_value()) << client.error().ToString();
+  EXPECT_EQ((*client)->region(), "eu-central-1");
+  source.object_store->endpoint = "";
+  source.object_store->region = "us-west-2";
+  auto aws = CreateS3ClientForSource(source, Environment());
+  ASSERT_TRUE(aws.has_value());
+  EXPECT_EQ((*aws)->endpoint(), "https://s3.us-west-2.amazonaws.com");
+}
+
+TEST(CreateS3ClientForSource, SecretDirectoryPerSecretName) {
+  TempFolder secrets;
+  secrets.Write("s3-models-readonly/accessKeyId", "dir-key");
+  secrets.Write("s3-models-readonly/secretAccessKey", "dir-secret");
+  auto found =
+      CreateS3ClientForSource(ObjectStore("s3", "s3-models-readonly"), Environment(secrets.path()));
+  ASSERT_TRUE(found.has_value()) << found.error().ToString();
+  auto missing =
+      CreateS3ClientForSource(ObjectStore("s3", "other-secret"), Environment(secrets.path()));
+  ASSERT_FALSE(missing.has_value());
+  EXPECT_EQ(missing.error().code(), ErrorCode::kNotFound);
+  EXPECT_NE(missing.error().message().find("other-secret"), std::string::npos);
+}
+
+TEST(CreateRevisionSources, TypeWithoutLocationIsInvalid) {
+  core::api::ModelSource broken;
+  broken.name = "b";
+  broken.type = "http";
+  auto sources = CreateRevisionSources({broken}, Environment());
+  ASSERT_FALSE(sources.has_value());
+  EXPECT_EQ(sources.error().code(), ErrorCode::kInvalidArgument);
+}
+
+TEST(S3ClientUrls, PathAndVirtualHostedStyle) {
+  S3ClientOptions options{.endpoint = "https://s3.eu-west-1.amazonaws.com",
+                          .region = "eu-west-1",
+                          .credentials = {.access_key_id = "a", .secret_access_key = "s"}};
+  auto path_style = S3Client::Create(options);
+  ASSERT_TRUE(path_style.has_value()) << path_style.error().ToString();
+  EXPECT_EQ((*path_style)->ObjectUrl("models", "llama 3/ü.safetensors"),
+            "https://s3.eu-west-1.amazonaws.com/models/llama%203/%C3%BC.safetensors");
+  EXPECT_EQ((*path_style)->ObjectUrl("models", "", {{"prefix", "a b/"}, {"list-type", "2"}}),
+            "https://s3.eu-west-1.amazonaws.com/models?list-type=2&prefix=a%20b%2F");
+  options.addressing = S3AddressingStyle::kVirtualHosted;
+  options.endpoint = "http://minio.local:9000";
+  auto virtual_hosted = S3Client::Create(options);
+  ASSERT_TRUE(virtual_hosted.has_value());
+  EXPECT_EQ((*virtual_hosted)->ObjectUrl("models", "a/b c"),
+            "http://models.minio.local:9000/a/b%20c");
+  EXPECT_EQ((*virtual_hosted)->ObjectUrl("models", ""), "http://models.minio.local:9000/");
+}
+
+TEST(S3ClientCreate, RejectsEndpointsWithPathsAndMissingCredentials) {
+  EXPECT_FALSE(S3Client::Create({.endpoint = "http://x:9000/base",
+                                 .credentials = {.access_key_id = "a", .secret_access_key = "s"}}));
+  auto anonymous = S3Client::Create({.endpoint = "http://x:9000"});
+  ASSERT_FALSE(anonymous.has_value());
+  EXPECT_EQ(anonymous.error().code(), ErrorCode::kUnauthenticated);
+}
+
+TEST(MapS3Error, UsesTheS3CodeAndQuotesIt) {
+  const auto http_error = [](ErrorCode code, unsigned status, std::string s3_code) {
+    return core::Error(code,
+                       fmt::format("HTTP {} from http://x/b/k: <?xml version=\"1.0\"?><Error>"
+                                   "<Code>{}</Code><Message>m</Message></Error>",
+                                   status, s3_code),
+                       false);
+  };
+  const auto mapped =
+      MapS3Error(http_error(ErrorCode::kNotFound, 404, "NoSuchKey"), "GetObject b/k");
+  EXPECT_EQ(mapped.code(), ErrorCode::kNotFound);
+  EXPECT_NE(mapped.message().find("NoSuchKey"), std::string::npos);
+  EXPECT_NE(mapped.message().find("GetObject b/k"), std::string::npos);
+  EXPECT_EQ(MapS3Error(http_error(ErrorCode::kPermissionDenied, 403, "SignatureDoesNotMatch"), "x")
+                .code(),
+            ErrorCode::kUnauthenticated);
+  EXPECT_EQ(MapS3Error(http_error(ErrorCode::kPermissionDenied, 403, "AccessDenied"), "x").code(),
+            ErrorCode::kPermissionDenied);
+  EXPECT_EQ(MapS3Error(http_error(ErrorCode::kInvalidArgument, 400, "NoSuchBucket"), "x").code(),
+            ErrorCode::kNotFound);
+  const auto slow = MapS3Error(http_error(ErrorCode::kUnavailable, 503, "SlowDown"), "x");
+  EXPECT_EQ(slow.code(), ErrorCode::kThrottled);
+  EXPECT_TRUE(slow.retryable());
+  const auto head = MapS3Error(core::Error(ErrorCode::kNotFound, "HTTP 404 from http://x/b/k: "),
+                               "HeadObject b/k");
+  EXPECT_EQ(head.code(), ErrorCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace modelplane::agent
