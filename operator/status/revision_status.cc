@@ -122,9 +122,14 @@ api::ModelRevisionStatus BuildRevisionStatus(const RevisionObservation& observat
                                 .p99 = NearestRankPercentile(ready_seconds, 0.99)};
   }
 
-  const std::string counts =
+  std::string counts =
       fmt::format("{} of {} desired nodes ready, {} staging, {} failed", status.ready_nodes,
                   status.desired_nodes, status.staging_nodes, status.failed_nodes);
+  if (status.desired_nodes < observation.requested_nodes) {
+    // Fewer eligible nodes than asked for is not a failure of what was placed, but say so.
+    counts += fmt::format("; {} requested, {} matching nodes not Ready, cordoned or full",
+                          observation.requested_nodes, observation.ineligible_nodes);
+  }
   if (observation.revoked) {
     status.phase = std::string(api::kPhaseRevoked);
     set(kConditionReady, false, "Revoked", "spec.revoked is set; no node is asked to hold it");

@@ -128,6 +128,16 @@ TEST(RevisionStatusTest, AFailedNodeDegradesWithItsMessage) {
   EXPECT_NE(Find(status, kConditionReady).message.find("sha256 mismatch"), std::string::npos);
 }
 
+TEST(RevisionStatusTest, FewerEligibleNodesThanRequestedIsSaid) {
+  auto observation = Valid({At("n1", api::kCacheStateReady, "peer", 1.0)}, 3);
+  observation.ineligible_nodes = 2;
+  const auto status = BuildRevisionStatus(observation, {}, kT0);
+  EXPECT_EQ(status.phase, api::kPhaseReady);
+  EXPECT_NE(Find(status, kConditionReady).message.find("3 requested, 2 matching nodes"),
+            std::string::npos)
+      << Find(status, kConditionReady).message;
+}
+
 TEST(RevisionStatusTest, NoNodesIsPendingWithAReason) {
   auto observation = Valid({}, 2);
   observation.ineligible_nodes = 3;

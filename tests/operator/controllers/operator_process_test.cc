@@ -1,0 +1,178 @@
+// modelplane-operator as a process (the binary scripts/demo.sh and the chart run): two replicas
+// against the real API server; only the leader reconciles, /readyz answers 200 once it has
+// synced, and the standby takes over after the leader is killed.
+#include <deque>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "tests/core/kube_cluster/cluster_fixture.h"
+
+namespace modelplane::controller {
+namespace {
+
+using core::testing::RunCommand;
+using core::testing::WaitUntil;
+using nlohmann::json;
+
+constexpr auto kWait = std::chrono::seconds(30);
+
+struct Replica {
+  std::string log;
+  pid_t pid = -1;
+};
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+json Revision(const std::string& ns, const std::string& name) {
+  return {
+      {"apiVersion", "modelplane.io/v1alpha1"},
+      {"kind", "ModelRevision"},
+      {"metadata", {{"name", name}, {"namespace", ns}}},
+      {"spec",
+       {{"files", json::array({{{"path", "model.safetensors"},
+                                {"size", 64},
+                                {"sha256", "sha256:" + std::string(64, '3')},
+                                {"role", "weights"}}})},
+        {"format", "safetensors"},
+        {"engine", {{"name", "vllm"}, {"version", "0.6.0"}}},
+        {"sources",
+         json::array(
+             {{{"name", "s3"}, {"type", "objectStore"}, {"objectStore", {{"bucket", "models"}}}}})},
+        {"prestage", {{"nodeSelector", {{"type", "kwok"}}}, {"nodes", 1}}}}}};
+}
+
+class OperatorProcessTest : public core::testing::ClusterTest {
+ protected:
+  void SetUp() override {
+    ClusterTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    if (!client_->Request("GET",
+                          "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/"
+                          "modelcaches.modelplane.io",
+                          nullptr, "")) {
+      GTEST_SKIP() << "the modelplane CRDs are not installed: kubectl apply -f crds/";
+    }
+    config_ = "/tmp/" + namespace_ + "-operator.yaml";
+    std::ofstream(config_) << "admin: {address: 127.0.0.1, port: 0}\n"
+                           << "kubernetes: {kubeconfig: " << kubeconfig_path_ << "}\n"
+                           << "leaderElection: {namespace: " << namespace_
+                           << ", leaseDuration: 3s, renewDeadline: 2s, retryPeriod: 500ms}\n"
+                           << "controllers: {namespace: " << namespace_ << "}\n";
+  }
+
+  void TearDown() override {
+    // Revisions carry the operator's finalizer: delete them while a replica still runs.
+    if (client_ && !namespace_.empty()) {
+      if (auto revisions = client_->ListAll(core::resources::ModelRevisions(), namespace_, {})) {
+        for (const json& item : revisions->items) {
+          (void)client_->Delete(core::resources::ModelRevisions(), namespace_,
+                                item["metadata"]["name"]);
+        }
+      }
+      EXPECT_TRUE(WaitUntil(
+          [&] {
+            auto left = client_->ListAll(core::resources::ModelRevisions(), namespace_, {});
+            return left && left->items.empty();
+          },
+          kWait));
+    }
+    for (Replica& replica : replicas_) Stop(replica, SIGKILL);
+    ::unlink(config_.c_str());
+    ClusterTest::TearDown();
+  }
+
+  Replica& Launch(const std::string& name) {
+    Replica replica{.log = "/tmp/" + namespace_ + "-" + name + ".log"};
+    ::unlink(replica.log.c_str());
+    const std::string binary = std::string(MODELPLANE_BINARY_DIR) + "/operator/modelplane-operator";
+    replica.pid = ::fork();
+    if (replica.pid == 0) {
+      const int fd = ::open(replica.log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      ::dup2(fd, STDOUT_FILENO);
+      ::dup2(fd, STDERR_FILENO);
+      ::execl(binary.c_str(), binary.c_str(), "--config", config_.c_str(), nullptr);
+      ::_exit(127);
+    }
+    replicas_.push_back(replica);
+    return replicas_.back();
+  }
+
+  static int Stop(Replica& replica, int signal) {
+    if (replica.pid <= 0) return -1;
+    ::kill(replica.pid, signal);
+    int status = 0;
+    ::waitpid(replica.pid, &status, 0);
+    replica.pid = -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+
+  static bool Logged(const Replica& replica, const std::string& event) {
+    return ReadFile(replica.log).find("event=" + event) != std::string::npos;
+  }
+
+  // HTTP status of the replica's /readyz (port from its admin_server_started line), 0 if none.
+  static int Readyz(const Replica& replica) {
+    std::smatch match;
+    const std::string log = ReadFile(replica.log);
+    if (!std::regex_search(log, match, std::regex("event=admin_server_started .*port=([0-9]+)"))) {
+      return 0;
+    }
+    std::string code;
+    RunCommand(
+        "curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:" + match[1].str() + "/readyz",
+        &code);
+    return std::atoi(code.c_str());
+  }
+
+  bool Reconciled(const std::string& name) {
+    auto revision = client_->Get(core::resources::ModelRevisions(), namespace_, name);
+    return revision && revision->contains("status") &&
+           (*revision)["status"].value("desiredNodes", 0) == 1;
+  }
+
+  std::string config_;
+  std::deque<Replica> replicas_;  // references stay valid as replicas are added
+};
+
+TEST_F(OperatorProcessTest, OnlyTheLeaderReconcilesAndTheStandbyTakesOver) {
+  Replica& first = Launch("first");
+  ASSERT_TRUE(WaitUntil([&] { return Logged(first, "controllers_started"); }, kWait))
+      << ReadFile(first.log);
+  EXPECT_EQ(Readyz(first), 200);
+
+  Replica& second = Launch("second");
+  ASSERT_TRUE(WaitUntil([&] { return Logged(second, "leader_observed"); }, kWait))
+      << ReadFile(second.log);
+  EXPECT_TRUE(WaitUntil([&] { return Readyz(second) == 200; }, kWait));  // a ready standby
+  EXPECT_FALSE(Logged(second, "leadership_acquired"));
+
+  ASSERT_TRUE(
+      client_->Create(core::resources::ModelRevisions(), namespace_, Revision(namespace_, "r1")));
+  EXPECT_TRUE(WaitUntil([&] { return Reconciled("r1"); }, kWait));
+
+  // The leader dies without releasing the lease: the standby takes over once it expires and
+  // reconciles what is created after.
+  Stop(first, SIGKILL);
+  ASSERT_TRUE(WaitUntil([&] { return Logged(second, "controllers_started"); }, kWait))
+      << ReadFile(second.log);
+  EXPECT_EQ(Readyz(second), 200);
+  ASSERT_TRUE(
+      client_->Create(core::resources::ModelRevisions(), namespace_, Revision(namespace_, "r2")));
+  EXPECT_TRUE(WaitUntil([&] { return Reconciled("r2"); }, kWait));
+}
+
+}  // namespace
+}  // namespace modelplane::controller
