@@ -1,0 +1,171 @@
+// Manifests from a folder: roles, digests (checked against the checkpoint generator's own
+// summary), symlink rules, and YAML that core/api parses and validates.
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <gtest/gtest.h>
+
+#include "core/api/model_revision_validation.h"
+#include "core/digest/sha256.h"
+#include "node-agent/manifest/file_roles.h"
+#include "node-agent/manifest/manifest_builder.h"
+#include "node-agent/manifest/manifest_command.h"
+#include "node-agent/manifest/manifest_yaml.h"
+#include "tests/node-agent/sources/test_files.h"
+
+namespace modelplane::agent {
+namespace {
+
+using core::ErrorCode;
+using testing::PatternBytes;
+using testing::TempFolder;
+
+std::string RunCapture(const std::string& command) {
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) return {};
+  std::string out;
+  char buffer[4096];
+  while (std::size_t got = std::fread(buffer, 1, sizeof buffer, pipe)) out.append(buffer, got);
+  ::pclose(pipe);
+  return out;
+}
+
+core::api::ModelSource SharedSource(const std::string& path) {
+  core::api::ModelSource source;
+  source.name = "shared";
+  source.type = "sharedFilesystem";
+  source.shared_filesystem = core::api::SharedFilesystemLocation{path};
+  return source;
+}
+
+core::api::ModelRevisionSpec Defaults() {
+  core::api::ModelRevisionSpec spec;
+  spec.format = "safetensors";
+  spec.engine = {.name = "vllm", .version = "0.6.3"};
+  return spec;
+}
+
+TEST(RoleForPath, ByFileName) {
+  EXPECT_EQ(RoleForPath("model-00001-of-00002.safetensors"), "weights");
+  EXPECT_EQ(RoleForPath("sub/model.safetensors.index.json"), "index");
+  EXPECT_EQ(RoleForPath("config.json"), "config");
+  EXPECT_EQ(RoleForPath("generation_config.json"), "config");
+  EXPECT_EQ(RoleForPath("tokenizer.json"), "tokenizer");
+  EXPECT_EQ(RoleForPath("tokenizer_config.json"), "tokenizer");
+  EXPECT_EQ(RoleForPath("special_tokens_map.json"), "tokenizer");
+  EXPECT_EQ(RoleForPath("merges.txt"), "tokenizer");
+  EXPECT_EQ(RoleForPath("quantize_config.json"), "quantization");
+  EXPECT_EQ(RoleForPath("lora/adapter_model.safetensors"), "adapter");
+  EXPECT_EQ(RoleForPath("lora/adapter_config.json"), "adapter");
+  EXPECT_EQ(RoleForPath("README.md"), std::nullopt);
+  EXPECT_EQ(RoleForPath("pytorch_model.bin"), std::nullopt);
+  EXPECT_EQ(RoleForPath(".hidden.safetensors"), std::nullopt);
+}
+
+TEST(ManifestFromFolder, MatchesTheCheckpointGeneratorsSummary) {
+  TempFolder folder;
+  const std::string out = folder.path() + "/ckpt";
+  const std::string summary_text =
+      RunCapture(fmt::format("python3 {}/e2e/checkpoint/generate.py --out {} --size 2MiB "
+                             "--shards 3 --seed 5 --summary",
+                             MODELPLANE_SOURCE_DIR, out));
+  const auto summary = nlohmann::json::parse(summary_text, nullptr, false);
+  ASSERT_FALSE(summary.is_discarded()) << summary_text;
+  folder.Write("ckpt/README.md", "not part of the model");
+  folder.Write("ckpt/.git/config", "tooling");
+
+  for (const std::size_t threads : {1u, 4u}) {
+    auto listing = ListFolderFiles(out, {.threads = threads, .read_size = 64 * 1024});
+    ASSERT_TRUE(listing.has_value()) << listing.error().ToString();
+    ASSERT_EQ(listing->files.size(), summary["files"].size());
+    for (const auto& expected : summary["files"]) {
+      const auto found = std::find_if(listing->files.begin(), listing->files.end(),
+                                      [&](const auto& f) { return f.path == expected["path"]; });
+      ASSERT_NE(found, listing->files.end()) << expected.dump();
+      EXPECT_EQ(found->size, expected["size"].get<std::int64_t>());
+      EXPECT_EQ(found->sha256, "sha256:" + expected["sha256"].get<std::string>());
+      EXPECT_EQ(found->role, expected["role"].get<std::string>());
+    }
+    EXPECT_EQ(listing->skipped, (std::vector<std::string>{".git", "README.md"}));
+  }
+}
+
+TEST(ManifestFromFolder, YamlPassesValidationAndRoundTrips) {
+  TempFolder folder;
+  folder.Write("m/config.json", "{\"layers\": 2}");
+  folder.Write("m/model.safetensors", PatternBytes(100'000));
+  folder.Write("m/sub dir/tokenizer.json", "{}");
+  auto listing = ListFolderFiles(folder.path() + "/m", {});
+  ASSERT_TRUE(listing.has_value()) << listing.error().ToString();
+  auto revision = BuildRevision("llama-r1", "models", Defaults(), listing->files,
+                                SharedSource(folder.path() + "/m"));
+  ASSERT_TRUE(revision.has_value()) << revision.error().ToString();
+  const std::string yaml = RevisionToYaml(*revision);
+  auto parsed = RevisionFromYaml(yaml);
+  ASSERT_TRUE(parsed.has_value()) << parsed.error().ToString() << "\n" << yaml;
+  EXPECT_TRUE(core::api::ValidateModelRevisionSpec(parsed->spec).empty()) << yaml;
+  EXPECT_EQ(*parsed, *revision) << yaml;
+  EXPECT_NE(yaml.find("kind: ModelRevision"), std::string::npos);
+  EXPECT_NE(yaml.find("version: \"0.6.3\""), std::string::npos) << yaml;
+}
+
+TEST(ManifestFromFolder, SymlinkInsideIsHashedSymlinkOutsideIsRefused) {
+  TempFolder folder;
+  folder.Write("m/blobs/abc", PatternBytes(5000));
+  folder.Write("outside/model.safetensors", PatternBytes(5000));
+  std::filesystem::create_symlink("blobs/abc", folder.path() + "/m/model.safetensors");
+  auto inside = ListFolderFiles(folder.path() + "/m", {});
+  ASSERT_TRUE(inside.has_value()) << inside.error().ToString();
+  ASSERT_EQ(inside->files.size(), 1u);
+  EXPECT_EQ(inside->files[0].sha256,
+            core::FormatDigest(core::Sha256OfFile(folder.path() + "/m/blobs/abc").value()));
+
+  std::filesystem::create_symlink("../../outside/model.safetensors",
+                                  folder.path() + "/m/blobs/config.json");
+  auto escaping = ListFolderFiles(folder.path() + "/m", {});
+  ASSERT_FALSE(escaping.has_value());
+  EXPECT_EQ(escaping.error().code(), ErrorCode::kPermissionDenied);
+  EXPECT_NE(escaping.error().message().find("blobs/config.json"), std::string::npos);
+}
+
+TEST(ManifestFromFolder, TinyWeightsFileFailsValidation) {
+  TempFolder folder;
+  folder.Write("m/model.safetensors", "tiny");
+  auto listing = ListFolderFiles(folder.path() + "/m", {});
+  ASSERT_TRUE(listing.has_value());
+  auto revision =
+      BuildRevision("r", "ns", Defaults(), listing->files, SharedSource(folder.path() + "/m"));
+  ASSERT_FALSE(revision.has_value());
+  EXPECT_EQ(revision.error().code(), ErrorCode::kInvalidArgument);
+}
+
+TEST(ManifestCommand, WritesAValidManifestFile) {
+  TempFolder folder;
+  folder.Write("m/config.json", "{}");
+  folder.Write("m/model.safetensors", PatternBytes(4096));
+  CLI::App app;
+  Subcommand command = AddManifestCommand(app);
+  const std::string output = folder.path() + "/out.yaml";
+  app.parse(fmt::format("manifest --from {}/m --name r1 -o {} --engine-version 1.0", folder.path(),
+                        output),
+            false);
+  ASSERT_TRUE(command.app->parsed());
+  EXPECT_EQ(command.run(), 0);
+  std::ifstream in(output);
+  std::stringstream text;
+  text << in.rdbuf();
+  auto parsed = RevisionFromYaml(text.str());
+  ASSERT_TRUE(parsed.has_value()) << parsed.error().ToString() << text.str();
+  EXPECT_EQ(parsed->metadata.name, "r1");
+  EXPECT_EQ(parsed->spec.files.size(), 2u);
+  EXPECT_EQ(parsed->spec.sources.at(0).type, "sharedFilesystem");
+  EXPECT_TRUE(core::api::ValidateModelRevisionSpec(parsed->spec).empty());
+}
+
+}  // namespace
+}  // namespace modelplane::agent
