@@ -1,6 +1,6 @@
-// modelplane-scheduler-extender's main loop. It connects to the API server and serves its admin
-// endpoints; the filter and prioritize verbs and the cache inventory attach here with the
-// end-to-end issue.
+// modelplane-scheduler-extender's main loop: connects to the API server, keeps the cache
+// inventory in sync with ModelRevisions and ModelCaches, serves kube-scheduler's filter and
+// prioritize verbs on its own port, and reports ready (/readyz) once the informers have synced.
 #pragma once
 
 #include "core/runtime/component_runtime.h"

@@ -6,6 +6,7 @@
 //
 // Config must bind from YAML (BindConfig) and have `admin` and `log` members. Flags override
 // the file: --log-level, --admin-port. A bad flag or config prints one clear error, exit 2.
+// A binary may add flags of its own with ComponentFlags.
 #pragma once
 
 #include <cstdio>
@@ -22,10 +23,19 @@ namespace modelplane::core {
 
 inline constexpr const char* kModelplaneVersion = "0.1.0";
 
+// A binary's own flags: `add` declares them on the app (bound to variables the caller owns),
+// `apply` writes the ones given over the loaded config file, so flags win as for the shared ones.
+template <typename Config>
+struct ComponentFlags {
+  std::function<void(CLI::App&)> add;
+  std::function<void(Config&)> apply;
+};
+
 template <ConfigStruct Config>
 int RunComponentMain(int argc, char** argv, const std::string& component,
                      const std::string& description,
-                     const std::function<int(const Config&, ComponentRuntime&)>& run) {
+                     const std::function<int(const Config&, ComponentRuntime&)>& run,
+                     const ComponentFlags<Config>& flags = {}) {
   CLI::App app{description, "modelplane-" + component};
   std::string config_path;
   std::string log_level;
@@ -34,6 +44,7 @@ int RunComponentMain(int argc, char** argv, const std::string& component,
   app.add_option("--log-level", log_level, "trace|debug|info|warn|error (overrides the file)");
   app.add_option("--admin-port", admin_port, "port of /metrics, /healthz, /readyz");
   app.set_version_flag("--version", kModelplaneVersion);
+  if (flags.add) flags.add(app);
   CLI11_PARSE(app, argc, argv);
 
   Config config{};
@@ -48,6 +59,7 @@ int RunComponentMain(int argc, char** argv, const std::string& component,
   }
   if (!log_level.empty()) config.log.level = log_level;
   if (admin_port) config.admin.port = *admin_port;
+  if (flags.apply) flags.apply(config);
 
   auto runtime =
       ComponentRuntime::Create({.component = component, .admin = config.admin, .log = config.log});

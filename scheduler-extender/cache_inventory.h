@@ -1,0 +1,77 @@
+// The cluster's model-cache inventory as the extender needs it: each ModelRevision's cache key
+// (digest) and size, and each node's ModelCache (capacity and the state of every digest it
+// holds). Fed by the informers (inventory_sync.h), read by every scheduling request.
+//
+// Entries are immutable snapshots behind shared_ptr: an update replaces the pointer, so a
+// request keeps a consistent view of a node however long it takes.
+// Thread safety: every method may be called from any thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <shared_mutex>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/api/model_cache.h"
+#include "core/api/model_revision.h"
+
+namespace modelplane::extender {
+
+// What placement needs to know about one ModelRevision.
+struct RevisionInfo {
+  std::string key;         // "namespace/name"
+  std::string digest;      // status.digest, else computed from a valid spec, else empty
+  std::int64_t bytes = 0;  // status.totalBytes, else the sum of spec.files sizes
+  bool revoked = false;
+};
+
+// One digest on one node, as its agent reports it.
+struct CachedRevisionInfo {
+  std::string state;  // api::kCacheState*
+  std::int64_t bytes_done = 0;
+  std::int64_t bytes_total = 0;
+};
+
+// One node's ModelCache status.
+struct NodeCacheInfo {
+  std::string node;
+  bool has_status = false;          // false until the node agent first reports
+  std::int64_t capacity_bytes = 0;  // 0: not reported
+  std::int64_t used_bytes = 0;
+  std::int64_t reserved_bytes = 0;
+  std::unordered_map<std::string, CachedRevisionInfo> revisions;  // by digest
+
+  [[nodiscard]] const CachedRevisionInfo* Find(const std::string& digest) const;
+  // capacity - used - reserved, never below 0; meaningful only when capacity_bytes > 0.
+  [[nodiscard]] std::int64_t FreeBytes() const;
+};
+
+[[nodiscard]] RevisionInfo MakeRevisionInfo(const core::api::ModelRevision& revision);
+[[nodiscard]] NodeCacheInfo MakeNodeCacheInfo(const core::api::ModelCache& cache);
+
+class CacheInventory {
+ public:
+  void UpsertRevision(RevisionInfo revision);
+  void RemoveRevision(const std::string& key);
+  void UpsertCache(NodeCacheInfo cache);
+  void RemoveCache(const std::string& node);
+
+  [[nodiscard]] std::shared_ptr<const RevisionInfo> FindRevision(const std::string& key) const;
+  // One entry per node, in order; null where the node has no ModelCache.
+  [[nodiscard]] std::vector<std::shared_ptr<const NodeCacheInfo>> FindCaches(
+      std::span<const std::string> nodes) const;
+
+  [[nodiscard]] std::size_t RevisionCount() const;
+  [[nodiscard]] std::size_t CacheCount() const;
+
+ private:
+  mutable std::shared_mutex mutex_;
+  std::unordered_map<std::string, std::shared_ptr<const RevisionInfo>> revisions_;
+  std::unordered_map<std::string, std::shared_ptr<const NodeCacheInfo>> caches_;
+};
+
+}  // namespace modelplane::extender

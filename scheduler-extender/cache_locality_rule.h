@@ -1,0 +1,25 @@
+// The first placement rule: prefer the nodes that already hold the revision's bytes, and rule
+// out the nodes whose cache cannot fit them.
+//
+// Score: 10 when the revision is Ready on the node; 1 + 8 * bytesDone / bytesTotal (1..9) while
+// it is Staging or Pending (queued: no bytes yet); 0 when the node does not hold it (absent,
+// Evicting, Failed) or has no ModelCache.
+// Filter: a node whose ModelCache reports a capacity fails when capacity - used - reserved is
+// smaller than the revision's bytes, unless the node already holds it Ready or Staging (its bytes
+// are already counted there). A node without a ModelCache, or whose agent has not reported a
+// capacity, passes: unknown capacity is not a reason to refuse.
+// Thread safety: immutable.
+#pragma once
+
+#include "scheduler-extender/placement_rule.h"
+
+namespace modelplane::extender {
+
+class CacheLocalityRule final : public PlacementRule {
+ public:
+  [[nodiscard]] std::string_view Name() const override { return "cache-locality"; }
+  [[nodiscard]] std::optional<std::string> Filter(const NodeContext& context) const override;
+  [[nodiscard]] std::int64_t Score(const NodeContext& context) const override;
+};
+
+}  // namespace modelplane::extender

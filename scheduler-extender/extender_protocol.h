@@ -1,0 +1,80 @@
+// kube-scheduler's HTTP extender protocol (k8s.io/kube-scheduler/extender/v1) as JSON.
+//
+// The Go types have no json tags, so the keys are the Go field names: kube-scheduler POSTs
+// ExtenderArgs {Pod, Nodes, NodeNames} to <urlPrefix>/<filterVerb> and /<prioritizeVerb>.
+// With nodeCacheCapable: true it sends NodeNames (a list of names) and Nodes: null, and reads
+// NodeNames back from the filter result; otherwise it sends Nodes (a whole v1.NodeList) and
+// NodeNames: null, and reads the surviving Node objects back from Nodes. A filter answers
+// ExtenderFilterResult {Nodes, NodeNames, FailedNodes, FailedAndUnresolvableNodes, Error}; a
+// prioritize answers HostPriorityList [{Host, Score}] with Score in 0..MaxExtenderPriority (10).
+// Only the fields modelplane needs are read from the Pod, leniently, so an extender that cannot
+// read some pod never blocks its scheduling.
+// Thread safety: pure functions over values.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/api/json_document.h"
+#include "core/error/error.h"
+
+namespace modelplane::extender {
+
+inline constexpr std::int64_t kMinExtenderPriority = 0;
+inline constexpr std::int64_t kMaxExtenderPriority = 10;
+
+// Which form kube-scheduler used, so the answer can use the same one.
+enum class NodeForm {
+  kNodeNames,  // nodeCacheCapable: true
+  kNodeList,   // nodeCacheCapable: false
+};
+
+// The parts of the Pod the extender reads.
+struct PodSummary {
+  std::string namespace_name;
+  std::string name;
+  std::string uid;
+  std::map<std::string, std::string> annotations;  // string values only
+
+  [[nodiscard]] std::string Key() const { return namespace_name + "/" + name; }
+};
+
+struct ExtenderArgs {
+  PodSummary pod;
+  NodeForm form = NodeForm::kNodeNames;
+  std::vector<std::string> node_names;  // the candidates in the order sent, in both forms
+  nlohmann::json node_list;             // kNodeList: the NodeList as sent, answered back filtered
+};
+
+struct FilterResult {
+  std::vector<std::string> passed;                  // a subset of the candidates, in their order
+  std::map<std::string, std::string> failed;        // node -> why (FailedNodes)
+  std::map<std::string, std::string> unresolvable;  // node -> why; preemption cannot help
+  std::string error;                                // non-empty fails the scheduling attempt
+};
+
+struct HostPriority {
+  std::string host;
+  std::int64_t score = 0;  // kMinExtenderPriority..kMaxExtenderPriority
+};
+
+// Parses a request body. Fails (kInvalidArgument) on JSON that is not ExtenderArgs: no Pod
+// object, neither or both of Nodes and NodeNames, a node without a name. `limits` bounds the
+// body size and nesting.
+[[nodiscard]] core::Result<ExtenderArgs> ParseExtenderArgs(std::string_view body,
+                                                           const core::api::JsonLimits& limits);
+
+// ExtenderFilterResult in the form the request used: NodeNames, or Nodes carrying the passed
+// nodes' objects exactly as sent. Every key is present, as Go's encoder would write it.
+[[nodiscard]] nlohmann::json FilterResultToJson(const ExtenderArgs& args,
+                                                const FilterResult& result);
+
+// HostPriorityList; scores are clamped to 0..10.
+[[nodiscard]] nlohmann::json HostPriorityListToJson(const std::vector<HostPriority>& priorities);
+
+}  // namespace modelplane::extender

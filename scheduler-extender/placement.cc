@@ -1,0 +1,52 @@
+#include "scheduler-extender/placement.h"
+
+#include <algorithm>
+
+#include "scheduler-extender/cache_locality_rule.h"
+#include "scheduler-extender/extender_protocol.h"
+
+namespace modelplane::extender {
+
+Placement::Placement(std::vector<WeightedRule> rules) : rules_(std::move(rules)) {
+  std::erase_if(
+      rules_, [](const WeightedRule& entry) { return entry.rule == nullptr || entry.weight <= 0; });
+}
+
+Placement Placement::Default() {
+  std::vector<WeightedRule> rules;
+  rules.push_back({.rule = std::make_unique<CacheLocalityRule>(), .weight = 1});
+  return Placement(std::move(rules));
+}
+
+std::vector<NodeVerdict> Placement::Evaluate(
+    const RevisionInfo& revision, std::span<const std::string> nodes,
+    std::span<const std::shared_ptr<const NodeCacheInfo>> caches) const {
+  std::vector<NodeVerdict> verdicts;
+  verdicts.reserve(nodes.size());
+  std::int64_t total_weight = 0;
+  for (const WeightedRule& entry : rules_) total_weight += entry.weight;
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    const NodeContext context{.revision = revision,
+                              .node = nodes[i],
+                              .cache = i < caches.size() ? caches[i].get() : nullptr};
+    NodeVerdict verdict{.node = nodes[i]};
+    std::int64_t weighted = 0;
+    for (const WeightedRule& entry : rules_) {
+      if (auto reason = entry.rule->Filter(context)) {
+        verdict.passed = false;
+        if (!verdict.reason.empty()) verdict.reason += "; ";
+        verdict.reason += *reason;
+      }
+      weighted += entry.weight * std::clamp(entry.rule->Score(context), kMinExtenderPriority,
+                                            kMaxExtenderPriority);
+    }
+    // Round half up: (2w + t) / 2t == round(w / t) for non-negative w and positive t.
+    const std::int64_t score =
+        total_weight == 0 ? 0 : (2 * weighted + total_weight) / (2 * total_weight);
+    verdict.score = std::clamp(score, kMinExtenderPriority, kMaxExtenderPriority);
+    verdicts.push_back(std::move(verdict));
+  }
+  return verdicts;
+}
+
+}  // namespace modelplane::extender

@@ -1,0 +1,49 @@
+// Placement: runs the placement rules over every candidate node for one revision and combines
+// them into a filter verdict and a 0..10 score per node. Pure: the same inputs give the same
+// verdicts, so it is tested without servers or clusters.
+//
+// A node fails the filter when any rule rules it out (the reasons are joined). Its score is the
+// weighted mean of the rules' scores, rounded to the nearest integer and clamped to 0..10, so
+// adding a rule never pushes a node out of kube-scheduler's extender range.
+// Thread safety: immutable after construction; Evaluate may run on many threads at once.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "scheduler-extender/cache_inventory.h"
+#include "scheduler-extender/placement_rule.h"
+
+namespace modelplane::extender {
+
+struct WeightedRule {
+  std::unique_ptr<PlacementRule> rule;
+  std::int64_t weight = 1;  // > 0
+};
+
+struct NodeVerdict {
+  std::string node;
+  bool passed = true;
+  std::string reason;  // why it failed; empty when it passed
+  std::int64_t score = 0;
+};
+
+class Placement {
+ public:
+  explicit Placement(std::vector<WeightedRule> rules);
+  // The rules modelplane uses today: cache locality alone.
+  [[nodiscard]] static Placement Default();
+
+  // One verdict per node, in order; caches[i] belongs to nodes[i] (null: no ModelCache).
+  [[nodiscard]] std::vector<NodeVerdict> Evaluate(
+      const RevisionInfo& revision, std::span<const std::string> nodes,
+      std::span<const std::shared_ptr<const NodeCacheInfo>> caches) const;
+
+ private:
+  std::vector<WeightedRule> rules_;
+};
+
+}  // namespace modelplane::extender

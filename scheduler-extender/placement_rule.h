@@ -1,0 +1,36 @@
+// The seam for placement rules: each rule looks at one candidate node for one revision and may
+// rule the node out (filter) and gives it a score (prioritize). Placement (placement.h) runs the
+// rules and combines them. The first rule is cache locality (cache_locality_rule.h); the later
+// ones (a peer holding the revision in the same zone, media and eviction pressure) add fields to
+// NodeContext and a class here, and change nothing else.
+// Thread safety: rules are immutable after construction and called from many threads at once.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "scheduler-extender/cache_inventory.h"
+
+namespace modelplane::extender {
+
+// Everything a rule may look at for one (revision, node) pair.
+struct NodeContext {
+  const RevisionInfo& revision;
+  std::string_view node;
+  const NodeCacheInfo* cache = nullptr;  // null: the node has no ModelCache (capacity unknown)
+};
+
+class PlacementRule {
+ public:
+  virtual ~PlacementRule() = default;
+
+  [[nodiscard]] virtual std::string_view Name() const = 0;
+  // Why the node cannot take the revision, or nullopt when it can.
+  [[nodiscard]] virtual std::optional<std::string> Filter(const NodeContext& context) const = 0;
+  // 0 (worst) to 10 (best), kube-scheduler's extender priority range.
+  [[nodiscard]] virtual std::int64_t Score(const NodeContext& context) const = 0;
+};
+
+}  // namespace modelplane::extender

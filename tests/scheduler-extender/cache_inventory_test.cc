@@ -1,0 +1,118 @@
+// Converting API objects into inventory entries, and the inventory's lookups.
+#include "scheduler-extender/cache_inventory.h"
+
+#include <gtest/gtest.h>
+
+#include "core/api/revision_digest.h"
+#include "scheduler-extender/pod_revision.h"
+
+namespace modelplane::extender {
+namespace {
+
+core::api::ModelRevision SampleRevision() {
+  core::api::ModelRevision revision;
+  revision.metadata.name = "llama-r1";
+  revision.metadata.namespace_name = "models";
+  revision.spec.model_name = "llama";
+  revision.spec.format = std::string(core::api::kFormatSafetensors);
+  revision.spec.files = {{.path = "model-00001.safetensors",
+                          .size = 1000,
+                          .sha256 = "sha256:" + std::string(64, '1'),
+                          .role = std::string(core::api::kRoleWeights)},
+                         {.path = "config.json",
+                          .size = 24,
+                          .sha256 = "sha256:" + std::string(64, '2'),
+                          .role = std::string(core::api::kRoleConfig)}};
+  revision.spec.engine = {.name = "vllm", .version = "0.6.3"};
+  revision.spec.sources = {{.name = "s3",
+                            .type = std::string(core::api::kSourceObjectStore),
+                            .object_store = core::api::ObjectStoreLocation{
+                                .endpoint = "http://127.0.0.1:9000", .bucket = "models"}}};
+  return revision;
+}
+
+TEST(CacheInventoryTest, RevisionInfoPrefersStatusAndFallsBackToTheSpec) {
+  core::api::ModelRevision revision = SampleRevision();
+  // No status yet: the digest is computed from the spec exactly as the operator would.
+  RevisionInfo info = MakeRevisionInfo(revision);
+  EXPECT_EQ(info.key, "models/llama-r1");
+  EXPECT_EQ(info.bytes, 1024);
+  auto expected = core::api::ComputeRevisionDigest(revision.spec);
+  ASSERT_TRUE(expected) << expected.error().ToString();
+  EXPECT_EQ(info.digest, *expected);
+
+  revision.status = core::api::ModelRevisionStatus{.digest = "sha256:" + std::string(64, 'f'),
+                                                   .total_bytes = 4096};
+  revision.spec.revoked = true;
+  info = MakeRevisionInfo(revision);
+  EXPECT_EQ(info.digest, "sha256:" + std::string(64, 'f'));
+  EXPECT_EQ(info.bytes, 4096);
+  EXPECT_TRUE(info.revoked);
+}
+
+TEST(CacheInventoryTest, InvalidSpecWithoutStatusHasNoDigest) {
+  core::api::ModelRevision revision = SampleRevision();
+  revision.spec.files[0].sha256 = "not-a-digest";
+  EXPECT_EQ(MakeRevisionInfo(revision).digest, "");
+}
+
+TEST(CacheInventoryTest, NodeCacheInfoIndexesRevisionsByDigest) {
+  core::api::ModelCache cache;
+  cache.metadata.name = "gpu-node-3";
+  EXPECT_FALSE(MakeNodeCacheInfo(cache).has_status);
+  cache.status = core::api::ModelCacheStatus{
+      .capacity_bytes = 1000,
+      .used_bytes = 600,
+      .reserved_bytes = 100,
+      .revisions = {{.digest = "sha256:a", .state = "Ready", .bytes_done = 5, .bytes_total = 5},
+                    {.digest = "", .state = "Pending"}}};
+  const NodeCacheInfo info = MakeNodeCacheInfo(cache);
+  EXPECT_EQ(info.node, "gpu-node-3");
+  EXPECT_TRUE(info.has_status);
+  EXPECT_EQ(info.FreeBytes(), 300);
+  ASSERT_NE(info.Find("sha256:a"), nullptr);
+  EXPECT_EQ(info.Find("sha256:a")->state, "Ready");
+  EXPECT_EQ(info.Find(""), nullptr);
+  EXPECT_EQ(info.revisions.size(), 1u);
+}
+
+TEST(CacheInventoryTest, UpsertReplacesAndSnapshotsSurviveUpdates) {
+  CacheInventory inventory;
+  inventory.UpsertCache({.node = "a", .capacity_bytes = 1});
+  const std::vector<std::string> nodes = {"a", "b"};
+  auto before = inventory.FindCaches(nodes);
+  ASSERT_EQ(before.size(), 2u);
+  ASSERT_NE(before[0], nullptr);
+  EXPECT_EQ(before[1], nullptr);
+  inventory.UpsertCache({.node = "a", .capacity_bytes = 2});
+  EXPECT_EQ(before[0]->capacity_bytes, 1);  // the reader's snapshot is unchanged
+  EXPECT_EQ(inventory.FindCaches(nodes)[0]->capacity_bytes, 2);
+  inventory.RemoveCache("a");
+  EXPECT_EQ(inventory.FindCaches(nodes)[0], nullptr);
+  EXPECT_EQ(inventory.CacheCount(), 0u);
+
+  inventory.UpsertRevision({.key = "ns/r", .digest = "d"});
+  ASSERT_NE(inventory.FindRevision("ns/r"), nullptr);
+  EXPECT_EQ(inventory.RevisionCount(), 1u);
+  inventory.RemoveRevision("ns/r");
+  EXPECT_EQ(inventory.FindRevision("ns/r"), nullptr);
+}
+
+TEST(PodRevisionTest, AnnotationNamesARevisionInThePodsNamespaceOrAnother) {
+  PodSummary pod{.namespace_name = "serving", .name = "p"};
+  EXPECT_EQ(RevisionOfPod(pod).kind, PodRevision::Kind::kNone);
+  pod.annotations["modelplane.io/revision"] = "llama-r1";
+  EXPECT_EQ(RevisionOfPod(pod).kind, PodRevision::Kind::kNamed);
+  EXPECT_EQ(RevisionOfPod(pod).key, "serving/llama-r1");
+  pod.annotations["modelplane.io/revision"] = "models/llama-r1";
+  EXPECT_EQ(RevisionOfPod(pod).key, "models/llama-r1");
+  for (const char* bad : {"", "/", "models/", "/llama", "a/b/c", "Llama", "llama r1"}) {
+    pod.annotations["modelplane.io/revision"] = bad;
+    const PodRevision named = RevisionOfPod(pod);
+    EXPECT_EQ(named.kind, PodRevision::Kind::kMalformed) << bad;
+    EXPECT_FALSE(named.problem.empty()) << bad;
+  }
+}
+
+}  // namespace
+}  // namespace modelplane::extender

@@ -1,0 +1,154 @@
+// The wire format against request bodies written by hand from k8s.io/kube-scheduler/extender/v1
+// (Go field names, no json tags; nil pointers encode as null), in both node forms.
+#include "scheduler-extender/extender_protocol.h"
+
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "tests/scheduler-extender/test_files.h"
+
+namespace modelplane::extender {
+namespace {
+
+using nlohmann::json;
+using testing::ReadTestData;
+
+const core::api::JsonLimits kLimits{.max_bytes = 1 << 20, .max_depth = 64};
+
+std::set<std::string> Keys(const json& object) {
+  std::set<std::string> keys;
+  for (const auto& [key, value] : object.items()) keys.insert(key);
+  return keys;
+}
+
+const std::set<std::string> kFilterResultKeys = {"Nodes", "NodeNames", "FailedNodes",
+                                                 "FailedAndUnresolvableNodes", "Error"};
+
+TEST(ExtenderProtocolTest, ParsesFullNodeListForm) {
+  auto args = ParseExtenderArgs(ReadTestData("filter_node_list.json"), kLimits);
+  ASSERT_TRUE(args) << args.error().ToString();
+  EXPECT_EQ(args->form, NodeForm::kNodeList);
+  EXPECT_EQ(args->pod.namespace_name, "serving");
+  EXPECT_EQ(args->pod.name, "engine-0");
+  EXPECT_EQ(args->pod.Key(), "serving/engine-0");
+  EXPECT_EQ(args->pod.uid, "7c1a9a52-2f55-4d0c-9d1e-3f3c1c2b8e01");
+  EXPECT_EQ(args->pod.annotations.at("modelplane.io/revision"), "llama-r1");
+  EXPECT_EQ(args->node_names, (std::vector<std::string>{"gpu-node-0", "gpu-node-1", "gpu-node-2"}));
+}
+
+TEST(ExtenderProtocolTest, ParsesNodeCacheCapableForm) {
+  auto args = ParseExtenderArgs(ReadTestData("filter_node_names.json"), kLimits);
+  ASSERT_TRUE(args) << args.error().ToString();
+  EXPECT_EQ(args->form, NodeForm::kNodeNames);
+  EXPECT_EQ(args->pod.annotations.at("modelplane.io/revision"), "models/llama-r1");
+  EXPECT_EQ(args->node_names, (std::vector<std::string>{"gpu-node-0", "gpu-node-1", "gpu-node-2"}));
+  EXPECT_TRUE(args->node_list.is_null());
+}
+
+TEST(ExtenderProtocolTest, ParsesAnEmptyNodeListWhoseItemsAreNull) {
+  // Go encodes a NodeList whose Items slice was never appended to as "items": null.
+  auto args = ParseExtenderArgs(ReadTestData("empty_node_list.json"), kLimits);
+  ASSERT_TRUE(args) << args.error().ToString();
+  EXPECT_EQ(args->form, NodeForm::kNodeList);
+  EXPECT_TRUE(args->node_names.empty());
+  const json result = FilterResultToJson(*args, {});
+  EXPECT_EQ(result["Nodes"]["items"], json::array());
+}
+
+TEST(ExtenderProtocolTest, FilterResultInNodeNamesFormCarriesNamesOnly) {
+  auto args = ParseExtenderArgs(ReadTestData("filter_node_names.json"), kLimits);
+  ASSERT_TRUE(args);
+  FilterResult result{.passed = {"gpu-node-0", "gpu-node-2"},
+                      .failed = {{"gpu-node-1", "modelplane: no room"}}};
+  const json out = FilterResultToJson(*args, result);
+  EXPECT_EQ(Keys(out), kFilterResultKeys);
+  EXPECT_TRUE(out["Nodes"].is_null());
+  EXPECT_EQ(out["NodeNames"], json::parse(R"(["gpu-node-0","gpu-node-2"])"));
+  EXPECT_EQ(out["FailedNodes"], json::parse(R"({"gpu-node-1":"modelplane: no room"})"));
+  EXPECT_EQ(out["FailedAndUnresolvableNodes"], json::object());
+  EXPECT_EQ(out["Error"], "");
+}
+
+TEST(ExtenderProtocolTest, FilterResultInNodeListFormEchoesTheNodeObjectsAsSent) {
+  const std::string body = ReadTestData("filter_node_list.json");
+  auto args = ParseExtenderArgs(body, kLimits);
+  ASSERT_TRUE(args);
+  FilterResult result{.passed = {"gpu-node-2", "gpu-node-0"},  // order follows the request
+                      .failed = {{"gpu-node-1", "modelplane: no room"}}};
+  const json out = FilterResultToJson(*args, result);
+  EXPECT_EQ(Keys(out), kFilterResultKeys);
+  EXPECT_TRUE(out["NodeNames"].is_null());
+  const json sent = json::parse(body)["Nodes"];
+  ASSERT_EQ(out["Nodes"]["items"].size(), 2u);
+  EXPECT_EQ(out["Nodes"]["items"][0], sent["items"][0]);  // byte-for-byte the same object
+  EXPECT_EQ(out["Nodes"]["items"][1], sent["items"][2]);
+  EXPECT_EQ(out["Nodes"]["metadata"], json::object());
+  EXPECT_EQ(out["FailedNodes"].size(), 1u);
+}
+
+TEST(ExtenderProtocolTest, FilterResultCarriesAnError) {
+  auto args = ParseExtenderArgs(ReadTestData("filter_node_names.json"), kLimits);
+  ASSERT_TRUE(args);
+  const json out = FilterResultToJson(*args, {.error = "inventory unavailable"});
+  EXPECT_EQ(out["Error"], "inventory unavailable");
+  EXPECT_EQ(out["NodeNames"], json::array());
+}
+
+TEST(ExtenderProtocolTest, HostPriorityListUsesGoFieldNamesAndClampsScores) {
+  const json out = HostPriorityListToJson({{.host = "a", .score = 10},
+                                           {.host = "b", .score = 0},
+                                           {.host = "c", .score = 42},
+                                           {.host = "d", .score = -3}});
+  EXPECT_EQ(out, json::parse(R"([{"Host":"a","Score":10},{"Host":"b","Score":0},
+                                 {"Host":"c","Score":10},{"Host":"d","Score":0}])"));
+  for (const json& entry : out) EXPECT_EQ(Keys(entry), (std::set<std::string>{"Host", "Score"}));
+}
+
+TEST(ExtenderProtocolTest, RejectsWhatKubeSchedulerNeverSends) {
+  const char* bad[] = {
+      "",                                                                    // not JSON
+      "[]",                                                                  // not an object
+      R"({"Nodes":null,"NodeNames":["a"]})",                                 // no Pod
+      R"({"Pod":null,"Nodes":null,"NodeNames":["a"]})",                      // null Pod
+      R"({"Pod":{"spec":{}},"NodeNames":["a"]})",                            // Pod without metadata
+      R"({"Pod":{"metadata":{"namespace":"x"}},"NodeNames":["a"]})",         // Pod without a name
+      R"({"Pod":{"metadata":{"name":"p"}},"Nodes":null,"NodeNames":null})",  // no nodes at all
+      R"({"Pod":{"metadata":{"name":"p"}}})",
+      R"({"Pod":{"metadata":{"name":"p"}},"Nodes":{"items":[]},"NodeNames":["a"]})",  // both
+      R"({"Pod":{"metadata":{"name":"p"}},"NodeNames":"a"})",                         // not a list
+      R"({"Pod":{"metadata":{"name":"p"}},"NodeNames":[1]})",                         // not names
+      R"({"Pod":{"metadata":{"name":"p"}},"NodeNames":[""]})",
+      R"({"Pod":{"metadata":{"name":"p"}},"Nodes":{"items":[{"metadata":{}}]}})",  // nameless
+      R"({"Pod":{"metadata":{"name":"p"}},"Nodes":{"items":{}}})",
+      R"({"Pod":{"metadata":{"name":"p"}},"Nodes":[]})",
+      R"({"Pod":{"metadata":{"name":"p"}},"Pod":{"metadata":{"name":"q"}},"NodeNames":[]})",  // dup
+  };
+  for (const char* body : bad) {
+    auto args = ParseExtenderArgs(body, kLimits);
+    EXPECT_FALSE(args) << body;
+    if (!args) {
+      EXPECT_EQ(args.error().code(), core::ErrorCode::kInvalidArgument) << body;
+    }
+  }
+}
+
+TEST(ExtenderProtocolTest, BoundsBodySizeAndNesting) {
+  const std::string body = ReadTestData("filter_node_list.json");
+  EXPECT_FALSE(ParseExtenderArgs(body, {.max_bytes = body.size() - 1, .max_depth = 64}));
+  EXPECT_FALSE(ParseExtenderArgs(body, {.max_bytes = body.size(), .max_depth = 4}));
+  EXPECT_TRUE(ParseExtenderArgs(body, {.max_bytes = body.size(), .max_depth = 64}));
+}
+
+TEST(ExtenderProtocolTest, AnnotationsThatAreNotStringsAreIgnoredNotFatal) {
+  auto args = ParseExtenderArgs(
+      R"({"Pod":{"metadata":{"name":"p","annotations":{"a":1,"modelplane.io/revision":"r"}}},
+          "NodeNames":[]})",
+      kLimits);
+  ASSERT_TRUE(args) << args.error().ToString();
+  EXPECT_EQ(args->pod.annotations.size(), 1u);
+  EXPECT_EQ(args->pod.annotations.at("modelplane.io/revision"), "r");
+}
+
+}  // namespace
+}  // namespace modelplane::extender

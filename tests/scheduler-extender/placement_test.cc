@@ -1,0 +1,182 @@
+// Scoring and filtering, rule by rule and combined: pure functions over inventory entries.
+#include "scheduler-extender/placement.h"
+
+#include <gtest/gtest.h>
+
+#include "core/api/model_cache.h"
+#include "scheduler-extender/cache_locality_rule.h"
+
+namespace modelplane::extender {
+namespace {
+
+constexpr std::int64_t kGiB = std::int64_t{1} << 30;
+const std::string kDigest = "sha256:" + std::string(64, 'a');
+const std::string kOtherDigest = "sha256:" + std::string(64, 'b');
+
+RevisionInfo Revision(std::int64_t bytes = 100 * kGiB) {
+  return {.key = "models/llama-r1", .digest = kDigest, .bytes = bytes};
+}
+
+std::shared_ptr<const NodeCacheInfo> Cache(
+    std::string node, std::int64_t capacity, std::int64_t used, std::int64_t reserved,
+    std::unordered_map<std::string, CachedRevisionInfo> revisions = {}) {
+  return std::make_shared<const NodeCacheInfo>(NodeCacheInfo{.node = std::move(node),
+                                                             .has_status = true,
+                                                             .capacity_bytes = capacity,
+                                                             .used_bytes = used,
+                                                             .reserved_bytes = reserved,
+                                                             .revisions = std::move(revisions)});
+}
+
+CachedRevisionInfo Held(std::string_view state, std::int64_t done, std::int64_t total) {
+  return {.state = std::string(state), .bytes_done = done, .bytes_total = total};
+}
+
+std::int64_t LocalityScore(const RevisionInfo& revision, const NodeCacheInfo* cache) {
+  return CacheLocalityRule().Score({.revision = revision, .node = "n", .cache = cache});
+}
+
+TEST(CacheLocalityRuleTest, ReadyScoresHighestStagingInProportionAbsentLowest) {
+  const RevisionInfo revision = Revision();
+  const std::int64_t total = 100 * kGiB;
+  auto score = [&](CachedRevisionInfo held) {
+    auto cache = Cache("n", 0, 0, 0, {{kDigest, held}});
+    return LocalityScore(revision, cache.get());
+  };
+  EXPECT_EQ(score(Held(core::api::kCacheStateReady, total, total)), 10);
+  EXPECT_EQ(score(Held(core::api::kCacheStateStaging, 0, total)), 1);
+  EXPECT_EQ(score(Held(core::api::kCacheStateStaging, total / 8, total)), 2);
+  EXPECT_EQ(score(Held(core::api::kCacheStateStaging, total / 2, total)), 5);
+  EXPECT_EQ(score(Held(core::api::kCacheStateStaging, total - 1, total)), 8);  // never rounds up
+  EXPECT_EQ(score(Held(core::api::kCacheStateStaging, total, total)), 9);      // verifying
+  EXPECT_EQ(score(Held(core::api::kCacheStateStaging, 2 * total, total)), 9);  // clamped
+  EXPECT_EQ(score(Held(core::api::kCacheStateStaging, -5, total)), 1);
+  EXPECT_EQ(score(Held(core::api::kCacheStateStaging, 10, 0)), 1);  // total not known yet
+  EXPECT_EQ(score(Held(core::api::kCacheStatePending, 0, 0)), 1);   // queued
+  EXPECT_EQ(score(Held(core::api::kCacheStateEvicting, total, total)), 0);
+  EXPECT_EQ(score(Held(core::api::kCacheStateFailed, total / 2, total)), 0);
+  EXPECT_EQ(score(Held("SomethingNew", total, total)), 0);
+
+  // Another digest on the node, or no ModelCache at all, is "absent".
+  auto other = Cache("n", 0, 0, 0, {{kOtherDigest, Held(core::api::kCacheStateReady, 1, 1)}});
+  EXPECT_EQ(LocalityScore(revision, other.get()), 0);
+  EXPECT_EQ(LocalityScore(revision, nullptr), 0);
+}
+
+TEST(CacheLocalityRuleTest, HugeRevisionsDoNotOverflow) {
+  const std::int64_t total = std::int64_t{1} << 62;
+  auto cache =
+      Cache("n", 0, 0, 0, {{kDigest, Held(core::api::kCacheStateStaging, total / 4 * 3, total)}});
+  EXPECT_EQ(LocalityScore(Revision(total), cache.get()), 7);
+}
+
+TEST(CacheLocalityRuleTest, RevisionWithoutDigestMatchesNothing) {
+  RevisionInfo revision = Revision();
+  revision.digest.clear();
+  auto cache = Cache("n", 0, 0, 0, {{"", Held(core::api::kCacheStateReady, 1, 1)}});
+  EXPECT_EQ(LocalityScore(revision, cache.get()), 0);
+}
+
+TEST(CacheLocalityRuleTest, FiltersNodesThatCannotFitTheRevision) {
+  const CacheLocalityRule rule;
+  const RevisionInfo revision = Revision(100 * kGiB);
+  auto filter = [&](const std::shared_ptr<const NodeCacheInfo>& cache) {
+    return rule.Filter({.revision = revision, .node = "n", .cache = cache.get()});
+  };
+  // Exactly enough room passes; a byte less fails with a reason naming both numbers.
+  EXPECT_FALSE(filter(Cache("n", 500 * kGiB, 300 * kGiB, 100 * kGiB)));
+  auto reason = filter(Cache("n", 500 * kGiB, 300 * kGiB, 100 * kGiB + 1));
+  ASSERT_TRUE(reason);
+  EXPECT_NE(reason->find("models/llama-r1"), std::string::npos) << *reason;
+  EXPECT_NE(reason->find(std::to_string(100 * kGiB)), std::string::npos) << *reason;
+  // Over-committed caches report no negative free space.
+  auto full = filter(Cache("n", 100 * kGiB, 200 * kGiB, 0));
+  ASSERT_TRUE(full);
+  EXPECT_NE(full->find("has 0 bytes free"), std::string::npos) << *full;
+  // Unknown capacity passes: no ModelCache, no status yet, or no capacity reported.
+  EXPECT_FALSE(filter(nullptr));
+  EXPECT_FALSE(filter(std::make_shared<const NodeCacheInfo>(NodeCacheInfo{.node = "n"})));
+  EXPECT_FALSE(filter(Cache("n", 0, 50 * kGiB, 0)));
+  // Already held Ready or Staging: its bytes are counted already.
+  EXPECT_FALSE(filter(
+      Cache("n", 100 * kGiB, 100 * kGiB, 0, {{kDigest, Held(core::api::kCacheStateReady, 1, 1)}})));
+  EXPECT_FALSE(filter(Cache("n", 100 * kGiB, 60 * kGiB, 40 * kGiB,
+                            {{kDigest, Held(core::api::kCacheStateStaging, 1, 2)}})));
+  // Held but Failed or Evicting: needs the room again.
+  EXPECT_TRUE(filter(Cache("n", 100 * kGiB, 100 * kGiB, 0,
+                           {{kDigest, Held(core::api::kCacheStateFailed, 0, 1)}})));
+  EXPECT_TRUE(filter(Cache("n", 100 * kGiB, 100 * kGiB, 0,
+                           {{kDigest, Held(core::api::kCacheStateEvicting, 1, 1)}})));
+}
+
+TEST(PlacementTest, DefaultPlacementScoresAndFiltersEveryCandidateInOrder) {
+  const RevisionInfo revision = Revision(100 * kGiB);
+  const std::vector<std::string> nodes = {"ready", "half", "absent", "full", "unknown"};
+  const std::vector<std::shared_ptr<const NodeCacheInfo>> caches = {
+      Cache("ready", 1000 * kGiB, 900 * kGiB, 0,
+            {{kDigest, Held(core::api::kCacheStateReady, 100 * kGiB, 100 * kGiB)}}),
+      Cache("half", 1000 * kGiB, 50 * kGiB, 50 * kGiB,
+            {{kDigest, Held(core::api::kCacheStateStaging, 50 * kGiB, 100 * kGiB)}}),
+      Cache("absent", 1000 * kGiB, 0, 0), Cache("full", 1000 * kGiB, 950 * kGiB, 0), nullptr};
+  const auto verdicts = Placement::Default().Evaluate(revision, nodes, caches);
+  ASSERT_EQ(verdicts.size(), nodes.size());
+  for (std::size_t i = 0; i < nodes.size(); ++i) EXPECT_EQ(verdicts[i].node, nodes[i]);
+  EXPECT_EQ(verdicts[0].score, 10);
+  EXPECT_EQ(verdicts[1].score, 5);
+  EXPECT_EQ(verdicts[2].score, 0);
+  EXPECT_EQ(verdicts[4].score, 0);
+  EXPECT_TRUE(verdicts[0].passed && verdicts[1].passed && verdicts[2].passed && verdicts[4].passed);
+  EXPECT_FALSE(verdicts[3].passed);
+  EXPECT_FALSE(verdicts[3].reason.empty());
+  EXPECT_TRUE(verdicts[0].reason.empty());
+}
+
+// A rule with fixed answers, to check how Placement combines rules.
+class FixedRule final : public PlacementRule {
+ public:
+  FixedRule(std::int64_t score, std::optional<std::string> reason)
+      : score_(score), reason_(std::move(reason)) {}
+  std::string_view Name() const override { return "fixed"; }
+  std::optional<std::string> Filter(const NodeContext&) const override { return reason_; }
+  std::int64_t Score(const NodeContext&) const override { return score_; }
+
+ private:
+  std::int64_t score_;
+  std::optional<std::string> reason_;
+};
+
+std::vector<WeightedRule> Rules(
+    std::vector<std::tuple<std::int64_t, std::int64_t, std::optional<std::string>>> specs) {
+  std::vector<WeightedRule> rules;
+  for (auto& [weight, score, reason] : specs) {
+    rules.push_back({.rule = std::make_unique<FixedRule>(score, reason), .weight = weight});
+  }
+  return rules;
+}
+
+NodeVerdict EvaluateOne(const Placement& placement) {
+  const std::vector<std::string> nodes = {"n"};
+  const std::vector<std::shared_ptr<const NodeCacheInfo>> caches = {nullptr};
+  return placement.Evaluate(Revision(), nodes, caches).at(0);
+}
+
+TEST(PlacementTest, CombinesRulesByWeightedMeanAndJoinsReasons) {
+  // (3*10 + 1*0) / 4 = 7.5 -> 8
+  EXPECT_EQ(EvaluateOne(Placement(Rules({{3, 10, std::nullopt}, {1, 0, std::nullopt}}))).score, 8);
+  // (1*10 + 2*1) / 3 = 4
+  EXPECT_EQ(EvaluateOne(Placement(Rules({{1, 10, std::nullopt}, {2, 1, std::nullopt}}))).score, 4);
+  // Out-of-range rule scores are clamped before they are combined.
+  EXPECT_EQ(EvaluateOne(Placement(Rules({{1, 99, std::nullopt}, {1, -99, std::nullopt}}))).score,
+            5);
+  // Rules with no weight are dropped; no rules at all score 0 and pass.
+  EXPECT_EQ(EvaluateOne(Placement(Rules({{0, 10, "never"}}))).score, 0);
+  EXPECT_TRUE(EvaluateOne(Placement(Rules({{0, 10, "never"}}))).passed);
+
+  const NodeVerdict failed =
+      EvaluateOne(Placement(Rules({{1, 10, "first"}, {1, 10, std::nullopt}, {1, 0, "third"}})));
+  EXPECT_FALSE(failed.passed);
+  EXPECT_EQ(failed.reason, "first; third");
+}
+
+}  // namespace
+}  // namespace modelplane::extender
