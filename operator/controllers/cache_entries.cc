@@ -58,6 +58,51 @@ std::vector<std::string> StatusDigests(const json& cache) {
   return digests;
 }
 
+namespace {
+
+// Entries of spec.revisions grouped by revision key, or of status.revisions by digest.
+std::map<std::string, json> GroupEntries(const json& cache, const char* section) {
+  std::map<std::string, json> groups;
+  const json* list = FindList(cache, section);
+  if (list == nullptr) return groups;
+  for (const json& entry : *list) {
+    std::string key;
+    if (std::string_view(section) == "spec") {
+      if (!entry.is_object() || !entry.contains("revision")) continue;
+      key = StringAt(entry["revision"], "namespace") + "/" + StringAt(entry["revision"], "name");
+    } else {
+      key = StringAt(entry, "digest");
+    }
+    if (key.empty() || key == "/") continue;
+    auto [group, inserted] = groups.try_emplace(key, json::array());
+    group->second.push_back(entry);
+  }
+  return groups;
+}
+
+std::vector<std::string> ChangedKeys(const std::map<std::string, json>& before,
+                                     const std::map<std::string, json>& after) {
+  std::vector<std::string> changed;
+  for (const auto& [key, entries] : before) {
+    const auto now = after.find(key);
+    if (now == after.end() || now->second != entries) changed.push_back(key);
+  }
+  for (const auto& [key, entries] : after) {
+    if (!before.contains(key)) changed.push_back(key);
+  }
+  return changed;
+}
+
+}  // namespace
+
+std::vector<std::string> ChangedSpecRevisionKeys(const json& before, const json& after) {
+  return ChangedKeys(GroupEntries(before, "spec"), GroupEntries(after, "spec"));
+}
+
+std::vector<std::string> ChangedStatusDigests(const json& before, const json& after) {
+  return ChangedKeys(GroupEntries(before, "status"), GroupEntries(after, "status"));
+}
+
 core::IndexFunction CachesByRevisionIndex() {
   return [](const json& cache) { return SpecRevisionKeys(cache); };
 }
@@ -102,6 +147,25 @@ core::Status ApplyCacheEntries(core::KubeClient& client, const json& cache,
                               patch, {.field_manager = std::string(kFieldManager), .force = true});
   if (!applied) return std::unexpected(applied.error());
   return core::Ok();
+}
+
+core::Result<bool> UpdateCacheEntries(core::KubeClient& client, const json& cache,
+                                      const EntriesChange& change) {
+  json current = cache;
+  for (int attempt = 1;; ++attempt) {
+    auto parsed = api::ModelCacheFromJson(current);
+    if (!parsed) return std::unexpected(parsed.error());
+    const std::vector<api::DesiredRevision> entries = change(parsed->spec.revisions);
+    if (entries == parsed->spec.revisions) return false;
+    auto applied = ApplyCacheEntries(client, current, entries);
+    if (applied) return true;
+    if (applied.error().code() != core::ErrorCode::kConflict || attempt >= kCacheWriteAttempts) {
+      return std::unexpected(applied.error());
+    }
+    auto fresh = client.Get(core::resources::ModelCaches(), "", parsed->metadata.name);
+    if (!fresh) return std::unexpected(fresh.error());
+    current = std::move(*fresh);
+  }
 }
 
 }  // namespace modelplane::controller

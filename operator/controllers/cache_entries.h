@@ -9,6 +9,8 @@
 // Thread safety: free functions; the KubeClient is thread-safe.
 #pragma once
 
+#include <functional>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -40,6 +42,15 @@ inline constexpr char kRevisionsByDigest[] = "modelplane.io/status-digest";
 [[nodiscard]] std::vector<std::string> SpecRevisionKeys(const nlohmann::json& cache);
 [[nodiscard]] std::vector<std::string> StatusDigests(const nlohmann::json& cache);
 
+// What changed between two versions of a cache, so an update wakes only the revisions it
+// concerns (a cache listing hundreds of revisions changes one entry at a time):
+// revision keys whose spec entry was added, removed or changed, and digests whose status entry
+// was.
+[[nodiscard]] std::vector<std::string> ChangedSpecRevisionKeys(const nlohmann::json& before,
+                                                               const nlohmann::json& after);
+[[nodiscard]] std::vector<std::string> ChangedStatusDigests(const nlohmann::json& before,
+                                                            const nlohmann::json& after);
+
 // The cache's spec entries with every entry for `revision` removed and, when `desired` is set,
 // `*desired` in place of the first of them (or appended): other entries keep their order.
 [[nodiscard]] std::vector<api::DesiredRevision> ReplaceEntry(
@@ -50,5 +61,18 @@ inline constexpr char kRevisionsByDigest[] = "modelplane.io/status-digest";
 // (kConflict when someone wrote it since).
 [[nodiscard]] core::Status ApplyCacheEntries(core::KubeClient& client, const nlohmann::json& cache,
                                              const std::vector<api::DesiredRevision>& entries);
+
+using EntriesChange = std::function<std::vector<api::DesiredRevision>(
+    const std::vector<api::DesiredRevision>& entries)>;
+
+// Rewrites the cache's spec entries through `change`, writing only when they differ. On a
+// conflict (a stale informer view, another worker writing the same cache) it reads the cache
+// afresh from the API server and tries again, up to kCacheWriteAttempts, as client-go's
+// RetryOnConflict does: hundreds of revisions on one busy ModelCache then settle within their
+// reconciles instead of through the work queue's rate limiter. Returns whether it wrote.
+inline constexpr int kCacheWriteAttempts = 8;
+[[nodiscard]] core::Result<bool> UpdateCacheEntries(core::KubeClient& client,
+                                                    const nlohmann::json& cache,
+                                                    const EntriesChange& change);
 
 }  // namespace modelplane::controller

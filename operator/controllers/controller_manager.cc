@@ -18,6 +18,12 @@ core::InformerOptions InformerFor(core::ResourceType type, std::string namespace
           .resync_period = resync};
 }
 
+std::string ResourceVersionOf(const json& object) {
+  const auto metadata = object.find("metadata");
+  if (metadata == object.end() || !metadata->is_object()) return {};
+  return metadata->value("resourceVersion", "");
+}
+
 // What placement reads from a Node; heartbeats change none of it.
 bool PlacementInputsChanged(const json& before, const json& after) {
   auto old_node = core::NodeFromJson(before);
@@ -132,8 +138,12 @@ void ControllerManager::WireHandlers() {
       .on_update =
           [this](const core::ObjectPtr& old_object, const core::ObjectPtr& object) {
             cache_queue_.Add(core::ObjectStore::KeyOf(*object));
-            EnqueueRevisionsOfCache(*old_object);
-            EnqueueRevisionsOfCache(*object);
+            if (ResourceVersionOf(*old_object) == ResourceVersionOf(*object)) {
+              EnqueueRevisionsOfCache(*object);  // a resync: look at everything again
+              return;
+            }
+            EnqueueRevisionKeys(ChangedSpecRevisionKeys(*old_object, *object));
+            EnqueueRevisionsWithDigests(ChangedStatusDigests(*old_object, *object));
           },
       .on_delete =
           [this](const core::ObjectPtr& object) {
@@ -161,13 +171,21 @@ void ControllerManager::WireHandlers() {
 }
 
 void ControllerManager::EnqueueRevisionsOfCache(const json& cache) {
-  for (const std::string& key : SpecRevisionKeys(cache)) {
+  EnqueueRevisionKeys(SpecRevisionKeys(cache));
+  EnqueueRevisionsWithDigests(StatusDigests(cache));
+}
+
+void ControllerManager::EnqueueRevisionKeys(const std::vector<std::string>& keys) {
+  for (const std::string& key : keys) {
     // Keys outside the namespace scope are not ours to reconcile (and not in the informer).
     if (options_.namespace_scope.empty() || key.starts_with(options_.namespace_scope + "/")) {
       revision_queue_.Add(key);
     }
   }
-  for (const std::string& digest : StatusDigests(cache)) {
+}
+
+void ControllerManager::EnqueueRevisionsWithDigests(const std::vector<std::string>& digests) {
+  for (const std::string& digest : digests) {
     for (const core::ObjectPtr& revision : revisions_.store().ByIndex(kRevisionsByDigest, digest)) {
       revision_queue_.Add(core::ObjectStore::KeyOf(*revision));
     }

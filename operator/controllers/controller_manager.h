@@ -2,8 +2,10 @@
 // and Nodes, one work queue and runner per controller, the event recorder, and the wiring from
 // informer events to queue keys:
 //   ModelRevision change         -> that revision;
-//   ModelCache change            -> the revisions its spec lists (old and new) and those whose
-//                                   digest its status reports, plus its lifecycle key;
+//   ModelCache added or deleted  -> the revisions its spec lists and those whose digest its
+//                                   status reports, plus its lifecycle key;
+//   ModelCache updated           -> only the revisions whose spec or status entry changed (all of
+//                                   them on a resync), plus its lifecycle key;
 //   Node added, removed, or its labels / readiness / cordon changed
 //                                -> its lifecycle key and every revision that prestages.
 // RunOperator builds one when it gains the lease and destroys it when it loses it; cluster
@@ -56,6 +58,8 @@ class ControllerManager {
  private:
   void WireHandlers();
   void EnqueueRevisionsOfCache(const nlohmann::json& cache);
+  void EnqueueRevisionKeys(const std::vector<std::string>& keys);
+  void EnqueueRevisionsWithDigests(const std::vector<std::string>& digests);
   void EnqueuePrestagingRevisions();
 
   const ControllerOptions options_;

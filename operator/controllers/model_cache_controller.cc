@@ -58,23 +58,31 @@ core::Status ModelCacheController::DeleteCache(const json& cache) {
 }
 
 core::Status ModelCacheController::PruneEntries(const json& cache_object) {
-  auto cache = api::ModelCacheFromJson(cache_object);
-  if (!cache) return core::Ok();  // an unreadable cache is logged by the revision controller
-  std::vector<api::DesiredRevision> kept;
-  for (const api::DesiredRevision& entry : cache->spec.revisions) {
-    const bool in_scope = context_.namespace_scope.empty() ||
-                          entry.revision.namespace_name == context_.namespace_scope;
-    // The revision informer has synced before any reconcile, and an entry is only ever written
-    // after its revision was seen there, so absence means deleted.
-    if (in_scope && !context_.revisions.store().Get(RevisionKey(entry.revision))) {
-      context_.logger.Info("cache_entry_pruned", {{"cache", cache->metadata.name},
-                                                  {"revision", RevisionKey(entry.revision)}});
-      continue;
-    }
-    kept.push_back(entry);
+  const std::string name = cache_object.at("metadata").value("name", "");
+  std::vector<std::string> pruned;
+  auto written = UpdateCacheEntries(
+      context_.client, cache_object, [&](const std::vector<api::DesiredRevision>& entries) {
+        pruned.clear();
+        std::vector<api::DesiredRevision> kept;
+        for (const api::DesiredRevision& entry : entries) {
+          const bool in_scope = context_.namespace_scope.empty() ||
+                                entry.revision.namespace_name == context_.namespace_scope;
+          // The revision informer has synced before any reconcile, and an entry is only ever
+          // written after its revision was seen there, so absence means deleted.
+          if (in_scope && !context_.revisions.store().Get(RevisionKey(entry.revision))) {
+            pruned.push_back(RevisionKey(entry.revision));
+          } else {
+            kept.push_back(entry);
+          }
+        }
+        return kept;
+      });
+  if (!written) return std::unexpected(written.error());
+  for (const std::string& revision : pruned) {
+    if (*written)
+      context_.logger.Info("cache_entry_pruned", {{"cache", name}, {"revision", revision}});
   }
-  if (kept.size() == cache->spec.revisions.size()) return core::Ok();
-  return ApplyCacheEntries(context_.client, cache_object, kept);
+  return core::Ok();
 }
 
 }  // namespace modelplane::controller

@@ -46,6 +46,14 @@ std::vector<api::Condition> PreviousConditions(const json& raw,
   return conditions;
 }
 
+// status.totalBytes as this operator last wrote it; 0 when not yet.
+std::int64_t TotalBytesOf(const json& revision) {
+  const auto status = revision.find("status");
+  if (status == revision.end() || !status->is_object()) return 0;
+  const auto total = status->find("totalBytes");
+  return total != status->end() && total->is_number_integer() ? total->get<std::int64_t>() : 0;
+}
+
 const api::Condition* FindCondition(const std::vector<api::Condition>& conditions,
                                     std::string_view type) {
   const auto found = std::find_if(conditions.begin(), conditions.end(),
@@ -172,14 +180,16 @@ std::vector<PlacementCandidate> ModelRevisionController::Candidates(const std::s
                            {{"cache", node->metadata.name}, {"error", cache.error().message()}});
       continue;
     }
-    for (const api::DesiredRevision& entry : cache->spec.revisions) {
-      candidate.currently_chosen = candidate.currently_chosen || RevisionKey(entry.revision) == key;
-    }
+    // Digests the agent already counts in used (Ready) or reserved (Staging) bytes.
+    std::set<std::string> counted_by_agent;
     if (cache->status) {
       candidate.capacity_bytes = cache->status->capacity_bytes;
       candidate.used_bytes = cache->status->used_bytes;
       candidate.reserved_bytes = cache->status->reserved_bytes;
       for (const api::CachedRevision& cached : cache->status->revisions) {
+        if (cached.state == api::kCacheStateReady || cached.state == api::kCacheStateStaging) {
+          counted_by_agent.insert(cached.digest);
+        }
         if (cached.digest != digest) continue;
         if (cached.state == api::kCacheStateReady) {
           candidate.held = HeldState::kReady;
@@ -187,6 +197,18 @@ std::vector<PlacementCandidate> ModelRevisionController::Candidates(const std::s
                    cached.state == api::kCacheStatePending) {
           candidate.held = HeldState::kStaging;
         }
+      }
+    }
+    for (const api::DesiredRevision& entry : cache->spec.revisions) {
+      const std::string entry_key = RevisionKey(entry.revision);
+      if (entry_key == key) {
+        candidate.currently_chosen = true;
+        continue;
+      }
+      ++candidate.assigned_entries;
+      if (!counted_by_agent.insert(entry.digest).second) continue;  // counted, or seen already
+      if (const core::ObjectPtr other = context_.revisions.store().Get(entry_key)) {
+        candidate.assigned_bytes += TotalBytesOf(*other);
       }
     }
     candidates.push_back(std::move(candidate));
@@ -210,23 +232,22 @@ core::Status ModelRevisionController::SyncEntries(const api::RevisionReference& 
   for (const std::string& name : targets) {
     const core::ObjectPtr cache_object = context_.caches.store().Get(name);
     if (!cache_object) continue;
-    auto cache = api::ModelCacheFromJson(*cache_object);
-    if (!cache) continue;  // logged by Candidates; nothing of ours can be read from it
     const bool want = std::binary_search(chosen.begin(), chosen.end(), name);
-    auto entries = ReplaceEntry(cache->spec.revisions, reference, want ? &desired : nullptr);
-    if (entries == cache->spec.revisions) continue;
-    if (auto applied = ApplyCacheEntries(context_.client, *cache_object, entries); !applied) {
-      // A conflict is the normal outcome of a stale informer view or a concurrent writer: the
-      // retry reads a fresh one. Anything else deserves a warning.
-      const bool conflict = applied.error().code() == core::ErrorCode::kConflict;
-      context_.logger.Log(
-          conflict ? core::LogLevel::kDebug : core::LogLevel::kWarn, "cache_entry_write_failed",
-          {{"revision", key}, {"cache", name}, {"error", applied.error().ToString()}});
-      if (!first_error) first_error = applied.error();
+    auto written = UpdateCacheEntries(
+        context_.client, *cache_object, [&](const std::vector<api::DesiredRevision>& entries) {
+          return ReplaceEntry(entries, reference, want ? &desired : nullptr);
+        });
+    if (!written) {
+      context_.logger.Warn(
+          "cache_entry_write_failed",
+          {{"revision", key}, {"cache", name}, {"error", written.error().ToString()}});
+      if (!first_error) first_error = written.error();
       continue;
     }
-    context_.logger.Info(want ? "cache_entry_written" : "cache_entry_removed",
-                         {{"revision", key}, {"cache", name}, {"digest", digest}});
+    if (*written) {
+      context_.logger.Info(want ? "cache_entry_written" : "cache_entry_removed",
+                           {{"revision", key}, {"cache", name}, {"digest", digest}});
+    }
   }
   if (first_error) return std::unexpected(*first_error);
   return core::Ok();

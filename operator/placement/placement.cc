@@ -18,13 +18,15 @@ bool Eligible(const PlacementCandidate& candidate, std::int64_t total_bytes) {
   return free < 0 || free >= total_bytes;
 }
 
-// Smaller is better: ready holders, then staging, then most free space (unknown last), name.
+// Smaller is better: ready holders, then staging, then most free space (unknown last), fewest
+// entries, name.
 auto PreferenceKey(const PlacementCandidate& candidate) {
   const int held = candidate.held == HeldState::kReady     ? 0
                    : candidate.held == HeldState::kStaging ? 1
                                                            : 2;
   const std::int64_t free = FreeBytes(candidate);
-  return std::make_tuple(held, free < 0 ? 1 : 0, -free, std::string_view(candidate.name));
+  return std::make_tuple(held, free < 0 ? 1 : 0, -free, candidate.assigned_entries,
+                         std::string_view(candidate.name));
 }
 
 // Greedy zone round-robin: each pick is the most preferred candidate among the zones with the
@@ -57,8 +59,8 @@ bool MatchesSelector(const std::map<std::string, std::string>& selector,
 
 std::int64_t FreeBytes(const PlacementCandidate& candidate) {
   if (candidate.capacity_bytes <= 0) return -1;
-  return std::max<std::int64_t>(
-      0, candidate.capacity_bytes - candidate.used_bytes - candidate.reserved_bytes);
+  return std::max<std::int64_t>(0, candidate.capacity_bytes - candidate.used_bytes -
+                                       candidate.reserved_bytes - candidate.assigned_bytes);
 }
 
 PlacementResult ChooseNodes(const PlacementRequest& request,

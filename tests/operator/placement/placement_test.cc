@@ -68,6 +68,21 @@ TEST(PlacementTest, RoomCountsUsedAndReservedBytes) {
   EXPECT_EQ(ChooseNodes(Want(2), {exact, short_by_one}).chosen, (Names{"exact"}));
 }
 
+TEST(PlacementTest, BytesPromisedToOtherRevisionsAreNotFree) {
+  // 10 GiB free by the agent's numbers, but 9.5 GiB already promised to other revisions.
+  PlacementCandidate promised = Node("promised", "z", 10 * kGiB);
+  promised.assigned_bytes = 9 * kGiB + kGiB / 2;
+  PlacementCandidate other = Node("other", "z", 5 * kGiB);
+  EXPECT_EQ(ChooseNodes(Want(1), {promised, other}).chosen, (Names{"other"}));
+  EXPECT_EQ(ChooseNodes(Want(2), {promised, other}).chosen, (Names{"other"}));
+}
+
+TEST(PlacementTest, FewerEntriesWinAmongUnknownCapacities) {
+  PlacementCandidate busy = Node("a-busy", "z");
+  busy.assigned_entries = 7;
+  EXPECT_EQ(ChooseNodes(Want(1), {busy, Node("b-idle", "z")}).chosen, (Names{"b-idle"}));
+}
+
 TEST(PlacementTest, UnknownCapacityIsEligibleButRanksAfterKnownRoom) {
   const std::vector<PlacementCandidate> nodes = {Node("a-unknown", "z"),
                                                  Node("b-known", "z", 100 * kGiB)};
