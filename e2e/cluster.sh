@@ -313,7 +313,9 @@ EOF
   write_kubeconfig "${CONF}/scheduler.kubeconfig" scheduler
   write_scheduler_config
   write_nodes
-  cp "${tools_dir}/share/kwok-stages.yaml" "${CONF}/kwok.yaml"
+  # KWOK's stock stages, changed so gated pods wait for their readiness gates (kubelet rule).
+  python3 "${E2E_DIR}/kwok/readiness-gates.py" <"${tools_dir}/share/kwok-stages.yaml" \
+    >"${CONF}/kwok.yaml"
 
   # etcd: one member, loopback only. --unsafe-no-fsync: test data, and fsync on a shared
   # CI disk would dominate apiserver latency.
