@@ -33,6 +33,8 @@ enum class Dtype : std::uint8_t {
   kF64,
   kI64,
   kU64,
+  kF8E4M3Fnuz,  // AMD's F8 variants (no negative zero, one NaN); safetensors 0.8 writes them
+  kF8E5M2Fnuz,
 };
 
 // Exact, case-sensitive names as written in headers ("BF16", "F8_E4M3").
