@@ -22,7 +22,7 @@ core::Result<std::unique_ptr<CudaRuntime>> CudaRuntime::Load() {
   if (const char* path = std::getenv("MODELPLANE_CUDART_LIBRARY"); path != nullptr) {
     candidates.emplace_back(path);
   } else {
-    candidates = {"libcudart.so.12", "libcudart.so.11.0", "libcudart.so"};
+    candidates = {"libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0", "libcudart.so"};
   }
   auto runtime = std::unique_ptr<CudaRuntime>(new CudaRuntime());
   std::string tried;

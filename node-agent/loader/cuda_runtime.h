@@ -4,7 +4,7 @@
 // Declarations are our own minimal copies of the CUDA runtime ABI (opaque handles, int error
 // codes, the cudaMemcpyKind values), not the CUDA headers: building needs no multi-GiB toolkit
 // or wheel, and these signatures have been stable since CUDA 4. The library is looked up as
-// libcudart.so.12, libcudart.so.11.0 and libcudart.so, or at the path in
+// libcudart.so.13, .12, .11.0 and libcudart.so, or at the path in
 // MODELPLANE_CUDART_LIBRARY (used by the tests to prove the "absent" path).
 //
 // Thread safety: after Load, the function pointers are immutable; the CUDA calls themselves
