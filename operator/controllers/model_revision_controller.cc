@@ -238,7 +238,8 @@ core::Status ModelRevisionController::SyncEntries(const api::RevisionReference& 
           return ReplaceEntry(entries, reference, want ? &desired : nullptr);
         });
     if (!written) {
-      context_.logger.Warn(
+      // The runner logs the first error as reconcile_failed; the rest are detail.
+      context_.logger.Debug(
           "cache_entry_write_failed",
           {{"revision", key}, {"cache", name}, {"error", written.error().ToString()}});
       if (!first_error) first_error = written.error();
