@@ -33,7 +33,7 @@ std::optional<std::string> CacheLocalityRule::Filter(const NodeContext& context)
                      context.revision.key, context.revision.bytes);
 }
 
-std::int64_t CacheLocalityRule::Score(const NodeContext& context) const {
+std::optional<std::int64_t> CacheLocalityRule::Score(const NodeContext& context) const {
   const CachedRevisionInfo* held = Held(context);
   if (held == nullptr) return 0;
   if (held->state == core::api::kCacheStateReady) return kScoreReady;

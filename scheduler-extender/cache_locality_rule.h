@@ -19,7 +19,7 @@ class CacheLocalityRule final : public PlacementRule {
  public:
   [[nodiscard]] std::string_view Name() const override { return "cache-locality"; }
   [[nodiscard]] std::optional<std::string> Filter(const NodeContext& context) const override;
-  [[nodiscard]] std::int64_t Score(const NodeContext& context) const override;
+  [[nodiscard]] std::optional<std::int64_t> Score(const NodeContext& context) const override;
 };
 
 }  // namespace modelplane::extender

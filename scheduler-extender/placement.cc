@@ -4,6 +4,7 @@
 
 #include "scheduler-extender/cache_locality_rule.h"
 #include "scheduler-extender/extender_protocol.h"
+#include "scheduler-extender/revoked_revision_rule.h"
 
 namespace modelplane::extender {
 
@@ -14,6 +15,7 @@ Placement::Placement(std::vector<WeightedRule> rules) : rules_(std::move(rules))
 
 Placement Placement::Default() {
   std::vector<WeightedRule> rules;
+  rules.push_back({.rule = std::make_unique<RevokedRevisionRule>(), .weight = 1});
   rules.push_back({.rule = std::make_unique<CacheLocalityRule>(), .weight = 1});
   return Placement(std::move(rules));
 }
@@ -23,22 +25,23 @@ std::vector<NodeVerdict> Placement::Evaluate(
     std::span<const std::shared_ptr<const NodeCacheInfo>> caches) const {
   std::vector<NodeVerdict> verdicts;
   verdicts.reserve(nodes.size());
-  std::int64_t total_weight = 0;
-  for (const WeightedRule& entry : rules_) total_weight += entry.weight;
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     const NodeContext context{.revision = revision,
                               .node = nodes[i],
                               .cache = i < caches.size() ? caches[i].get() : nullptr};
     NodeVerdict verdict{.node = nodes[i]};
     std::int64_t weighted = 0;
+    std::int64_t total_weight = 0;  // of the rules that scored this node
     for (const WeightedRule& entry : rules_) {
       if (auto reason = entry.rule->Filter(context)) {
         verdict.passed = false;
         if (!verdict.reason.empty()) verdict.reason += "; ";
         verdict.reason += *reason;
       }
-      weighted += entry.weight * std::clamp(entry.rule->Score(context), kMinExtenderPriority,
-                                            kMaxExtenderPriority);
+      if (const auto score = entry.rule->Score(context)) {
+        weighted += entry.weight * std::clamp(*score, kMinExtenderPriority, kMaxExtenderPriority);
+        total_weight += entry.weight;
+      }
     }
     // Round half up: (2w + t) / 2t == round(w / t) for non-negative w and positive t.
     const std::int64_t score =

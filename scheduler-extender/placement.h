@@ -3,8 +3,9 @@
 // verdicts, so it is tested without servers or clusters.
 //
 // A node fails the filter when any rule rules it out (the reasons are joined). Its score is the
-// weighted mean of the rules' scores, rounded to the nearest integer and clamped to 0..10, so
-// adding a rule never pushes a node out of kube-scheduler's extender range.
+// weighted mean of the scores of the rules that rank nodes, rounded to the nearest integer and
+// clamped to 0..10, so adding a rule never pushes a node out of kube-scheduler's extender range
+// and a filter-only rule does not dilute the others.
 // Thread safety: immutable after construction; Evaluate may run on many threads at once.
 #pragma once
 
@@ -34,7 +35,7 @@ struct NodeVerdict {
 class Placement {
  public:
   explicit Placement(std::vector<WeightedRule> rules);
-  // The rules modelplane uses today: cache locality alone.
+  // The rules modelplane uses today: revoked revisions are placed nowhere; cache locality.
   [[nodiscard]] static Placement Default();
 
   // One verdict per node, in order; caches[i] belongs to nodes[i] (null: no ModelCache).

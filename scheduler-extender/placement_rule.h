@@ -29,8 +29,9 @@ class PlacementRule {
   [[nodiscard]] virtual std::string_view Name() const = 0;
   // Why the node cannot take the revision, or nullopt when it can.
   [[nodiscard]] virtual std::optional<std::string> Filter(const NodeContext& context) const = 0;
-  // 0 (worst) to 10 (best), kube-scheduler's extender priority range.
-  [[nodiscard]] virtual std::int64_t Score(const NodeContext& context) const = 0;
+  // 0 (worst) to 10 (best), kube-scheduler's extender priority range; nullopt when the rule
+  // does not rank nodes (a filter-only rule), so it does not dilute the others' scores.
+  [[nodiscard]] virtual std::optional<std::int64_t> Score(const NodeContext& context) const = 0;
 };
 
 }  // namespace modelplane::extender

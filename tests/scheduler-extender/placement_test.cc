@@ -33,7 +33,7 @@ CachedRevisionInfo Held(std::string_view state, std::int64_t done, std::int64_t 
 }
 
 std::int64_t LocalityScore(const RevisionInfo& revision, const NodeCacheInfo* cache) {
-  return CacheLocalityRule().Score({.revision = revision, .node = "n", .cache = cache});
+  return CacheLocalityRule().Score({.revision = revision, .node = "n", .cache = cache}).value();
 }
 
 TEST(CacheLocalityRuleTest, ReadyScoresHighestStagingInProportionAbsentLowest) {
@@ -131,22 +131,39 @@ TEST(PlacementTest, DefaultPlacementScoresAndFiltersEveryCandidateInOrder) {
   EXPECT_TRUE(verdicts[0].reason.empty());
 }
 
+TEST(PlacementTest, RevokedRevisionsArePlacedNowhere) {
+  RevisionInfo revision = Revision(100 * kGiB);
+  revision.revoked = true;
+  const std::vector<std::string> nodes = {"ready", "none"};
+  const std::vector<std::shared_ptr<const NodeCacheInfo>> caches = {
+      Cache("ready", 1000 * kGiB, 0, 0,
+            {{kDigest, Held(core::api::kCacheStateReady, 100 * kGiB, 100 * kGiB)}}),
+      nullptr};
+  const auto verdicts = Placement::Default().Evaluate(revision, nodes, caches);
+  for (const NodeVerdict& verdict : verdicts) {
+    EXPECT_FALSE(verdict.passed) << verdict.node;
+    EXPECT_EQ(verdict.reason, "modelplane: revision models/llama-r1 is revoked");
+  }
+  EXPECT_EQ(verdicts[0].score, 10);  // the filter decides; scores stay what locality says
+}
+
 // A rule with fixed answers, to check how Placement combines rules.
 class FixedRule final : public PlacementRule {
  public:
-  FixedRule(std::int64_t score, std::optional<std::string> reason)
+  FixedRule(std::optional<std::int64_t> score, std::optional<std::string> reason)
       : score_(score), reason_(std::move(reason)) {}
   std::string_view Name() const override { return "fixed"; }
   std::optional<std::string> Filter(const NodeContext&) const override { return reason_; }
-  std::int64_t Score(const NodeContext&) const override { return score_; }
+  std::optional<std::int64_t> Score(const NodeContext&) const override { return score_; }
 
  private:
-  std::int64_t score_;
+  std::optional<std::int64_t> score_;
   std::optional<std::string> reason_;
 };
 
 std::vector<WeightedRule> Rules(
-    std::vector<std::tuple<std::int64_t, std::int64_t, std::optional<std::string>>> specs) {
+    std::vector<std::tuple<std::int64_t, std::optional<std::int64_t>, std::optional<std::string>>>
+        specs) {
   std::vector<WeightedRule> rules;
   for (auto& [weight, score, reason] : specs) {
     rules.push_back({.rule = std::make_unique<FixedRule>(score, reason), .weight = weight});
@@ -171,6 +188,11 @@ TEST(PlacementTest, CombinesRulesByWeightedMeanAndJoinsReasons) {
   // Rules with no weight are dropped; no rules at all score 0 and pass.
   EXPECT_EQ(EvaluateOne(Placement(Rules({{0, 10, "never"}}))).score, 0);
   EXPECT_TRUE(EvaluateOne(Placement(Rules({{0, 10, "never"}}))).passed);
+
+  // A rule without an opinion on the score does not dilute the others.
+  EXPECT_EQ(
+      EvaluateOne(Placement(Rules({{1, 10, std::nullopt}, {5, std::nullopt, std::nullopt}}))).score,
+      10);
 
   const NodeVerdict failed =
       EvaluateOne(Placement(Rules({{1, 10, "first"}, {1, 10, std::nullopt}, {1, 0, "third"}})));

@@ -1,0 +1,18 @@
+// A revoked revision (spec.revoked) must run nowhere: every node fails the filter with a reason
+// that says so, and kube-scheduler reports the pod unschedulable with it. Filter-only: it has no
+// opinion on scores.
+// Thread safety: immutable.
+#pragma once
+
+#include "scheduler-extender/placement_rule.h"
+
+namespace modelplane::extender {
+
+class RevokedRevisionRule final : public PlacementRule {
+ public:
+  [[nodiscard]] std::string_view Name() const override { return "revoked-revision"; }
+  [[nodiscard]] std::optional<std::string> Filter(const NodeContext& context) const override;
+  [[nodiscard]] std::optional<std::int64_t> Score(const NodeContext& context) const override;
+};
+
+}  // namespace modelplane::extender
