@@ -7,6 +7,7 @@
 // cluster scripts/test.sh brings up and never races the cluster's scheduler for its pods.
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include <fcntl.h>
@@ -206,11 +207,13 @@ class PlacementClusterTest : public core::testing::ClusterTest {
     }
   }
 
-  void StartExtender() {
-    extender_port_ = FreePort();
+  // Starts the extender binary on `port` (0: a free one) serving <path_prefix>/<verb>.
+  void StartExtender(std::uint16_t port = 0, const std::string& path_prefix = "/scheduler") {
+    extender_port_ = port != 0 ? port : FreePort();
     admin_port_ = FreePort();
     const std::string config = (work_ / "extender.yaml").string();
-    std::ofstream(config) << "server: {address: 127.0.0.1, port: " << extender_port_ << "}\n"
+    std::ofstream(config) << "server: {address: 127.0.0.1, port: " << extender_port_
+                          << ", pathPrefix: '" << path_prefix << "'}\n"
                           << "admin: {address: 127.0.0.1, port: " << admin_port_ << "}\n"
                           << "kubernetes: {kubeconfig: " << kubeconfig_path_ << "}\n";
     ASSERT_TRUE(extender_.Start(
@@ -295,11 +298,15 @@ class PlacementClusterTest : public core::testing::ClusterTest {
     return node;
   }
 
-  void PlacesThePodOnTheNodeHoldingItsRevision(bool node_cache_capable) {
-    StartExtender();
-    if (HasFatalFailure()) return;
-    StartScheduler(node_cache_capable);
-    if (HasFatalFailure()) return;
+  // With `form` set, the test's own kube-scheduler calls the extender in that form; without,
+  // the cluster's scheduler does (see the last test).
+  void PlacesThePodOnTheNodeHoldingItsRevision(std::optional<bool> node_cache_capable) {
+    if (node_cache_capable) {
+      StartExtender();
+      if (HasFatalFailure()) return;
+      StartScheduler(*node_cache_capable);
+      if (HasFatalFailure()) return;
+    }
 
     for (int i = 0; i < 3; ++i) {
       const std::string name = "engine-" + std::to_string(i);
@@ -324,8 +331,10 @@ class PlacementClusterTest : public core::testing::ClusterTest {
                   std::string::npos)
             << line;
         EXPECT_NE(line.find(std::string(kHolder)), std::string::npos) << line;
-        EXPECT_NE(line.find(node_cache_capable ? "form=names" : "form=list"), std::string::npos)
-            << line;
+        if (node_cache_capable) {
+          EXPECT_NE(line.find(*node_cache_capable ? "form=names" : "form=list"), std::string::npos)
+              << line;
+        }
       }
       if (line.find("event=prioritize_decided") != std::string::npos) {
         saw_prioritize = true;
@@ -337,6 +346,32 @@ class PlacementClusterTest : public core::testing::ClusterTest {
     EXPECT_TRUE(saw_filter) << log;
     EXPECT_TRUE(saw_prioritize) << log;
     EXPECT_NE(log.find("outcome=unknown_revision"), std::string::npos) << log;
+
+    // A revoked revision runs nowhere: the pod stays Pending, and says why.
+    json revoked = Revision(namespace_);
+    revoked["metadata"]["name"] = "revoked-r";
+    revoked["spec"]["revoked"] = true;
+    ASSERT_TRUE(client_->Create(core::resources::ModelRevisions(), namespace_, revoked));
+    ASSERT_TRUE(client_->Create(core::resources::Pods(), namespace_, Pod("revoked", "revoked-r")));
+    std::string message;
+    EXPECT_TRUE(WaitUntil(
+        [&] {
+          auto pod_object = client_->Get(core::resources::Pods(), namespace_, "revoked");
+          if (!pod_object) return false;
+          for (const json& condition :
+               pod_object->value("status", json::object()).value("conditions", json::array())) {
+            if (condition.value("type", "") == "PodScheduled") {
+              message = condition.value("message", "");
+            }
+          }
+          return message.find("is revoked") != std::string::npos;
+        },
+        seconds(30)))
+        << "PodScheduled message: " << message << "\n"
+        << extender_.Log();
+    auto still = client_->Get(core::resources::Pods(), namespace_, "revoked");
+    ASSERT_TRUE(still);
+    EXPECT_EQ(still->value("spec", json::object()).value("nodeName", ""), "");
 
     auto metrics = http_->Fetch({.url = AdminUrl("/metrics")});
     ASSERT_TRUE(metrics) << metrics.error().ToString();
@@ -361,6 +396,23 @@ TEST_F(PlacementClusterTest, NodeCacheCapableScheduler) {
 
 TEST_F(PlacementClusterTest, FullNodeListScheduler) {
   PlacesThePodOnTheNodeHoldingItsRevision(false);
+}
+
+// The way e2e/cluster.sh wires it: the cluster's own kube-scheduler, started with
+// MODELPLANE_EXTENDER_URL=http://127.0.0.1:<port><prefix>, calls whatever listens there for its
+// modelplane-scheduler profile. Runs only on a cluster started that way.
+TEST_F(PlacementClusterTest, ClusterSchedulerCallsTheExtenderAtItsUrl) {
+  const std::string url = EnvOr("MODELPLANE_EXTENDER_URL");
+  if (url.empty()) GTEST_SKIP() << "the cluster was not started with MODELPLANE_EXTENDER_URL";
+  const std::string origin = "http://127.0.0.1:";
+  ASSERT_EQ(url.rfind(origin, 0), 0u) << url;
+  const std::size_t slash = url.find('/', origin.size());
+  const int port = std::stoi(url.substr(origin.size(), slash - origin.size()));
+  StartExtender(static_cast<std::uint16_t>(port),
+                slash == std::string::npos ? "" : url.substr(slash));
+  if (HasFatalFailure()) return;
+  scheduler_name_ = "modelplane-scheduler";
+  PlacesThePodOnTheNodeHoldingItsRevision(std::nullopt);
 }
 
 }  // namespace
