@@ -101,13 +101,16 @@ std::vector<HostPriority> ToHostPriorities(const PodDecision& decision) {
 core::Result<std::unique_ptr<ExtenderService>> ExtenderService::Create(
     const CacheInventory& inventory, Placement placement, core::Logger logger,
     core::MetricsRegistry& metrics, Options options) {
+  // 100 us to about 3.3 s: a names-only decision is well under a millisecond, a 5000-node
+  // NodeList body hundreds of milliseconds (docs/scheduler-extender.md), and kube-scheduler
+  // gives up at its httpTimeout (5 s by default).
+  auto buckets = core::ExponentialBuckets(0.0001, 2, 16);
+  if (!buckets) return std::unexpected(buckets.error());
   auto duration = metrics.AddHistogram(
       {.name = "modelplane_extender_request_duration_seconds",
        .help = "Time to answer one kube-scheduler extender call, from request read to response.",
        .label_names = {"verb"}},
-      // 100 us to about 3.3 s: a decision is microseconds, a 5000-node NodeList body parse
-      // is tens of milliseconds, and kube-scheduler gives up at its httpTimeout (5 s default).
-      *core::ExponentialBuckets(0.0001, 2, 16));
+      std::move(*buckets));
   if (!duration) return std::unexpected(duration.error());
   auto requests = metrics.AddCounter({.name = "modelplane_extender_requests_total",
                                       .help = "kube-scheduler extender calls by verb and outcome.",
