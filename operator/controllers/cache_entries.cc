@@ -24,10 +24,18 @@ std::string StringAt(const json& object, const char* key) {
   return value != object.end() && value->is_string() ? value->get<std::string>() : std::string();
 }
 
+// "namespace/name", the informer's key for a namespaced object.
+std::string JoinKey(std::string_view namespace_name, std::string_view name) {
+  std::string key;
+  key.reserve(namespace_name.size() + 1 + name.size());
+  key.append(namespace_name).append("/").append(name);
+  return key;
+}
+
 }  // namespace
 
 std::string RevisionKey(const api::RevisionReference& reference) {
-  return reference.namespace_name + "/" + reference.name;
+  return JoinKey(reference.namespace_name, reference.name);
 }
 
 std::vector<std::string> SpecRevisionKeys(const json& cache) {
@@ -38,7 +46,7 @@ std::vector<std::string> SpecRevisionKeys(const json& cache) {
       const json& revision = entry["revision"];
       const std::string ns = StringAt(revision, "namespace");
       const std::string name = StringAt(revision, "name");
-      if (!ns.empty() && !name.empty()) keys.push_back(ns + "/" + name);
+      if (!ns.empty() && !name.empty()) keys.push_back(JoinKey(ns, name));
     }
   }
   std::sort(keys.begin(), keys.end());
@@ -69,7 +77,7 @@ std::map<std::string, json> GroupEntries(const json& cache, const char* section)
     std::string key;
     if (std::string_view(section) == "spec") {
       if (!entry.is_object() || !entry.contains("revision")) continue;
-      key = StringAt(entry["revision"], "namespace") + "/" + StringAt(entry["revision"], "name");
+      key = JoinKey(StringAt(entry["revision"], "namespace"), StringAt(entry["revision"], "name"));
     } else {
       key = StringAt(entry, "digest");
     }

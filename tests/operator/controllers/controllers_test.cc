@@ -2,6 +2,7 @@
 // e2e/cluster.sh (CRDs applied: `kubectl apply -f crds/`). Each test watches ModelRevisions in
 // its own namespace; ModelCaches and Nodes are cluster-wide, as in production. Assertions are on
 // the state of the world, polled with bounded waits.
+#include <array>
 #include <functional>
 #include <set>
 
@@ -21,8 +22,8 @@ using nlohmann::json;
 using std::chrono::seconds;
 
 constexpr auto kWait = std::chrono::seconds(30);
-const std::vector<std::string> kKwokNodes = {"gpu-node-0", "gpu-node-1", "gpu-node-2",
-                                             "gpu-node-3"};
+constexpr std::array<std::string_view, 4> kKwokNodes = {"gpu-node-0", "gpu-node-1", "gpu-node-2",
+                                                        "gpu-node-3"};
 
 json Revision(const std::string& ns, const std::string& name, int nodes) {
   return {
@@ -139,13 +140,14 @@ class ControllersTest : public core::testing::ClusterTest {
 };
 
 TEST_F(ControllersTest, EveryNodeGetsAModelCache) {
-  for (const std::string& node : kKwokNodes) {
+  for (const std::string_view node_name : kKwokNodes) {
+    const std::string node(node_name);
     EXPECT_TRUE(WaitUntil(
         [&] { return client_->Get(core::resources::ModelCaches(), "", node).has_value(); }, kWait))
         << node;
   }
-  auto cache = client_->Get(core::resources::ModelCaches(), "", kKwokNodes[0]);
-  auto node = client_->Get(core::resources::Nodes(), "", kKwokNodes[0]);
+  auto cache = client_->Get(core::resources::ModelCaches(), "", std::string(kKwokNodes[0]));
+  auto node = client_->Get(core::resources::Nodes(), "", std::string(kKwokNodes[0]));
   ASSERT_TRUE(cache && node);
   ASSERT_EQ((*cache)["metadata"]["ownerReferences"].size(), 1u);
   EXPECT_EQ((*cache)["metadata"]["ownerReferences"][0]["uid"], (*node)["metadata"]["uid"]);
@@ -398,7 +400,7 @@ TEST_F(ControllersTest, ANodeGetsItsCacheAndLosesItWhenRemoved) {
 TEST_F(ControllersTest, EntriesOfARevisionThatIsGoneArePruned) {
   // An entry whose revision does not exist (deleted while no operator ran, finalizer removed
   // by hand) is dropped from the cache; entries of other revisions stay.
-  const std::string cache = kKwokNodes[3];
+  const std::string cache(kKwokNodes[3]);
   ASSERT_TRUE(WaitUntil(
       [&] { return client_->Get(core::resources::ModelCaches(), "", cache).has_value(); }, kWait));
   const std::string digest = "sha256:" + std::string(64, 'f');

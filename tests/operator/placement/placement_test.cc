@@ -153,8 +153,10 @@ TEST(PlacementTest, NodesWithoutZoneFormTheirOwnGroup) {
 }
 
 TEST(PlacementTest, DeterministicWhateverTheInputOrder) {
+  constexpr int kNodes = 12;
   std::vector<PlacementCandidate> nodes;
-  for (int i = 0; i < 12; ++i) {
+  nodes.reserve(kNodes);
+  for (int i = 0; i < kNodes; ++i) {
     nodes.push_back(
         Node("n" + std::to_string(i), "zone-" + std::to_string(i % 3), 100 * kGiB, (i % 4) * kGiB));
   }

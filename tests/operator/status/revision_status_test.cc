@@ -11,12 +11,15 @@ using std::chrono::seconds;
 
 const api::Timestamp kT0 =
     api::Timestamp(std::chrono::sys_days(std::chrono::year(2026) / 11 / 29).time_since_epoch());
-const std::string kDigest = "sha256:" + std::string(64, 'a');
+// A function: a static std::string could throw before main.
+std::string Digest() {
+  return "sha256:" + std::string(64, 'a');
+}
 
 DesiredNodeState At(std::string node, std::string_view state, std::string tier = "",
                     std::optional<double> seconds_to_ready = std::nullopt) {
   api::CachedRevision cached{
-      .digest = kDigest, .state = std::string(state), .source_tier = std::move(tier)};
+      .digest = Digest(), .state = std::string(state), .source_tier = std::move(tier)};
   if (seconds_to_ready) {
     cached.timestamps.queued = kT0;
     cached.timestamps.published =
@@ -27,7 +30,7 @@ DesiredNodeState At(std::string node, std::string_view state, std::string tier =
 
 RevisionObservation Valid(std::vector<DesiredNodeState> nodes, int requested = 0) {
   RevisionObservation observation{.generation = 3,
-                                  .digest = kDigest,
+                                  .digest = Digest(),
                                   .total_bytes = 1000,
                                   .requested_nodes = requested,
                                   .nodes = std::move(nodes)};
@@ -63,7 +66,7 @@ TEST(RevisionStatusTest, BytesToReadyNeedsBothTimestampsInOrder) {
   cached.timestamps.queued = kT0;
   EXPECT_FALSE(BytesToReadySeconds(cached));
   cached.timestamps.published = kT0 + std::chrono::milliseconds(2500);
-  EXPECT_DOUBLE_EQ(*BytesToReadySeconds(cached), 2.5);
+  EXPECT_DOUBLE_EQ(BytesToReadySeconds(cached).value(), 2.5);
   cached.timestamps.published = kT0 - seconds(1);
   EXPECT_FALSE(BytesToReadySeconds(cached));
 }
@@ -76,19 +79,19 @@ TEST(RevisionStatusTest, AllReadyIsReadyWithPercentilesAndTiers) {
                           {}, kT0);
   EXPECT_EQ(status.phase, api::kPhaseReady);
   EXPECT_EQ(status.observed_generation, 3);
-  EXPECT_EQ(status.digest, kDigest);
+  EXPECT_EQ(status.digest, Digest());
   EXPECT_EQ(status.total_bytes, 1000);
   EXPECT_EQ(status.desired_nodes, 3);
   EXPECT_EQ(status.ready_nodes, 3);
   EXPECT_EQ(status.staging_nodes, 0);
   ASSERT_TRUE(status.bytes_to_ready_seconds);
-  EXPECT_DOUBLE_EQ(status.bytes_to_ready_seconds->p50, 4.0);
-  EXPECT_DOUBLE_EQ(status.bytes_to_ready_seconds->p95, 10.0);
-  EXPECT_DOUBLE_EQ(status.bytes_to_ready_seconds->p99, 10.0);
+  EXPECT_DOUBLE_EQ(status.bytes_to_ready_seconds.value().p50, 4.0);
+  EXPECT_DOUBLE_EQ(status.bytes_to_ready_seconds.value().p95, 10.0);
+  EXPECT_DOUBLE_EQ(status.bytes_to_ready_seconds.value().p99, 10.0);
   ASSERT_EQ(status.nodes.size(), 3u);
   EXPECT_EQ(status.nodes[0].node, "n1");  // sorted by node
   EXPECT_EQ(status.nodes[0].tier, "objectStore");
-  EXPECT_DOUBLE_EQ(*status.nodes[0].bytes_to_ready_seconds, 10.0);
+  EXPECT_DOUBLE_EQ(status.nodes[0].bytes_to_ready_seconds.value(), 10.0);
   EXPECT_EQ(status.nodes[1].tier, "peer");
   EXPECT_EQ(Find(status, kConditionReady).status, api::kConditionTrue);
   EXPECT_EQ(Find(status, kConditionValid).status, api::kConditionTrue);
@@ -109,7 +112,7 @@ TEST(RevisionStatusTest, CountsStagingAndPendingAsStaging) {
   EXPECT_EQ(Find(status, kConditionReady).status, api::kConditionFalse);
   // Percentiles cover only the nodes that became ready.
   ASSERT_TRUE(status.bytes_to_ready_seconds);
-  EXPECT_DOUBLE_EQ(status.bytes_to_ready_seconds->p99, 1.0);
+  EXPECT_DOUBLE_EQ(status.bytes_to_ready_seconds.value().p99, 1.0);
 }
 
 TEST(RevisionStatusTest, NothingStartedIsPendingWithoutPercentiles) {
@@ -120,7 +123,7 @@ TEST(RevisionStatusTest, NothingStartedIsPendingWithoutPercentiles) {
 
 TEST(RevisionStatusTest, AFailedNodeDegradesWithItsMessage) {
   auto failed = At("n2", api::kCacheStateFailed);
-  failed.cached->message = "sha256 mismatch on model-00001.safetensors";
+  failed.cached.value().message = "sha256 mismatch on model-00001.safetensors";
   const auto status =
       BuildRevisionStatus(Valid({At("n1", api::kCacheStateReady, "peer", 1.0), failed}), {}, kT0);
   EXPECT_EQ(status.phase, api::kPhaseDegraded);
