@@ -14,7 +14,8 @@ ErrorCode ErrorCodeForHttpStatus(unsigned status) {
     case 412: return ErrorCode::kConflict;
     case 410: return ErrorCode::kGone;
     case 413: return ErrorCode::kResourceExhausted;
-    case 429: return ErrorCode::kThrottled;
+    case 429:
+    case 503: return ErrorCode::kThrottled;  // "come back later" (S3 SlowDown, a full peer)
     case 504: return ErrorCode::kDeadlineExceeded;
     default: break;
   }

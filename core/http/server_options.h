@@ -21,6 +21,10 @@ struct TlsServerOptions {
   // When set, clients must present a certificate that verifies against this CA bundle (mutual
   // TLS); the verified subject reaches handlers as ServerRequest::peer_certificate.
   std::string client_ca_file;
+  // With client_ca_file: true refuses the handshake without a verified client certificate; false
+  // lets every client finish it and leaves the decision to handlers (peer_certificate is set only
+  // for a verified certificate), so a server can accept other credentials too and answer 401.
+  bool require_client_certificate = true;
 };
 
 struct ServerOptions {

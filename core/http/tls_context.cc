@@ -50,8 +50,15 @@ Result<std::unique_ptr<ssl::context>> MakeServerTlsContext(const TlsServerOption
     boost::system::error_code error;
     context->load_verify_file(options.client_ca_file, error);
     if (error) return TlsError("loading client CA " + options.client_ca_file, error);
-    context->set_verify_mode(ssl::verify_peer | ssl::verify_fail_if_no_peer_cert, error);
-    if (error) return TlsError("setting verify mode", error);
+    if (options.require_client_certificate) {
+      context->set_verify_mode(ssl::verify_peer | ssl::verify_fail_if_no_peer_cert, error);
+      if (error) return TlsError("setting verify mode", error);
+    } else {
+      // Request a certificate but finish the handshake whatever the verification says: the
+      // result stays in SSL_get_verify_result, which GetPeerCertificate checks.
+      SSL_CTX_set_verify(context->native_handle(), SSL_VERIFY_PEER,
+                         [](int /*preverified*/, X509_STORE_CTX* /*store*/) { return 1; });
+    }
   }
   return context;
 }
