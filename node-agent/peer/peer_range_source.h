@@ -1,0 +1,69 @@
+// PeerRangeSource: reads blobs by digest from one other node agent's PeerServer, with Range GETs
+// over core's HttpClient (keep-alive pool, TLS with the peer CA, mutual TLS or HMAC tokens).
+//
+// Errors follow the RangeSource contract: 404 -> kNotFound (the engine falls back to the next
+// source), 401 -> kUnauthenticated, 503/429 -> kThrottled (retryable), fewer bytes than asked ->
+// kDataLoss, kDeadlineExceeded past ReadContext::deadline, kCancelled when its token fires,
+// kUnavailable for a peer that cannot be reached. The client does not retry by itself: the engine
+// owns retries, and a peer that is busy is better left for another source than waited on.
+//
+// Cancellation and deadlines are checked before the request and on every piece of body that
+// arrives; every socket read also has a timeout of min(stall_timeout, time to the deadline). A
+// peer that stalls therefore ends by the deadline, but a cancel during a stall takes effect
+// when the stall times out (HttpClient cannot yet be interrupted from another thread).
+//
+// Thread safety: ReadRange may be called from many threads at once (see range_source.h).
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "core/clock/clock.h"
+#include "core/http/http_client.h"
+#include "node-agent/fetch/range_source.h"
+#include "node-agent/peer/peer_token.h"
+
+namespace modelplane::agent {
+
+struct PeerRangeSourceOptions {
+  std::string endpoint;  // "host:port", IPv6 as "[::1]:7443"
+  // https with these (the peer CA, and a client certificate for mutual TLS); nullopt: plain http,
+  // which the peer server allows only when configured for it (loopback benchmarks).
+  std::optional<core::TlsClientOptions> tls;
+  std::optional<PeerTokenKey> token_key;  // signs every request when set
+  std::chrono::seconds token_lifetime{120};
+  std::size_t max_concurrency = 8;
+  std::chrono::milliseconds connect_timeout{2'000};
+  // A socket read that waits longer than this fails: a peer that sends nothing is stalled.
+  std::chrono::milliseconds stall_timeout{10'000};
+};
+
+class PeerRangeSource final : public RangeSource {
+ public:
+  // `clock` (wall time signs token expiries) must outlive the source.
+  [[nodiscard]] static core::Result<std::unique_ptr<PeerRangeSource>> Create(
+      PeerRangeSourceOptions options, const core::Clock& clock);
+
+  [[nodiscard]] std::string_view tier() const override;
+  [[nodiscard]] std::string_view name() const override { return name_; }
+  [[nodiscard]] std::size_t max_concurrency() const override { return options_.max_concurrency; }
+
+  [[nodiscard]] core::Status ReadRange(const SourceFile& file, std::uint64_t offset,
+                                       std::span<std::byte> destination,
+                                       const ReadContext& context) override;
+
+ private:
+  PeerRangeSource(PeerRangeSourceOptions options, const core::Clock& clock,
+                  std::unique_ptr<core::HttpClient> client);
+
+  const PeerRangeSourceOptions options_;
+  const core::Clock& clock_;
+  const std::string name_;
+  const std::string base_url_;
+  std::unique_ptr<core::HttpClient> client_;
+};
+
+}  // namespace modelplane::agent
