@@ -9,7 +9,7 @@ namespace {
 
 using std::chrono::seconds;
 
-const api::Timestamp kT0 =
+constexpr api::Timestamp kT0 =
     api::Timestamp(std::chrono::sys_days(std::chrono::year(2026) / 11 / 29).time_since_epoch());
 // A function: a static std::string could throw before main.
 std::string Digest() {
@@ -66,7 +66,7 @@ TEST(RevisionStatusTest, BytesToReadyNeedsBothTimestampsInOrder) {
   cached.timestamps.queued = kT0;
   EXPECT_FALSE(BytesToReadySeconds(cached));
   cached.timestamps.published = kT0 + std::chrono::milliseconds(2500);
-  EXPECT_DOUBLE_EQ(BytesToReadySeconds(cached).value(), 2.5);
+  EXPECT_EQ(BytesToReadySeconds(cached), std::optional<double>(2.5));
   cached.timestamps.published = kT0 - seconds(1);
   EXPECT_FALSE(BytesToReadySeconds(cached));
 }
@@ -85,13 +85,12 @@ TEST(RevisionStatusTest, AllReadyIsReadyWithPercentilesAndTiers) {
   EXPECT_EQ(status.ready_nodes, 3);
   EXPECT_EQ(status.staging_nodes, 0);
   ASSERT_TRUE(status.bytes_to_ready_seconds);
-  EXPECT_DOUBLE_EQ(status.bytes_to_ready_seconds.value().p50, 4.0);
-  EXPECT_DOUBLE_EQ(status.bytes_to_ready_seconds.value().p95, 10.0);
-  EXPECT_DOUBLE_EQ(status.bytes_to_ready_seconds.value().p99, 10.0);
+  EXPECT_EQ(status.bytes_to_ready_seconds,
+            (api::LatencyPercentiles{.p50 = 4.0, .p95 = 10.0, .p99 = 10.0}));
   ASSERT_EQ(status.nodes.size(), 3u);
   EXPECT_EQ(status.nodes[0].node, "n1");  // sorted by node
   EXPECT_EQ(status.nodes[0].tier, "objectStore");
-  EXPECT_DOUBLE_EQ(status.nodes[0].bytes_to_ready_seconds.value(), 10.0);
+  EXPECT_EQ(status.nodes[0].bytes_to_ready_seconds, std::optional<double>(10.0));
   EXPECT_EQ(status.nodes[1].tier, "peer");
   EXPECT_EQ(Find(status, kConditionReady).status, api::kConditionTrue);
   EXPECT_EQ(Find(status, kConditionValid).status, api::kConditionTrue);
@@ -112,7 +111,8 @@ TEST(RevisionStatusTest, CountsStagingAndPendingAsStaging) {
   EXPECT_EQ(Find(status, kConditionReady).status, api::kConditionFalse);
   // Percentiles cover only the nodes that became ready.
   ASSERT_TRUE(status.bytes_to_ready_seconds);
-  EXPECT_DOUBLE_EQ(status.bytes_to_ready_seconds.value().p99, 1.0);
+  EXPECT_EQ(status.bytes_to_ready_seconds,
+            (api::LatencyPercentiles{.p50 = 1.0, .p95 = 1.0, .p99 = 1.0}));
 }
 
 TEST(RevisionStatusTest, NothingStartedIsPendingWithoutPercentiles) {
@@ -123,7 +123,7 @@ TEST(RevisionStatusTest, NothingStartedIsPendingWithoutPercentiles) {
 
 TEST(RevisionStatusTest, AFailedNodeDegradesWithItsMessage) {
   auto failed = At("n2", api::kCacheStateFailed);
-  failed.cached.value().message = "sha256 mismatch on model-00001.safetensors";
+  if (failed.cached) failed.cached->message = "sha256 mismatch on model-00001.safetensors";
   const auto status =
       BuildRevisionStatus(Valid({At("n1", api::kCacheStateReady, "peer", 1.0), failed}), {}, kT0);
   EXPECT_EQ(status.phase, api::kPhaseDegraded);
