@@ -58,7 +58,7 @@ void BindConfig(core::ConfigMap& map, ExtenderServerConfig& config) {
   map.Optional("filterVerb", config.filter_verb);
   map.Optional("prioritizeVerb", config.prioritize_verb);
   map.Optional("bodyLimit", config.body_limit,
-               core::InRange(core::ByteSize{64 * 1024}, core::ByteSize{1ULL << 30}));
+               core::InRange(core::ByteSize{64ULL * 1024}, core::ByteSize{1ULL << 30}));
   map.Optional("threads", config.threads, core::InRange(1, 64));
   map.Optional("bodyTimeout", config.body_timeout, core::InRange(100ms, 10min));
   if (auto valid = ValidateServerConfig(config); !valid) map.Fail(valid.error().message());
