@@ -154,7 +154,8 @@ class PlacementClusterTest : public core::testing::ClusterTest {
     scheduler_name_ = "modelplane-test-" + std::to_string(::getpid());
     // CRDs: scripts/test.sh applies them; apply again so the test also runs on a bare cluster.
     std::string output;
-    ASSERT_EQ(RunCommand("kubectl --kubeconfig=" + kubeconfig_path_ + " apply --server-side -f " +
+    ASSERT_EQ(RunCommand("kubectl --kubeconfig=" + kubeconfig_path_ +
+                             " apply --server-side --force-conflicts -f " +
                              std::string(MODELPLANE_SOURCE_DIR) + "/crds/ 2>&1",
                          &output),
               0)
