@@ -6,7 +6,7 @@
 //       reads the blob with PeerRangeSource, `parallel` ranges in flight, each written with
 //       pwrite, and prints "bytes seconds bytes_per_second"
 //   peer_bench sign --token-key-file F --path /v1/blobs/sha256:<hex>
-//       prints an Authorization header value valid for 10 minutes (for curl)
+//       prints an Authorization header value valid for 2 minutes (for curl)
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -149,7 +149,8 @@ int main(int argc, char** argv) {
     std::cerr << key.error().ToString() << "\n";
     return 2;
   }
-  fmt::print("{}\n", agent::SignPeerToken(*key, "GET", path,
-                                          std::chrono::system_clock::now() + std::chrono::minutes(10)));
+  fmt::print("{}\n",
+             agent::SignPeerToken(*key, "GET", path,
+                                  std::chrono::system_clock::now() + std::chrono::minutes(2)));
   return 0;
 }

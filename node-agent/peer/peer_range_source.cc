@@ -64,10 +64,10 @@ core::Status PeerRangeSource::ReadRange(const SourceFile& file, std::uint64_t of
   const auto past_deadline = [&] { return SteadyClock::now() >= context.deadline; };
   if (cancelled()) return core::MakeError(core::ErrorCode::kCancelled, "peer read cancelled");
 
-  const auto remaining = context.deadline == SteadyClock::time_point::max()
-                             ? options_.stall_timeout
-                             : std::chrono::duration_cast<milliseconds>(context.deadline -
-                                                                        SteadyClock::now());
+  const auto remaining =
+      context.deadline == SteadyClock::time_point::max()
+          ? options_.stall_timeout
+          : std::chrono::duration_cast<milliseconds>(context.deadline - SteadyClock::now());
   if (remaining < kMinimumTimeout) {
     return core::MakeError(core::ErrorCode::kDeadlineExceeded,
                            fmt::format("deadline passed before reading {}", file.path));

@@ -145,8 +145,8 @@ class PeerServer::Impl {
     cut_at_ns_.store(cut_at.time_since_epoch().count());
     const std::size_t in_flight = streams_.load();
     if (http_) http_->Stop();
-    logger_.Info("peer_server_stopped", {{"streams_in_flight_at_stop",
-                                          static_cast<std::uint64_t>(in_flight)}});
+    logger_.Info("peer_server_stopped",
+                 {{"streams_in_flight_at_stop", static_cast<std::uint64_t>(in_flight)}});
   }
 
   [[nodiscard]] std::uint16_t port() const { return http_->port(); }
@@ -175,8 +175,7 @@ class PeerServer::Impl {
                                           {"path", request.path},
                                           {"status", static_cast<unsigned>(status)},
                                           {"reason", reason}});
-    core::ServerResponse response =
-        core::ServerResponse::Text(status, fmt::format("{}\n", reason));
+    core::ServerResponse response = core::ServerResponse::Text(status, fmt::format("{}\n", reason));
     if (status == http::status::unauthorized && options_.token_key) {
       response.headers.set(http::field::www_authenticate, std::string(kPeerTokenScheme));
     }
@@ -252,8 +251,8 @@ class PeerServer::Impl::BlobBody final : public core::BodySource {
     if (auto waited = Pay(want); !waited) return std::unexpected(waited.error());
     std::size_t done = 0;
     while (done < want) {
-      const ssize_t count = ::pread(fd_.get(), out.data() + done, want - done,
-                                    static_cast<off_t>(offset + done));
+      const ssize_t count =
+          ::pread(fd_.get(), out.data() + done, want - done, static_cast<off_t>(offset + done));
       if (count < 0 && errno == EINTR) continue;
       if (count < 0) {
         return core::MakeError(core::ErrorCode::kIo,
@@ -337,10 +336,10 @@ core::ServerResponse PeerServer::Impl::Serve(const core::ServerRequest& request)
     // Collected between lookup and open, or not what the catalog says: not servable as verified.
     release_slot();
     Count(http::status::not_found);
-    logger_.Warn("peer_blob_unreadable", {{"blob", name},
-                                          {"path", blob->path.string()},
-                                          {"error", fd.valid() ? "size differs from catalog"
-                                                               : std::strerror(errno)}});
+    logger_.Warn("peer_blob_unreadable",
+                 {{"blob", name},
+                  {"path", blob->path.string()},
+                  {"error", fd.valid() ? "size differs from catalog" : std::strerror(errno)}});
     return core::ServerResponse::Text(http::status::not_found, "blob not found\n");
   }
 

@@ -60,11 +60,13 @@ core::Result<PeerTokenKey> PeerTokenKey::Load(const std::string& path) {
   std::string secret;
   secret.resize(kMaxKeyFileBytes + 1);
   file.read(secret.data(), static_cast<std::streamsize>(secret.size()));
-  if (file.bad()) return core::MakeError(core::ErrorCode::kIo, "cannot read peer token key " + path);
+  if (file.bad())
+    return core::MakeError(core::ErrorCode::kIo, "cannot read peer token key " + path);
   secret.resize(static_cast<std::size_t>(file.gcount()));
   if (secret.size() > kMaxKeyFileBytes) {
-    return core::MakeError(core::ErrorCode::kInvalidArgument,
-                           fmt::format("peer token key {} is over {} bytes", path, kMaxKeyFileBytes));
+    return core::MakeError(
+        core::ErrorCode::kInvalidArgument,
+        fmt::format("peer token key {} is over {} bytes", path, kMaxKeyFileBytes));
   }
   while (!secret.empty() && (secret.back() == '\n' || secret.back() == '\r' ||
                              secret.back() == ' ' || secret.back() == '\t')) {
@@ -77,10 +79,9 @@ core::Result<PeerTokenKey> PeerTokenKey::Load(const std::string& path) {
 
 core::Result<PeerTokenKey> PeerTokenKey::FromBytes(std::string secret) {
   if (secret.size() < kMinPeerTokenKeyBytes) {
-    return core::MakeError(
-        core::ErrorCode::kInvalidArgument,
-        fmt::format("peer token key has {} bytes, needs at least {}", secret.size(),
-                    kMinPeerTokenKeyBytes));
+    return core::MakeError(core::ErrorCode::kInvalidArgument,
+                           fmt::format("peer token key has {} bytes, needs at least {}",
+                                       secret.size(), kMinPeerTokenKeyBytes));
   }
   std::string id = core::Sha256HexOf(secret).substr(0, 16);
   return PeerTokenKey(std::move(secret), std::move(id));

@@ -1,7 +1,7 @@
 #include "node-agent/peer/serve_peers_command.h"
 
-#include <csignal>
 #include <charconv>
+#include <csignal>
 #include <iostream>
 #include <memory>
 #include <thread>
@@ -136,8 +136,8 @@ Subcommand AddServePeersCommand(CLI::App& parent) {
                         std::cerr << "serve-peers: " << level.error().ToString() << "\n";
                         return 2;
                       }
-                      auto logger = core::Logger::Create(
-                          {.component = "node-agent.peer", .level = *level});
+                      auto logger =
+                          core::Logger::Create({.component = "node-agent.peer", .level = *level});
                       if (!logger) {
                         std::cerr << "serve-peers: " << logger.error().ToString() << "\n";
                         return 1;

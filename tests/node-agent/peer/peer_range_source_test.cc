@@ -4,10 +4,11 @@
 #include <thread>
 #include <vector>
 
-#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+#include <gtest/gtest.h>
 
 #include "core/io/unique_fd.h"
 #include "tests/node-agent/peer/peer_test_support.h"
@@ -29,17 +30,16 @@ class PeerRangeSourceTest : public ::testing::Test {
  protected:
   void SetUp() override { cache_.SetUp(); }
 
-  std::unique_ptr<PeerRangeSource> MakeSource(std::uint16_t port,
-                                              std::optional<PeerTokenKey> key,
+  std::unique_ptr<PeerRangeSource> MakeSource(std::uint16_t port, std::optional<PeerTokenKey> key,
                                               bool tls = false) {
     PeerRangeSourceOptions options;
     options.endpoint = "127.0.0.1:" + std::to_string(port);
     options.token_key = std::move(key);
     if (tls) {
-      options.tls = core::TlsClientOptions{
-          .ca_file = cache_.pki().ca_file,
-          .certificate_chain_file = cache_.pki().client_certificate_file,
-          .private_key_file = cache_.pki().client_key_file};
+      options.tls =
+          core::TlsClientOptions{.ca_file = cache_.pki().ca_file,
+                                 .certificate_chain_file = cache_.pki().client_certificate_file,
+                                 .private_key_file = cache_.pki().client_key_file};
     }
     options.stall_timeout = 5s;
     auto source = PeerRangeSource::Create(std::move(options), clock_);
@@ -111,9 +111,8 @@ TEST_F(PeerRangeSourceTest, MapsPeerAnswersToTheRangeSourceErrors) {
   // The only stream slot is busy: 503 becomes a retryable kThrottled.
   std::vector<std::byte> whole(blob.bytes.size());
   core::CancellationToken stop_slow;
-  std::thread slow([&] {
-    (void)source->ReadRange(FileOf(blob), 0, whole, {.cancel = &stop_slow});
-  });
+  std::thread slow(
+      [&] { (void)source->ReadRange(FileOf(blob), 0, whole, {.cancel = &stop_slow}); });
   const auto give_up = std::chrono::steady_clock::now() + 5s;
   while (server->streams_in_flight() == 0 && std::chrono::steady_clock::now() < give_up) {
     std::this_thread::sleep_for(2ms);

@@ -31,9 +31,9 @@ class PeerServerTest : public ::testing::Test {
                                      std::string extra_headers = {},
                                      std::chrono::seconds lifetime = 60s) {
     if (key != nullptr) {
-      extra_headers += "Authorization: " +
-                       SignPeerToken(*key, method, path, std::chrono::system_clock::now() + lifetime) +
-                       "\r\n";
+      extra_headers +=
+          "Authorization: " +
+          SignPeerToken(*key, method, path, std::chrono::system_clock::now() + lifetime) + "\r\n";
     }
     auto connection = TestConnection::Open(server.port());
     if (!connection) return std::unexpected(connection.error());
@@ -108,9 +108,9 @@ TEST_F(PeerServerTest, RefusesMissingExpiredAndMisdirectedTokensWith401) {
   EXPECT_NE(expired->body().find("expired"), std::string::npos) << expired->body();
 
   // A valid token for another blob, and one for HEAD used on GET.
-  auto other_path = Request(*server, "GET", path, nullptr,
-                            header(SignPeerToken(key_, "GET", PeerBlobPath(other.digest),
-                                                 now + 1min)));
+  auto other_path =
+      Request(*server, "GET", path, nullptr,
+              header(SignPeerToken(key_, "GET", PeerBlobPath(other.digest), now + 1min)));
   ASSERT_TRUE(other_path);
   EXPECT_EQ(other_path->result(), http::status::unauthorized);
   auto other_method =
@@ -254,7 +254,8 @@ TEST_F(PeerServerTest, StopWaitsForAStreamInFlight) {
   ASSERT_TRUE(server);
   const std::string path = PeerBlobPath(blob.digest);
 
-  core::Result<TestResponse> received = std::unexpected(core::Error(core::ErrorCode::kInternal, ""));
+  core::Result<TestResponse> received =
+      std::unexpected(core::Error(core::ErrorCode::kInternal, ""));
   std::thread client([&] { received = Request(*server, "GET", path, &key_); });
   const auto give_up = std::chrono::steady_clock::now() + 5s;
   while (server->streams_in_flight() == 0 && std::chrono::steady_clock::now() < give_up) {

@@ -36,8 +36,8 @@ class ServePeersCommandTest : public ::testing::Test {
 
 TEST_F(ServePeersCommandTest, FlagsBecomeServerOptions) {
   const ServePeersFlags flags =
-      Parse({"--cache-root", cache_.root(), "--listen", "[::1]:7443", "--token-key-file",
-             key_file_, "--insecure-http", "--max-upload-rate", "1GiB", "--max-streams", "4"});
+      Parse({"--cache-root", cache_.root(), "--listen", "[::1]:7443", "--token-key-file", key_file_,
+             "--insecure-http", "--max-upload-rate", "1GiB", "--max-streams", "4"});
   auto options = PeerServerOptionsFromFlags(flags);
   ASSERT_TRUE(options) << options.error().ToString();
   EXPECT_EQ(options->address, "::1");
