@@ -22,8 +22,9 @@ std::set<std::string> Keys(const json& object) {
   return keys;
 }
 
-const std::set<std::string> kFilterResultKeys = {"Nodes", "NodeNames", "FailedNodes",
-                                                 "FailedAndUnresolvableNodes", "Error"};
+std::set<std::string> FilterResultKeys() {
+  return {"Nodes", "NodeNames", "FailedNodes", "FailedAndUnresolvableNodes", "Error"};
+}
 
 TEST(ExtenderProtocolTest, ParsesFullNodeListForm) {
   auto args = ParseExtenderArgs(ReadTestData("filter_node_list.json"), kLimits);
@@ -62,7 +63,7 @@ TEST(ExtenderProtocolTest, FilterResultInNodeNamesFormCarriesNamesOnly) {
   FilterResult result{.passed = {"gpu-node-0", "gpu-node-2"},
                       .failed = {{"gpu-node-1", "modelplane: no room"}}};
   const json out = FilterResultToJson(*args, result);
-  EXPECT_EQ(Keys(out), kFilterResultKeys);
+  EXPECT_EQ(Keys(out), FilterResultKeys());
   EXPECT_TRUE(out["Nodes"].is_null());
   EXPECT_EQ(out["NodeNames"], json::parse(R"(["gpu-node-0","gpu-node-2"])"));
   EXPECT_EQ(out["FailedNodes"], json::parse(R"({"gpu-node-1":"modelplane: no room"})"));
@@ -77,7 +78,7 @@ TEST(ExtenderProtocolTest, FilterResultInNodeListFormEchoesTheNodeObjectsAsSent)
   FilterResult result{.passed = {"gpu-node-2", "gpu-node-0"},  // order follows the request
                       .failed = {{"gpu-node-1", "modelplane: no room"}}};
   const json out = FilterResultToJson(*args, result);
-  EXPECT_EQ(Keys(out), kFilterResultKeys);
+  EXPECT_EQ(Keys(out), FilterResultKeys());
   EXPECT_TRUE(out["NodeNames"].is_null());
   const json sent = json::parse(body)["Nodes"];
   ASSERT_EQ(out["Nodes"]["items"].size(), 2u);

@@ -19,7 +19,8 @@ using nlohmann::json;
 using testing::ReadTestData;
 namespace http = boost::beast::http;
 
-const std::string kDigest = "sha256:" + std::string(64, 'c');
+constexpr const char* kDigest =
+    "sha256:cccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc";
 constexpr std::int64_t kGiB = std::int64_t{1} << 30;
 
 // gpu-node-0 holds serving/llama-r1 Ready, gpu-node-1 is staging it halfway, gpu-node-2 has a
@@ -105,7 +106,7 @@ class ExtenderHttpTest : public ::testing::Test {
                                         .sink = core::LogSink::Stream(log_)});
     ASSERT_TRUE(logger);
     auto service = ExtenderService::Create(inventory_, Placement::Default(), *logger, metrics_,
-                                           {.body_limit = 256 * 1024});
+                                           {.body_limit = 256ULL * 1024});
     ASSERT_TRUE(service) << service.error().ToString();
     service_ = std::move(*service);
     config_.path_prefix = "/scheduler";
@@ -114,7 +115,7 @@ class ExtenderHttpTest : public ::testing::Test {
     core::ServerOptions options;
     options.address = "127.0.0.1";
     options.port = 0;
-    options.body_limit = 256 * 1024;
+    options.body_limit = 256ULL * 1024;
     options.metrics = [this] { return metrics_.ExposeText(); };
     auto server = core::HttpServer::Create(options, std::move(router));
     ASSERT_TRUE(server) << server.error().ToString();
@@ -207,7 +208,7 @@ TEST_F(ExtenderHttpTest, RejectsMalformedAndOversizedBodies) {
   auto bad = Post("filter", R"({"Pod":{"metadata":{"name":"p"}}})");
   ASSERT_FALSE(bad);
   EXPECT_NE(bad.error().message().find("HTTP 400"), std::string::npos) << bad.error().ToString();
-  auto huge = Post("prioritize", std::string(300 * 1024, ' '));
+  auto huge = Post("prioritize", std::string(std::size_t{300} * 1024, ' '));
   ASSERT_FALSE(huge);
   EXPECT_NE(huge.error().message().find("HTTP 413"), std::string::npos) << huge.error().ToString();
   core::ClientRequest get{.url = Url("/scheduler/filter")};

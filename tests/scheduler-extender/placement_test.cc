@@ -10,8 +10,10 @@ namespace modelplane::extender {
 namespace {
 
 constexpr std::int64_t kGiB = std::int64_t{1} << 30;
-const std::string kDigest = "sha256:" + std::string(64, 'a');
-const std::string kOtherDigest = "sha256:" + std::string(64, 'b');
+constexpr const char* kDigest =
+    "sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+constexpr const char* kOtherDigest =
+    "sha256:bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
 
 RevisionInfo Revision(std::int64_t bytes = 100 * kGiB) {
   return {.key = "models/llama-r1", .digest = kDigest, .bytes = bytes};

@@ -36,9 +36,8 @@ using nlohmann::json;
 using std::chrono::seconds;
 
 constexpr std::int64_t kGiB = std::int64_t{1} << 30;
-const std::string kDigest = "sha256:" + std::string(64, 'e');
-// The KWOK nodes e2e/cluster.sh creates (MODELPLANE_E2E_NODES, default 4).
-const std::vector<std::string> kNodes = {"gpu-node-0", "gpu-node-1", "gpu-node-2", "gpu-node-3"};
+constexpr const char* kDigest =
+    "sha256:eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee";
 constexpr const char* kHolder = "gpu-node-2";    // holds the revision Ready
 constexpr const char* kTooSmall = "gpu-node-1";  // its cache cannot fit the revision
 
