@@ -57,9 +57,9 @@ def fio(files, total) -> dict:
     done = subprocess.run(
         ["fio", "--name=device-limit", "--readonly", "--rw=read", "--direct=1", "--bs=16m",
          "--iodepth=16", "--ioengine=io_uring", "--filename=" + ":".join(f.replace(":", "\\:") for f in files),
-         "--size=" + str(total), "--output-format=json"],
+         "--output-format=json"],
         capture_output=True, text=True, check=True, timeout=600)
-    job = json.loads(done.stdout)["jobs"][0]["read"]
+    job = json.loads(done.stdout[done.stdout.index("{"):])["jobs"][0]["read"]
     return {"tool": "fio", "seconds": job["runtime"] / 1000.0, "bytes": job["io_bytes"],
             "rss_peak_bytes": 0}
 

@@ -21,6 +21,20 @@ core::Result<HostMapping> HostMapping::Allocate(std::uint64_t bytes) {
   return mapping;
 }
 
+core::Result<HostMapping> HostMapping::MapFile(int fd, std::uint64_t bytes) {
+  HostMapping mapping;
+  if (bytes == 0) return mapping;
+  void* data = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+  if (data == MAP_FAILED) {
+    return core::MakeError(core::ErrorCode::kIo,
+                           fmt::format("mapping {} bytes of a file: {}", bytes,
+                                       std::system_category().message(errno)));
+  }
+  mapping.data_ = static_cast<std::byte*>(data);
+  mapping.bytes_ = bytes;
+  return mapping;
+}
+
 HostMapping& HostMapping::operator=(HostMapping&& other) noexcept {
   if (this != &other) {
     Reset();

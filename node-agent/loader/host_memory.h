@@ -18,6 +18,9 @@ class HostMapping {
  public:
   HostMapping() = default;
   [[nodiscard]] static core::Result<HostMapping> Allocate(std::uint64_t bytes);
+  // A private, writable (copy-on-write) mapping of a whole file: its pages are the page
+  // cache's until someone writes to them.
+  [[nodiscard]] static core::Result<HostMapping> MapFile(int fd, std::uint64_t bytes);
   HostMapping(HostMapping&& other) noexcept
       : data_(std::exchange(other.data_, nullptr)), bytes_(std::exchange(other.bytes_, 0)) {}
   HostMapping& operator=(HostMapping&& other) noexcept;

@@ -53,6 +53,7 @@ std::string LoadStats::ToJson() const {
       {"files_direct", files_direct},
       {"files_buffered", files_buffered},
       {"files_gds", files_gds},
+      {"files_mapped", files_mapped},
       {"tensors", tensors},
       {"bytes_needed", bytes_needed},
       {"bytes_read", bytes_read},
@@ -87,8 +88,8 @@ std::string LoadStats::ToTable() const {
   row("rank", fmt::format("{} of {}", rank, world_size));
   row("engine",
       fmt::format("{} (queue depth {}, request {})", engine, queue_depth, Bytes(request_bytes)));
-  row("files", fmt::format("{} ({} O_DIRECT, {} buffered, {} GDS)", files, files_direct,
-                           files_buffered, files_gds));
+  row("files", fmt::format("{} ({} O_DIRECT, {} buffered of which {} mapped, {} GDS)", files,
+                           files_direct, files_buffered, files_mapped, files_gds));
   row("tensors", fmt::format("{}", tensors));
   row("bytes needed", Bytes(bytes_needed));
   row("bytes read", Bytes(bytes_read));

@@ -25,6 +25,7 @@ struct LoadStats {
   std::uint32_t files_direct = 0;    // read with O_DIRECT
   std::uint32_t files_buffered = 0;  // read through the page cache
   std::uint32_t files_gds = 0;       // read with cuFile into device memory
+  std::uint32_t files_mapped = 0;    // cached: contiguous tensors are views of a file mapping
   std::uint64_t tensors = 0;
 
   std::uint64_t bytes_needed = 0;  // bytes of the rank's tensors

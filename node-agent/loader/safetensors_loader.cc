@@ -100,6 +100,8 @@ struct FileState {
   core::UniqueFd fd;
   core::UniqueFd direct_fd;
   bool direct = false;
+  bool mapped = false;  // in the page cache: contiguous tensors are views of a file mapping
+  std::byte* mapping = nullptr;
   struct stat info {};
   core::SafetensorsHeader header;
   CuFileHandle gds = nullptr;
@@ -399,7 +401,11 @@ class LoadRun {
     if (options_.io_mode == IoMode::kBuffered) return;
     const auto size = static_cast<std::uint64_t>(file.info.st_size);
     if (options_.io_mode == IoMode::kAuto && ResidentFraction(file.fd.get(), size) >= 0.5) {
-      // Mostly in the page cache: a buffered read is a memory copy, O_DIRECT would go to disk.
+      // Mostly in the page cache: O_DIRECT would go to the device for bytes already in memory.
+      // On the CPU the cached pages themselves become the tensors (a private mapping, as
+      // safetensors does), which beats copying them into fresh memory; elsewhere they are
+      // read buffered.
+      file.mapped = options_.device.kind == DeviceKind::kCpu;
       return;
     }
     file.direct_fd = core::UniqueFd(::open(file.path.c_str(), O_RDONLY | O_CLOEXEC | O_DIRECT));
@@ -436,6 +442,7 @@ class LoadRun {
                                                 .bytes = (*slice)->output_bytes,
                                                 .file_index = f});
         tensor_offsets_.push_back(0);
+        tensor_file_begin_.emplace_back();
         stats.bytes_needed += (*slice)->output_bytes;
         if ((*slice)->output_bytes == 0) continue;
         if ((*slice)->Contiguous()) {
@@ -444,6 +451,7 @@ class LoadRun {
           std::vector<FileRun>& runs = runs_[f];
           if (runs.empty() || runs.back().end != begin) runs.push_back(FileRun{.begin = begin});
           runs.back().end = end;
+          tensor_file_begin_[index] = begin;
           run_tensors_.push_back(
               RunTensor{.file = f, .run = runs.size() - 1, .tensor = index, .file_begin = begin});
         } else {
@@ -491,6 +499,13 @@ class LoadRun {
       if (options_.gds) OpenGds();
     }
     for (FileState& file : files_) {
+      if (file.mapped) {
+        auto mapping =
+            HostMapping::MapFile(file.fd.get(), static_cast<std::uint64_t>(file.info.st_size));
+        if (!mapping) return std::unexpected(mapping.error());
+        file.mapping = mapping->data();
+        result_.owned_->host.push_back(std::move(*mapping));
+      }
       if (options_.device.kind == DeviceKind::kCpu) {
         auto mapping = HostMapping::Allocate(file.arena_bytes);
         if (!mapping) return std::unexpected(mapping.error());
@@ -510,6 +525,9 @@ class LoadRun {
       if (tensor.bytes == 0) continue;
       std::byte* arena = files_[tensor.file_index].arena;
       tensor.data = arena == nullptr ? nullptr : arena + tensor_offsets_[i];
+      if (files_[tensor.file_index].mapped && tensor_file_begin_[i]) {
+        tensor.data = files_[tensor.file_index].mapping + *tensor_file_begin_[i];
+      }
     }
     return core::Ok();
   }
@@ -581,7 +599,9 @@ class LoadRun {
             file.arena == nullptr
                 ? nullptr
                 : file.arena + run.region_offset + (begin - AlignDown(run.begin, kRegionAlignment));
-        if (cpu) {
+        if (file.mapped) {
+          populate_.emplace_back(file.mapping + run.begin, run.end - run.begin);
+        } else if (cpu) {
           AddDirectReads(f, begin, end, destination, ops_);
         } else if (file.gds != nullptr) {
           AddDirectReads(f, begin, end, destination, gds_ops_);
@@ -654,6 +674,7 @@ class LoadRun {
     engine_ = std::move(*engine);
     stats.engine = std::string(engine_->name());
     for (const FileState& file : files_) {
+      if (file.mapped) ++stats.files_mapped;
       if (file.gds != nullptr) {
         ++stats.files_gds;
       } else if (file.direct) {
@@ -685,6 +706,7 @@ class LoadRun {
     if (gds_thread.joinable()) gds_thread.join();
     if (!status) return status;
     if (!gds_status) return gds_status;
+    if (auto populated = PopulateMapped(); !populated) return populated;
     stats.bytes_read += gds_bytes;
     for (const ReadOp& op : gds_ops_) stats.CountRequest(op.length);
     Stage("reads_done");
@@ -699,6 +721,26 @@ class LoadRun {
       Stage("copies_done");
     }
     ReleaseRing();
+    return core::Ok();
+  }
+
+  // Maps the cached pages of mapped runs into the process now (reading any that left the
+  // cache), so the load ends with every byte resident, as a copying load would.
+  core::Status PopulateMapped() {
+    const auto page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+    for (const auto& [data, length] : populate_) {
+      const auto begin = reinterpret_cast<std::uintptr_t>(data) / page * page;
+      const auto end = AlignUp(reinterpret_cast<std::uintptr_t>(data) + length, page);
+#ifdef MADV_POPULATE_READ
+      if (::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_READ) != 0) {
+        return MakeError(ErrorCode::kIo,
+                         fmt::format("populating a file mapping: {}", ErrnoText(errno)));
+      }
+#else
+      ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_WILLNEED);
+#endif
+      result_.stats_.bytes_read += length;
+    }
     return core::Ok();
   }
 
@@ -1025,6 +1067,8 @@ class LoadRun {
   std::vector<std::vector<StridedTensor>> strided_;
   std::vector<RunTensor> run_tensors_;
   std::vector<std::uint64_t> tensor_offsets_;
+  std::vector<std::optional<std::uint64_t>> tensor_file_begin_;  // contiguous tensors only
+  std::vector<std::pair<std::byte*, std::uint64_t>> populate_;   // mapped runs
   std::vector<ReadOp> ops_;
   std::vector<ReadOp> gds_ops_;
   std::unique_ptr<ReadEngine> engine_;

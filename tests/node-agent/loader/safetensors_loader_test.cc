@@ -285,6 +285,15 @@ TEST_F(LoaderTest, AutoModeReadsCachedFilesThroughThePageCache) {
   ASSERT_TRUE(result) << result.error().ToString();
   ExpectBytes(*result, tensors);
   EXPECT_EQ(result->stats().files_buffered, 1u);
+  // On the CPU the cached pages are the tensors: no read requests, no fresh memory for them.
+  EXPECT_EQ(result->stats().files_mapped, 1u);
+  EXPECT_EQ(result->stats().requests, 0u);
+  EXPECT_EQ(result->stats().bytes_read, result->stats().bytes_needed);
+  // A private mapping: writing a tensor changes neither the file nor a second load.
+  std::memset(result->tensors().back().data, 0, 16);
+  auto again = LoadSafetensors({file.string()}, LoadOptions{});
+  ASSERT_TRUE(again);
+  ExpectBytes(*again, tensors);
 }
 
 TEST_F(LoaderTest, DeviceNoneStreamsThroughTheRingOnly) {
@@ -362,7 +371,7 @@ TEST_F(LoaderTest, FileModifiedDuringTheLoadIsDataLoss) {
   const fs::path file = dir_ / "model.safetensors";
   WriteSafetensors(file, {MakeTensor("big", core::Dtype::kF32, {1 << 18}, 1)});
   bool touched = false;
-  LoadOptions options{.request_bytes = 64 << 10, .queue_depth = 1};
+  LoadOptions options{.request_bytes = 64 << 10, .queue_depth = 1, .io_mode = IoMode::kBuffered};
   options.on_progress = [&](std::uint64_t) {
     if (touched) return;
     touched = true;
