@@ -1,6 +1,6 @@
-// modelplane-node-agent's main loop for one node. It resolves its node, connects to the API
-// server and serves its admin endpoints; the cache, fetch engine, peer server and loader attach
-// here with the data-plane issues.
+// modelplane-node-agent's daemon for one node: opens the node's cache store, serves verified
+// blobs to peers, stages what the node's ModelCache asks for (and what gated pods on the node
+// need), reports status, and lets gated pods go Ready once their weights are verified here.
 #pragma once
 
 #include "core/runtime/component_runtime.h"

@@ -1,6 +1,7 @@
-// modelplane-node-agent's configuration file.
+// modelplane-node-agent's configuration file (the `run` daemon).
 #pragma once
 
+#include <chrono>
 #include <string>
 
 #include "core/config/byte_size.h"
@@ -9,6 +10,33 @@
 
 namespace modelplane::agent {
 
+// How the fetch engine moves bytes (node-agent/fetch/fetch_engine.h).
+struct FetchConfig {
+  core::ByteSize range_size{8ull << 20};
+  int in_flight = 16;
+  core::ByteSize buffer_pool{256ull << 20};
+  std::chrono::milliseconds range_timeout{60'000};
+  // Revisions staged at once; each uses up to in_flight requests from the shared pool.
+  int concurrent_stagings = 2;
+};
+
+// The server other agents fetch verified blobs from (node-agent/peer).
+struct PeerConfig {
+  bool enabled = true;
+  std::string listen_address = "0.0.0.0";
+  std::uint16_t port = 7443;  // 0: the kernel picks (tests)
+  // What other agents dial, published in ModelCache status; empty: POD_IP from the downward
+  // API, else the listen address.
+  std::string advertise_address;
+  std::string token_key_file;  // shared HMAC key (a mounted Secret); required when enabled
+  bool plain_http = false;     // no TLS: loopback tests and benchmarks only
+  std::string tls_certificate_file;
+  std::string tls_key_file;
+  std::string client_ca_file;         // peers' CA: verifies servers, and clients for mutual TLS
+  core::ByteSize max_upload_rate{0};  // bytes per second for all streams; 0: unlimited
+  int max_streams = 16;
+};
+
 struct AgentConfig {
   core::AdminConfig admin;
   core::LogConfig log;
@@ -16,8 +44,21 @@ struct AgentConfig {
   // The node this agent serves; empty: the NODE_NAME environment variable (downward API).
   std::string node_name;
   std::string cache_root = "/var/lib/modelplane/cache";
+  core::ByteSize capacity{0};  // 0: the filesystem holding the cache root
+  bool direct_io = true;
+  // One folder per credentials Secret ("<dir>/<secret name>/accessKeyId"...); empty: the
+  // AWS_* environment variables.
+  std::string secrets_directory;
+  FetchConfig fetch;
+  PeerConfig peers;
+  // Status writes are coalesced: at most one per interval while bytes move (state changes go
+  // out at once).
+  std::chrono::milliseconds status_interval{1'000};
+  std::chrono::seconds resync_period{300};
 };
 
 void BindConfig(core::ConfigMap& map, AgentConfig& config);
+void BindConfig(core::ConfigMap& map, FetchConfig& config);
+void BindConfig(core::ConfigMap& map, PeerConfig& config);
 
 }  // namespace modelplane::agent

@@ -1,0 +1,335 @@
+#!/usr/bin/env bash
+# The end-to-end path on the local control plane (issue 6), asserted step by step:
+#   4 KWOK GPU nodes in 2 zones and MinIO holding a generated ~1 GiB checkpoint; CRDs and RBAC
+#   installed with `helm install`; modelplane-operator, kube-scheduler's second profile
+#   `modelplane-scheduler` calling modelplane-scheduler-extender, and one modelplane-node-agent
+#   per node (own cache root and ports) running on this host;
+#   a ModelRevision prestaged on 2 nodes becomes Ready 2/2 with the bytes verified on disk;
+#   a 3-replica Deployment lands 2 pods on those nodes, the third elsewhere stages the revision
+#   (from a peer), and all 3 pods go Ready through the weights-ready readiness gate;
+#   an invalid revision gets Valid=False; a file-set change is refused by the API server.
+#
+#   e2e/scenario.sh            run it and take everything down (the README test command does)
+#   e2e/scenario.sh --keep     leave the cluster and processes up (scripts/demo.sh does)
+#   e2e/scenario.sh down       take a kept run down
+# Environment: MODELPLANE_E2E_STATE (default /tmp/modelplane-scenario), MODELPLANE_BUILD (the
+# build folder; default build/e2e, configured and built here), SCENARIO_SIZE (default 1GiB).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+export MODELPLANE_E2E_STATE=${MODELPLANE_E2E_STATE:-/tmp/modelplane-scenario}
+state=$MODELPLANE_E2E_STATE
+build=${MODELPLANE_BUILD:-$root/build/e2e}
+size=${SCENARIO_SIZE:-1GiB}
+keep=0
+pids_file=$state/scenario.pids
+
+stop_processes() {
+  if [[ -f $pids_file ]]; then
+    while read -r pid; do kill "$pid" 2>/dev/null || true; done <"$pids_file"
+    sleep 1
+    while read -r pid; do kill -9 "$pid" 2>/dev/null || true; done <"$pids_file"
+    rm -f "$pids_file"
+  fi
+}
+
+case ${1:-} in
+  down)
+    stop_processes
+    e2e/cluster.sh down
+    exit 0
+    ;;
+  --keep) keep=1 ;;
+  "") ;;
+  *) echo "usage: $0 [--keep|down]" >&2; exit 2 ;;
+esac
+
+say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+fail() { printf '\033[31mFAIL: %s\033[0m\n' "$*" >&2; exit 1; }
+pass() { printf '  \033[32mok\033[0m %s\n' "$*"; }
+# wait_for SECONDS DESCRIPTION COMMAND...: retries COMMAND every half second.
+wait_for() {
+  local seconds=$1 what=$2
+  shift 2
+  local deadline=$((SECONDS + seconds))
+  until "$@" >/dev/null 2>&1; do
+    ((SECONDS < deadline)) || fail "timed out after ${seconds}s waiting for: $what"
+    sleep 0.5
+  done
+}
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+cleanup() {
+  local code=$?
+  if ((keep == 0)) || ((code != 0)); then
+    if ((code != 0)); then
+      echo "--- last lines of the component logs (all in $state/logs) ---" >&2
+      for log in "$state"/logs/modelplane-*.log; do
+        [[ -f $log ]] && { echo "# $log" >&2; tail -n 15 "$log" >&2; }
+      done
+    fi
+    if ((keep == 0)); then
+      stop_processes
+      e2e/cluster.sh down >/dev/null 2>&1 || true
+    fi
+  fi
+}
+trap cleanup EXIT
+
+say "Building modelplane ($build)"
+if [[ ! -f $build/build.ninja ]]; then
+  cmake -G Ninja -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMODELPLANE_BUILD_TESTS=OFF \
+    -DMODELPLANE_BUILD_BENCH=OFF >/dev/null
+fi
+ninja -C "$build" modelplane-operator modelplane-scheduler-extender modelplane-node-agent >/dev/null
+bin=$build
+
+say "Starting the local control plane (4 KWOK GPU nodes in 2 zones, MinIO)"
+stop_processes
+e2e/cluster.sh down >/dev/null 2>&1 || true
+mkdir -p "$state"
+extender_port=$(free_port)
+export MODELPLANE_EXTENDER_URL=http://127.0.0.1:$extender_port/scheduler
+e2e/cluster.sh up >/dev/null
+eval "$(e2e/cluster.sh env)"
+mkdir -p "$state/logs"
+kubectl get nodes -L topology.kubernetes.io/zone
+
+say "helm install: CRDs and RBAC (the binaries run on this host: KWOK pods run no containers)"
+kubectl create namespace modelplane-system --dry-run=client -o yaml | kubectl apply -f - >/dev/null
+helm install modelplane charts/modelplane --namespace modelplane-system \
+  --set operator.enabled=false --set extender.enabled=false --set scheduler.enabled=false \
+  --set nodeAgent.enabled=false --wait --timeout 90s >/dev/null
+kubectl get crd modelrevisions.modelplane.io modelcaches.modelplane.io >/dev/null
+pass "chart installed, CRDs served"
+
+start() {  # start NAME COMMAND...: background process, log in $state/logs/NAME.log
+  local name=$1
+  shift
+  nohup "$@" >"$state/logs/$name.log" 2>&1 &
+  echo $! >>"$pids_file"
+}
+
+say "Starting modelplane-operator, modelplane-scheduler-extender and 4 node agents"
+cat >"$state/operator.yaml" <<YAML
+admin: {address: 127.0.0.1, port: 0}
+kubernetes: {kubeconfig: $KUBECONFIG}
+leaderElection: {namespace: modelplane-system}
+YAML
+start modelplane-operator "$bin/operator/modelplane-operator" --config "$state/operator.yaml"
+cat >"$state/extender.yaml" <<YAML
+admin: {address: 127.0.0.1, port: 0}
+kubernetes: {kubeconfig: $KUBECONFIG}
+YAML
+start modelplane-scheduler-extender "$bin/scheduler-extender/modelplane-scheduler-extender" \
+  --config "$state/extender.yaml" --address 127.0.0.1 --port "$extender_port" --path-prefix /scheduler
+head -c 48 /dev/urandom | base64 >"$state/peer-token.key"
+mapfile -t nodes < <(kubectl get nodes -l type=kwok -o jsonpath='{range .items[*]}{.metadata.name}{"\n"}{end}')
+((${#nodes[@]} == 4)) || fail "expected 4 KWOK nodes, found ${#nodes[@]}"
+for node in "${nodes[@]}"; do
+  mkdir -p "$state/agents/$node"
+  cat >"$state/agents/$node/agent.yaml" <<YAML
+nodeName: $node
+cacheRoot: $state/agents/$node/cache
+admin: {address: 127.0.0.1, port: 0}
+kubernetes: {kubeconfig: $KUBECONFIG}
+statusInterval: 500ms
+fetch: {rangeSize: 8Mi, inFlight: 8, bufferPool: 64Mi}
+peers:
+  listenAddress: 127.0.0.1
+  port: $(free_port)
+  advertiseAddress: 127.0.0.1
+  plainHttp: true
+  tokenKeyFile: $state/peer-token.key
+YAML
+  start "modelplane-node-agent-$node" "$bin/node-agent/modelplane-node-agent" run \
+    --config "$state/agents/$node/agent.yaml"
+done
+wait_for 60 "the operator to lead" grep -q leadership_acquired "$state/logs/modelplane-operator.log"
+for node in "${nodes[@]}"; do
+  wait_for 60 "agent on $node" grep -q node_agent_running "$state/logs/modelplane-node-agent-$node.log"
+  wait_for 60 "ModelCache $node" kubectl get modelcache "$node"
+done
+pass "operator leads, extender serves, 4 agents run, 4 ModelCaches exist"
+
+say "Generating a $size checkpoint and uploading it to MinIO"
+checkpoint=$state/checkpoint
+python3 e2e/checkpoint/generate.py --out "$checkpoint" --size "$size" --shards 4 --seed 11 \
+  --upload "s3://$MODELPLANE_S3_BUCKET/scenario-r1/" >/dev/null
+kubectl create namespace models --dry-run=client -o yaml | kubectl apply -f - >/dev/null
+python3 e2e/checkpoint/generate.py --out "$checkpoint" --size "$size" --shards 4 --seed 11 \
+  --modelrevision llama-r1 --bucket "$MODELPLANE_S3_BUCKET" --prefix scenario-r1 \
+  >"$state/llama-r1.yaml"
+# Prestage on 2 GPU nodes.
+cat >>"$state/llama-r1.yaml" <<YAML
+  prestage:
+    nodes: 2
+    nodeSelector:
+      modelplane.io/gpu: "true"
+YAML
+total_bytes=$(python3 -c 'import json,sys; print(sum(f["size"] for f in json.load(open(sys.argv[1]))["files"]))' \
+  <(python3 e2e/checkpoint/generate.py --out "$checkpoint" --size "$size" --shards 4 --seed 11 --summary))
+echo "  $total_bytes bytes in $(ls "$checkpoint" | wc -l) files"
+
+say "Applying ModelRevision llama-r1 (prestage: 2 nodes)"
+applied_at=$SECONDS
+kubectl apply -n models -f "$state/llama-r1.yaml" >/dev/null
+revision_ready() {
+  [[ $(kubectl get modelrevision llama-r1 -n models -o jsonpath='{.status.phase}/{.status.readyNodes}') == Ready/2 ]]
+}
+wait_for 600 "llama-r1 Ready on 2 nodes" revision_ready
+pass "llama-r1 Ready 2/2 after $((SECONDS - applied_at)) s"
+digest=$(kubectl get modelrevision llama-r1 -n models -o jsonpath='{.status.digest}')
+mapfile -t holders < <(kubectl get modelcaches -o json | python3 -c '
+import json, sys
+digest = sys.argv[1]
+for item in json.load(sys.stdin)["items"]:
+    for entry in (item.get("status") or {}).get("revisions", []):
+        if entry.get("digest") == digest and entry.get("state") == "Ready":
+            print(item["metadata"]["name"])' "$digest")
+((${#holders[@]} == 2)) || fail "expected 2 ModelCaches holding $digest Ready, got ${holders[*]:-none}"
+zones=$(for node in "${holders[@]}"; do kubectl get node "$node" -o jsonpath='{.metadata.labels.topology\.kubernetes\.io/zone}{"\n"}'; done | sort -u | wc -l)
+((zones == 2)) || fail "the two prestaged nodes share a zone"
+pass "ModelCaches of ${holders[*]} report it Ready, one per zone"
+# The bytes on disk: every blob of every file hashes to its name and the manifest's sha256.
+for node in "${holders[@]}"; do
+  python3 - "$state/llama-r1.yaml" "$state/agents/$node/cache" <<'PY' || fail "bytes on $node do not match"
+import hashlib, re, sys, pathlib
+manifest = open(sys.argv[1]).read()
+root = pathlib.Path(sys.argv[2])
+for sha in re.findall(r'sha256: "sha256:([0-9a-f]{64})"', manifest):
+    blob = root / "blobs" / "sha256" / sha
+    digest = hashlib.sha256()
+    with open(blob, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 22), b""):
+            digest.update(chunk)
+    assert digest.hexdigest() == sha, blob
+PY
+done
+pass "blobs on both nodes hash to the manifest's sha256s"
+
+say "A 3-replica Deployment scheduled by modelplane-scheduler, gated on weights-ready"
+cat <<YAML | kubectl apply -f - >/dev/null
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: llama-server, namespace: models}
+spec:
+  replicas: 3
+  selector: {matchLabels: {app: llama-server}}
+  template:
+    metadata:
+      labels: {app: llama-server}
+      annotations: {modelplane.io/revision: llama-r1}
+    spec:
+      schedulerName: modelplane-scheduler
+      readinessGates: [{conditionType: modelplane.io/weights-ready}]
+      tolerations: [{operator: Exists}]
+      nodeSelector: {modelplane.io/gpu: "true"}
+      affinity:
+        podAntiAffinity:
+          requiredDuringSchedulingIgnoredDuringExecution:
+          - labelSelector: {matchLabels: {app: llama-server}}
+            topologyKey: kubernetes.io/hostname
+      containers:
+      - name: server
+        image: vllm/vllm-openai:v0.11.0
+        resources: {limits: {nvidia.com/gpu: "1"}}
+YAML
+all_scheduled() {
+  [[ $(kubectl get pods -n models -l app=llama-server -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}' | grep -c .) == 3 ]]
+}
+wait_for 120 "3 pods scheduled" all_scheduled
+mapfile -t placed < <(kubectl get pods -n models -l app=llama-server -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}' | sort)
+on_holders=0
+third=""
+for node in "${placed[@]}"; do
+  if [[ " ${holders[*]} " == *" $node "* ]]; then on_holders=$((on_holders + 1)); else third=$node; fi
+done
+((on_holders == 2)) || fail "pods on ${placed[*]}; expected both of ${holders[*]}"
+[[ -n $third ]] || fail "no pod landed off the prestaged nodes"
+pass "pods on ${placed[*]}: both prestaged nodes, and $third"
+grep -q "llama-r1" "$state/logs/modelplane-scheduler-extender.log" || fail "no extender decision logged"
+pass "the extender's decisions are in its log:"
+grep "llama-r1" "$state/logs/modelplane-scheduler-extender.log" | tail -n 3 | cut -c1-240 | sed 's/^/    /'
+pods_ready() {
+  [[ $(kubectl get pods -n models -l app=llama-server -o json | python3 -c '
+import json, sys
+pods = json.load(sys.stdin)["items"]
+def cond(pod, kind):
+    return any(c["type"] == kind and c["status"] == "True" for c in pod["status"].get("conditions", []))
+print(sum(1 for p in pods if cond(p, "Ready") and cond(p, "modelplane.io/weights-ready")))') == 3 ]]
+}
+wait_for 600 "all 3 pods Ready through the weights-ready gate" pods_ready
+pass "all 3 pods Ready; weights-ready True on each"
+third_tier=$(kubectl get modelcache "$third" -o json | python3 -c '
+import json, sys
+digest = sys.argv[1]
+for entry in json.load(sys.stdin)["status"]["revisions"]:
+    if entry["digest"] == digest:
+        print(entry["state"], entry.get("sourceTier", ""))' "$digest")
+[[ $third_tier == Ready* ]] || fail "$third does not report the revision Ready: $third_tier"
+pass "$third staged it on demand: $third_tier"
+
+say "Bad input"
+sed -e 's/name: "llama-r1"/name: "llama-bad"/' -e '0,/sha256: "sha256:[0-9a-f]*"/s//sha256: "sha256:nothex"/' \
+  "$state/llama-r1.yaml" >"$state/llama-bad.yaml"
+if kubectl apply -n models -f "$state/llama-bad.yaml" >"$state/bad-apply.txt" 2>&1; then
+  invalid_reason() {
+    [[ $(kubectl get modelrevision llama-bad -n models -o jsonpath='{.status.conditions[?(@.type=="Valid")].status}') == False ]]
+  }
+  wait_for 60 "Valid=False on llama-bad" invalid_reason
+  pass "llama-bad: Valid=False, reason $(kubectl get modelrevision llama-bad -n models -o jsonpath='{.status.conditions[?(@.type=="Valid")].reason}')"
+else
+  pass "llama-bad refused at admission: $(head -c 200 "$state/bad-apply.txt")"
+fi
+# Valid to the API server's schema but not to the operator: a path that leaves the model.
+sed -e 's/name: "llama-r1"/name: "llama-escape"/' -e '0,/path: "model-00001/s//path: "..\/model-00001/' \
+  "$state/llama-r1.yaml" | kubectl apply -n models -f - >/dev/null 2>&1 || true
+if kubectl get modelrevision llama-escape -n models >/dev/null 2>&1; then
+  escape_invalid() {
+    [[ $(kubectl get modelrevision llama-escape -n models -o jsonpath='{.status.conditions[?(@.type=="Valid")].status}') == False ]]
+  }
+  wait_for 60 "Valid=False on llama-escape" escape_invalid
+  pass "llama-escape (path ../): Valid=False, $(kubectl get modelrevision llama-escape -n models -o jsonpath='{.status.conditions[?(@.type=="Valid")].message}' | head -c 160)"
+fi
+if kubectl patch modelrevision llama-r1 -n models --type=json \
+  -p '[{"op":"replace","path":"/spec/files/0/size","value":1}]' >"$state/immutable.txt" 2>&1; then
+  fail "the API server accepted a change to the file set"
+fi
+pass "a file-set change is refused: $(grep -o 'Invalid value.*' "$state/immutable.txt" | head -c 160)"
+
+say "kubectl get modelrevisions,modelcaches"
+kubectl get modelrevisions -A
+kubectl get modelcaches
+
+say "Timeline of llama-r1 per node (tier, stage timestamps, bytes-to-ready)"
+kubectl get modelcaches -o json | python3 -c '
+import json, sys
+from datetime import datetime
+digest = sys.argv[1]
+def parse(t):
+    return datetime.fromisoformat(t.replace("Z", "+00:00")) if t else None
+print(f"  {\"node\":14} {\"tier\":17} {\"queued\":27} {\"published\":27} {\"to ready\":>9}")
+for item in sorted(json.load(sys.stdin)["items"], key=lambda i: i["metadata"]["name"]):
+    for entry in (item.get("status") or {}).get("revisions", []):
+        if entry.get("digest") != digest:
+            continue
+        times = entry.get("timestamps", {})
+        queued, published = parse(times.get("queued")), parse(times.get("published"))
+        seconds = f"{(published - queued).total_seconds():8.2f}s" if queued and published else "        -"
+        print(f"  {item[\"metadata\"][\"name\"]:14} {entry.get(\"sourceTier\", \"\"):17} "
+              f"{times.get(\"queued\", \"-\"):27} {times.get(\"published\", \"-\"):27} {seconds}")
+' "$digest"
+kubectl get modelrevision llama-r1 -n models -o jsonpath='{.status.bytesToReadySeconds}{"\n"}' | sed 's/^/  bytes-to-ready seconds: /'
+
+say "scenario passed"
+if ((keep)); then
+  cat <<TEXT
+The cluster and modelplane stay up. Explore with:
+  export MODELPLANE_E2E_STATE=$state
+  eval "\$(e2e/cluster.sh env)"
+  kubectl get modelrevisions -A; kubectl get modelcaches; kubectl get pods -n models -o wide
+  ls $state/logs/
+Take it down with:  $0 down
+TEXT
+fi

@@ -1,0 +1,46 @@
+#include "node-agent/controller/pod_readiness.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace modelplane::agent {
+
+std::optional<core::api::RevisionReference> GatedRevision(const core::Pod& pod) {
+  const auto& gates = pod.readiness_gates;
+  if (std::find(gates.begin(), gates.end(), kWeightsReadyCondition) == gates.end()) {
+    return std::nullopt;
+  }
+  const auto annotation = pod.metadata.annotations.find(std::string(kRevisionAnnotation));
+  if (annotation == pod.metadata.annotations.end() || annotation->second.empty()) {
+    return std::nullopt;
+  }
+  const std::string& value = annotation->second;
+  const auto slash = value.find('/');
+  if (slash == std::string::npos) {
+    return core::api::RevisionReference{.namespace_name = pod.metadata.namespace_name,
+                                        .name = value};
+  }
+  return core::api::RevisionReference{.namespace_name = value.substr(0, slash),
+                                      .name = value.substr(slash + 1)};
+}
+
+bool WeightsReadyIsTrue(const core::Pod& pod) {
+  const core::PodCondition* condition = pod.FindCondition(std::string(kWeightsReadyCondition));
+  return condition != nullptr && condition->status == "True";
+}
+
+nlohmann::json WeightsReadyPatch(std::string_view digest, std::string_view tier,
+                                 std::string_view now_rfc3339) {
+  return {{"status",
+           {{"conditions",
+             nlohmann::json::array(
+                 {{{"type", kWeightsReadyCondition},
+                   {"status", "True"},
+                   {"reason", "WeightsVerified"},
+                   {"message", fmt::format("revision {} is verified in this node's cache ({})",
+                                           digest, tier.empty() ? "local" : tier)},
+                   {"lastTransitionTime", now_rfc3339}}})}}}};
+}
+
+}  // namespace modelplane::agent

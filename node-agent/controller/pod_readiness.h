@@ -1,0 +1,33 @@
+// Which pods on this node wait for model weights, and the status patch that lets them go Ready.
+//
+// A serving pod names its revision in the annotation `modelplane.io/revision` ("name", in the
+// pod's namespace, or "namespace/name") and lists the readiness gate
+// `modelplane.io/weights-ready`. Kubernetes keeps such a pod unready until that condition is
+// True; the node agent sets it once the revision is verified in the node's cache.
+// Thread safety: pure functions.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "core/api/model_cache.h"
+#include "core/kube/builtin_types.h"
+
+namespace modelplane::agent {
+
+inline constexpr std::string_view kRevisionAnnotation = "modelplane.io/revision";
+inline constexpr std::string_view kWeightsReadyCondition = "modelplane.io/weights-ready";
+
+// The revision a gated pod waits for; nullopt when the pod is not ours to gate.
+[[nodiscard]] std::optional<core::api::RevisionReference> GatedRevision(const core::Pod& pod);
+
+[[nodiscard]] bool WeightsReadyIsTrue(const core::Pod& pod);
+
+// A strategic-merge patch for pods/status: conditions merge by type.
+[[nodiscard]] nlohmann::json WeightsReadyPatch(std::string_view digest, std::string_view tier,
+                                               std::string_view now_rfc3339);
+
+}  // namespace modelplane::agent

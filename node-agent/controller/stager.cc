@@ -1,0 +1,190 @@
+#include "node-agent/controller/stager.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace modelplane::agent {
+namespace {
+
+constexpr std::chrono::seconds kFirstRetry{30};
+constexpr std::chrono::seconds kMaxRetry{600};
+
+}  // namespace
+
+std::string_view StagingPhaseName(StagingPhase phase) {
+  switch (phase) {
+    case StagingPhase::kQueued: return "Pending";
+    case StagingPhase::kStaging: return "Staging";
+    case StagingPhase::kReady: return "Ready";
+    case StagingPhase::kFailed: return "Failed";
+  }
+  return "Pending";
+}
+
+Stager::Stager(Dependencies dependencies, int concurrency)
+    : dependencies_(std::move(dependencies)) {
+  for (int index = 0; index < std::max(1, concurrency); ++index) {
+    workers_.emplace_back([this] { Work(); });
+  }
+}
+
+Stager::~Stager() {
+  Stop();
+}
+
+void Stager::Stop() {
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_) return;
+    stopping_ = true;
+    for (auto& [digest, entry] : entries_) {
+      if (entry.cancel) entry.cancel->Cancel();
+    }
+  }
+  changed_.notify_all();
+  workers_.clear();
+}
+
+void Stager::Want(const LoadedRevision& revision) {
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_) return;
+    auto [entry, inserted] = entries_.try_emplace(revision.digest);
+    if (!inserted) {
+      const StagingPhase phase = entry->second.state.phase;
+      if (phase != StagingPhase::kFailed) return;
+      if (dependencies_.clock->Now() < entry->second.retry_at) return;
+    }
+    entry->second.revision = revision;
+    entry->second.state.phase = StagingPhase::kQueued;
+    entry->second.state.bytes_total = 0;
+    for (const auto& file : revision.revision.spec.files) {
+      entry->second.state.bytes_total += static_cast<std::uint64_t>(file.size);
+    }
+    entry->second.state.times = {};
+    entry->second.state.times.queued = dependencies_.clock->WallNow();
+    queue_.push_back(revision.digest);
+  }
+  changed_.notify_all();
+  Notify();
+}
+
+void Stager::Forget(const core::Sha256Bytes& digest) {
+  std::lock_guard lock(mutex_);
+  auto entry = entries_.find(digest);
+  if (entry == entries_.end()) return;
+  if (entry->second.cancel) {
+    entry->second.cancel->Cancel();  // the worker removes it when the fetch returns
+  } else {
+    std::erase(queue_, digest);
+    entries_.erase(entry);
+  }
+}
+
+std::optional<StagingState> Stager::State(const core::Sha256Bytes& digest) const {
+  std::lock_guard lock(mutex_);
+  auto entry = entries_.find(digest);
+  if (entry == entries_.end()) return std::nullopt;
+  return entry->second.state;
+}
+
+std::optional<core::Clock::SteadyTime> Stager::RetryAt(const core::Sha256Bytes& digest) const {
+  std::lock_guard lock(mutex_);
+  auto entry = entries_.find(digest);
+  if (entry == entries_.end() || entry->second.state.phase != StagingPhase::kFailed) {
+    return std::nullopt;
+  }
+  return entry->second.retry_at;
+}
+
+void Stager::Work() {
+  while (true) {
+    core::Sha256Bytes digest;
+    {
+      std::unique_lock lock(mutex_);
+      changed_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      if (stopping_) return;
+      digest = queue_.front();
+      queue_.pop_front();
+    }
+    Stage(digest);
+  }
+}
+
+void Stager::Stage(const core::Sha256Bytes& digest) {
+  LoadedRevision revision;
+  std::shared_ptr<core::CancellationToken> cancel = std::make_shared<core::CancellationToken>();
+  {
+    std::lock_guard lock(mutex_);
+    auto entry = entries_.find(digest);
+    if (entry == entries_.end()) return;
+    revision = entry->second.revision;
+    entry->second.cancel = cancel;
+    entry->second.state.phase = StagingPhase::kStaging;
+  }
+  Notify();
+  FetchReport report;
+  core::Status outcome = core::Ok();
+  auto sources = dependencies_.sources(revision);
+  auto request = MakeFetchRequest(revision);
+  if (!sources) {
+    outcome = std::unexpected(sources.error());
+  } else if (!request) {
+    outcome = std::unexpected(request.error());
+  } else {
+    for (const auto& source : *sources) request->sources.push_back(source.get());
+    auto fetched = dependencies_.engine->Fetch(
+        *request, *cancel,
+        [this, digest](const FetchProgress& progress) {
+          {
+            std::lock_guard lock(mutex_);
+            auto entry = entries_.find(digest);
+            if (entry != entries_.end()) entry->second.state.bytes_done = progress.done_bytes;
+          }
+          Notify();
+        },
+        &report);
+    if (!fetched) outcome = std::unexpected(fetched.error());
+  }
+  {
+    std::lock_guard lock(mutex_);
+    auto entry = entries_.find(digest);
+    if (entry == entries_.end()) return;
+    entry->second.cancel.reset();
+    if (cancel->cancelled()) {
+      entries_.erase(entry);  // forgotten or stopping: nothing to report
+    } else {
+      StagingState& state = entry->second.state;
+      const auto queued = state.times.queued;
+      state.times = report.times;
+      state.times.queued = queued;
+      state.tier = report.tier;
+      if (outcome) {
+        state.phase = StagingPhase::kReady;
+        state.bytes_done = state.bytes_total;
+        state.message.clear();
+        entry->second.failures = 0;
+      } else {
+        state.phase = StagingPhase::kFailed;
+        state.message = outcome.error().ToString();
+        const int failures = ++entry->second.failures;
+        const auto backoff = std::min<std::chrono::seconds>(
+            kMaxRetry, kFirstRetry * (1 << std::min(failures - 1, 5)));
+        entry->second.retry_at = dependencies_.clock->Now() + backoff;
+      }
+    }
+  }
+  if (dependencies_.logger != nullptr && !outcome) {
+    dependencies_.logger->Warn("staging_failed", {{"revision", revision.revision.metadata.name},
+                                                  {"digest", core::FormatDigest(digest)},
+                                                  {"error", outcome.error().ToString()}});
+  }
+  Notify();
+}
+
+void Stager::Notify() {
+  if (dependencies_.on_change) dependencies_.on_change();
+}
+
+}  // namespace modelplane::agent

@@ -1,0 +1,97 @@
+// Runs the node's stagings: a bounded number of revisions fetched at once through one shared
+// FetchEngine (so the buffer pool bounds memory across all of them), each with the sources its
+// spec names plus peers. The control loop says what it wants (Want) and reads back per-revision
+// state (State); the stager calls `on_change` whenever a state moves so the loop re-reconciles.
+//
+// A failed staging is retried when wanted again, no sooner than an exponential backoff
+// (30 s doubling to 10 min); what it had fetched stays on disk and is resumed.
+//
+// Thread safety: every method may be called from any thread. Stop cancels running fetches
+// (their progress stays for a resume) and joins the workers.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/cancel/cancellation_token.h"
+#include "core/clock/clock.h"
+#include "core/log/logger.h"
+#include "node-agent/commands/revision_file.h"
+#include "node-agent/fetch/fetch_engine.h"
+
+namespace modelplane::agent {
+
+// Builds the sources for one revision, in preference order (peers first).
+using SourceFactory = std::function<core::Result<std::vector<std::unique_ptr<RangeSource>>>(
+    const LoadedRevision& revision)>;
+
+enum class StagingPhase { kQueued, kStaging, kReady, kFailed };
+
+struct StagingState {
+  StagingPhase phase = StagingPhase::kQueued;
+  std::uint64_t bytes_done = 0;
+  std::uint64_t bytes_total = 0;
+  std::string tier;
+  StageTimes times;
+  std::string message;
+};
+
+class Stager {
+ public:
+  struct Dependencies {
+    FetchEngine* engine = nullptr;
+    SourceFactory sources;
+    const core::Logger* logger = nullptr;
+    const core::Clock* clock = nullptr;
+    std::function<void()> on_change;
+  };
+
+  Stager(Dependencies dependencies, int concurrency);
+  Stager(const Stager&) = delete;
+  Stager& operator=(const Stager&) = delete;
+  ~Stager();
+
+  // Queues the revision unless it is queued, staging, ready, or failed within its backoff.
+  void Want(const LoadedRevision& revision);
+  // Cancels a queued or running staging that is no longer wanted.
+  void Forget(const core::Sha256Bytes& digest);
+  [[nodiscard]] std::optional<StagingState> State(const core::Sha256Bytes& digest) const;
+  // When a failed revision may be tried again (for the loop's requeue).
+  [[nodiscard]] std::optional<core::Clock::SteadyTime> RetryAt(
+      const core::Sha256Bytes& digest) const;
+  void Stop();
+
+ private:
+  struct Entry {
+    LoadedRevision revision;
+    StagingState state;
+    int failures = 0;
+    core::Clock::SteadyTime retry_at{};
+    std::shared_ptr<core::CancellationToken> cancel;
+  };
+  void Work();
+  void Stage(const core::Sha256Bytes& digest);
+  void Notify();
+
+  const Dependencies dependencies_;
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  std::map<core::Sha256Bytes, Entry> entries_;
+  std::deque<core::Sha256Bytes> queue_;
+  bool stopping_ = false;
+  std::vector<std::jthread> workers_;
+};
+
+[[nodiscard]] std::string_view StagingPhaseName(StagingPhase phase);
+
+}  // namespace modelplane::agent
