@@ -282,44 +282,38 @@ if kubectl apply -n models -f "$state/llama-bad.yaml" >"$state/bad-apply.txt" 2>
 else
   pass "llama-bad refused at admission: $(head -c 200 "$state/bad-apply.txt")"
 fi
-# Valid to the API server's schema but not to the operator: a path that leaves the model.
-sed -e 's/name: "llama-r1"/name: "llama-escape"/' -e '0,/path: "model-00001/s//path: "..\/model-00001/' \
-  "$state/llama-r1.yaml" | kubectl apply -n models -f - >/dev/null 2>&1 || true
-if kubectl get modelrevision llama-escape -n models >/dev/null 2>&1; then
-  escape_invalid() {
-    [[ $(kubectl get modelrevision llama-escape -n models -o jsonpath='{.status.conditions[?(@.type=="Valid")].status}') == False ]]
-  }
-  wait_for 60 "Valid=False on llama-escape" escape_invalid
-  pass "llama-escape (path ../): Valid=False, $(kubectl get modelrevision llama-escape -n models -o jsonpath='{.status.conditions[?(@.type=="Valid")].message}' | head -c 160)"
-fi
+# Valid to the API server's schema but not to the operator: a shared-filesystem path with "..".
+python3 - "$state/llama-r1.yaml" >"$state/llama-escape.yaml" <<'PY'
+import sys
+text = open(sys.argv[1]).read().replace('name: "llama-r1"', 'name: "llama-escape"')
+start, end = text.index("  sources:"), text.index("  files:")
+text = text[:start] + """  sources:
+  - name: nfs
+    type: sharedFilesystem
+    sharedFilesystem:
+      path: /models/../etc
+""" + text[end:]
+print(text, end="")
+PY
+kubectl apply -n models -f "$state/llama-escape.yaml" >/dev/null
+escape_invalid() {
+  [[ $(kubectl get modelrevision llama-escape -n models -o jsonpath='{.status.conditions[?(@.type=="Valid")].status}') == False ]]
+}
+wait_for 60 "Valid=False on llama-escape" escape_invalid
+pass "llama-escape: Valid=False, reason $(kubectl get modelrevision llama-escape -n models -o jsonpath='{.status.conditions[?(@.type=="Valid")].reason}'): $(kubectl get modelrevision llama-escape -n models -o jsonpath='{.status.conditions[?(@.type=="Valid")].message}' | head -c 160)"
+kubectl get events -n models --field-selector involvedObject.name=llama-escape -o jsonpath='{range .items[*]}    event: {.type} {.reason}: {.message}{"\n"}{end}' | head -n 2
 if kubectl patch modelrevision llama-r1 -n models --type=json \
   -p '[{"op":"replace","path":"/spec/files/0/size","value":1}]' >"$state/immutable.txt" 2>&1; then
   fail "the API server accepted a change to the file set"
 fi
-pass "a file-set change is refused: $(grep -o 'Invalid value.*' "$state/immutable.txt" | head -c 160)"
+pass "a file-set change is refused: $(grep -o 'Invalid value.*' "$state/immutable.txt" | head -n 1 | cut -c1-160)"
 
 say "kubectl get modelrevisions,modelcaches"
 kubectl get modelrevisions -A
 kubectl get modelcaches
 
 say "Timeline of llama-r1 per node (tier, stage timestamps, bytes-to-ready)"
-kubectl get modelcaches -o json | python3 -c '
-import json, sys
-from datetime import datetime
-digest = sys.argv[1]
-def parse(t):
-    return datetime.fromisoformat(t.replace("Z", "+00:00")) if t else None
-print(f"  {\"node\":14} {\"tier\":17} {\"queued\":27} {\"published\":27} {\"to ready\":>9}")
-for item in sorted(json.load(sys.stdin)["items"], key=lambda i: i["metadata"]["name"]):
-    for entry in (item.get("status") or {}).get("revisions", []):
-        if entry.get("digest") != digest:
-            continue
-        times = entry.get("timestamps", {})
-        queued, published = parse(times.get("queued")), parse(times.get("published"))
-        seconds = f"{(published - queued).total_seconds():8.2f}s" if queued and published else "        -"
-        print(f"  {item[\"metadata\"][\"name\"]:14} {entry.get(\"sourceTier\", \"\"):17} "
-              f"{times.get(\"queued\", \"-\"):27} {times.get(\"published\", \"-\"):27} {seconds}")
-' "$digest"
+kubectl get modelcaches -o json | python3 e2e/timeline.py "$digest"
 kubectl get modelrevision llama-r1 -n models -o jsonpath='{.status.bytesToReadySeconds}{"\n"}' | sed 's/^/  bytes-to-ready seconds: /'
 
 say "scenario passed"

@@ -234,6 +234,8 @@ core::Result<core::ReconcileResult> NodeController::Reconcile() {
     for (const auto& file : loaded->revision.spec.files) {
       entry.bytes_total += file.size;
     }
+    // Wanted either way: a staging that just published keeps its stager entry (tier, times).
+    now_wanted.insert(loaded->digest);
     if (auto manifest = dependencies_.store.FindRevision(loaded->digest)) {
       entry.state = core::api::kCacheStateReady;
       entry.bytes_done = entry.bytes_total;
@@ -252,7 +254,6 @@ core::Result<core::ReconcileResult> NodeController::Reconcile() {
       }
       digest_of_reference[key] = entry.digest;
     } else if (stager_ != nullptr) {
-      now_wanted.insert(loaded->digest);
       stager_->Want(*loaded);
       if (auto staged = stager_->State(loaded->digest)) {
         entry.state = std::string(StagingPhaseName(staged->phase));
