@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The one command that sets up and runs every test: formatting, the unit tests in a warnings-
 # as-errors build, the same unit tests under AddressSanitizer + UndefinedBehaviorSanitizer,
-# short fuzzing runs, and the end-to-end smoke test on a real local control plane.
+# short fuzzing runs, the smoke test of the local control plane, and the end-to-end scenario
+# (a ModelRevision staged on nodes, pods placed where the weights are) on it.
 # Usage: scripts/test.sh [--skip-e2e] [--skip-sanitizers]
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -74,6 +75,11 @@ if [[ -x scripts/fuzz.sh ]]; then
 fi
 if ((run_e2e)) && [[ -x e2e/smoke.sh ]]; then
   step "e2e smoke on the local control plane" e2e/smoke.sh
+fi
+if ((run_e2e)); then
+  # Reuses the release build of step "unit tests" (it holds the three binaries).
+  step "e2e scenario: stage, place, ready" env MODELPLANE_BUILD="$root/build/ci" \
+    MODELPLANE_E2E_STATE=/tmp/modelplane-scenario-$$ e2e/scenario.sh
 fi
 
 if ((failed)); then
