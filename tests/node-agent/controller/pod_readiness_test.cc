@@ -1,0 +1,79 @@
+#include "node-agent/controller/pod_readiness.h"
+
+#include <gtest/gtest.h>
+
+#include "core/config/config_loader.h"
+#include "node-agent/agent_config.h"
+
+namespace modelplane::agent {
+namespace {
+
+core::Pod GatedPod(std::string annotation) {
+  core::Pod pod;
+  pod.metadata.name = "server-0";
+  pod.metadata.namespace_name = "serving";
+  pod.readiness_gates = {"modelplane.io/weights-ready"};
+  if (!annotation.empty()) pod.metadata.annotations["modelplane.io/revision"] = annotation;
+  return pod;
+}
+
+TEST(PodReadinessTest, RevisionComesFromTheAnnotationInThePodsNamespaceByDefault) {
+  auto same = GatedRevision(GatedPod("llama-r1"));
+  ASSERT_TRUE(same);
+  EXPECT_EQ(same->namespace_name, "serving");
+  EXPECT_EQ(same->name, "llama-r1");
+  auto other = GatedRevision(GatedPod("models/llama-r2"));
+  ASSERT_TRUE(other);
+  EXPECT_EQ(other->namespace_name, "models");
+  EXPECT_EQ(other->name, "llama-r2");
+}
+
+TEST(PodReadinessTest, PodsWithoutTheGateOrTheAnnotationAreNotOurs) {
+  EXPECT_FALSE(GatedRevision(GatedPod("")));
+  core::Pod ungated = GatedPod("llama-r1");
+  ungated.readiness_gates.clear();
+  EXPECT_FALSE(GatedRevision(ungated));
+}
+
+TEST(PodReadinessTest, ConditionIsTrueOnlyWhenTheAgentSetIt) {
+  core::Pod pod = GatedPod("llama-r1");
+  EXPECT_FALSE(WeightsReadyIsTrue(pod));
+  pod.conditions.push_back({.type = "modelplane.io/weights-ready", .status = "False"});
+  EXPECT_FALSE(WeightsReadyIsTrue(pod));
+  pod.conditions.back().status = "True";
+  EXPECT_TRUE(WeightsReadyIsTrue(pod));
+}
+
+TEST(PodReadinessTest, PatchMergesOneConditionByType) {
+  const auto patch = WeightsReadyPatch("sha256:ab", "peer", "2026-11-29T21:00:00Z");
+  const auto& conditions = patch["status"]["conditions"];
+  ASSERT_EQ(conditions.size(), 1u);
+  EXPECT_EQ(conditions[0]["type"], "modelplane.io/weights-ready");
+  EXPECT_EQ(conditions[0]["status"], "True");
+  EXPECT_EQ(conditions[0]["reason"], "WeightsVerified");
+  EXPECT_NE(conditions[0]["message"].get<std::string>().find("peer"), std::string::npos);
+}
+
+TEST(AgentConfigTest, ReadsEveryKeyAndRefusesBadRanges) {
+  auto config = core::LoadConfigString<AgentConfig>(R"(
+nodeName: gpu-node-0
+cacheRoot: /var/cache/modelplane
+capacity: 500Gi
+fetch: {rangeSize: 16Mi, inFlight: 32, bufferPool: 512Mi, rangeTimeout: 30s, concurrentStagings: 3}
+peers: {port: 7443, tokenKeyFile: /etc/peer/key, maxUploadRate: 2Gi, maxStreams: 8}
+statusInterval: 2s
+)");
+  ASSERT_TRUE(config) << config.error().ToString();
+  EXPECT_EQ(config->capacity.bytes, 500ull << 30);
+  EXPECT_EQ(config->fetch.range_size.bytes, 16ull << 20);
+  EXPECT_EQ(config->fetch.in_flight, 32);
+  EXPECT_EQ(config->peers.max_upload_rate.bytes, 2ull << 30);
+  EXPECT_EQ(config->status_interval, std::chrono::seconds(2));
+  EXPECT_FALSE(core::LoadConfigString<AgentConfig>("fetch: {rangeSize: 1000}\n"));
+  EXPECT_FALSE(core::LoadConfigString<AgentConfig>("fetch: {rangeSize: 8Mi, bufferPool: 4Mi}\n"));
+  EXPECT_FALSE(core::LoadConfigString<AgentConfig>("cacheRoot: relative/path\n"));
+  EXPECT_FALSE(core::LoadConfigString<AgentConfig>("peers: {unknownKey: 1}\n"));
+}
+
+}  // namespace
+}  // namespace modelplane::agent
