@@ -78,21 +78,27 @@ bool SameFile(const struct stat& before, const struct stat& after) {
 }
 
 // Fraction of the file's pages in the page cache, from mincore over a mapping that is never
-// touched (so nothing is read in by asking).
+// touched (so nothing is read in by asking). 256 pages spread over the file are asked about,
+// not all: mincore walks the page cache page by page, and asking about all of a 4 GiB
+// checkpoint took longer than mapping it (70 ms).
 double ResidentFraction(int fd, std::uint64_t size) {
+  constexpr std::uint64_t kSamples = 256;
   if (size == 0) return 0;
   void* mapping = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
   if (mapping == MAP_FAILED) return 0;
-  const std::uint64_t page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
-  std::vector<unsigned char> resident((size + page - 1) / page);
-  double fraction = 0;
-  if (::mincore(mapping, size, resident.data()) == 0) {
-    const auto count = std::count_if(resident.begin(), resident.end(),
-                                     [](unsigned char bit) { return (bit & 1) != 0; });
-    fraction = static_cast<double>(count) / static_cast<double>(resident.size());
+  const auto page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+  const std::uint64_t pages = (size + page - 1) / page;
+  const std::uint64_t step = std::max<std::uint64_t>(1, pages / kSamples);
+  std::uint64_t asked = 0;
+  std::uint64_t resident = 0;
+  for (std::uint64_t index = 0; index < pages; index += step) {
+    unsigned char bit = 0;
+    if (::mincore(static_cast<std::byte*>(mapping) + index * page, page, &bit) != 0) break;
+    ++asked;
+    resident += bit & 1;
   }
   ::munmap(mapping, size);
-  return fraction;
+  return asked == 0 ? 0 : static_cast<double>(resident) / static_cast<double>(asked);
 }
 
 struct FileState {
