@@ -71,7 +71,14 @@ int RunAgent(const AgentConfig& config, core::ComponentRuntime& runtime) {
   }
   std::unique_ptr<PeerServer> peer_server;
   std::string peer_endpoint;
-  if (config.peers.enabled) {
+  const bool peer_credentials = token_key.has_value() || !config.peers.client_ca_file.empty();
+  if (config.peers.enabled && !peer_credentials) {
+    // Serving unauthenticated is never right, and refusing to start would take the node's
+    // staging down with it: stage from sources only and say why.
+    logger.Warn("peer_serving_disabled",
+                {{"reason", "no peer credentials: set peers.tokenKeyFile or peers.clientCaFile"}});
+  }
+  if (config.peers.enabled && peer_credentials) {
     PeerServerOptions options{.address = config.peers.listen_address,
                               .port = config.peers.port,
                               .token_key = token_key,
