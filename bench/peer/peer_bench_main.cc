@@ -46,6 +46,8 @@ int Fetch(const FetchFlags& flags) {
   agent::PeerRangeSourceOptions options;
   options.endpoint = flags.endpoint;
   options.max_concurrency = flags.parallel;
+  // A loaded 2-CPU machine can take seconds for a handshake; the default 2 s is for real peers.
+  options.connect_timeout = std::chrono::seconds(10);
   if (!flags.token_key_file.empty()) {
     auto key = agent::PeerTokenKey::Load(flags.token_key_file);
     if (!key) {
