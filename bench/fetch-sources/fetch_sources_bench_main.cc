@@ -6,9 +6,6 @@
 //   fetch_sources_bench fs --dir /mnt/nfs/bench --size-mib 1024 --range-mib 8 --threads 8
 //   fetch_sources_bench s3 --size-mib 256 --range-mib 8 --threads 16   (S3_ENDPOINT_URL, AWS_*)
 //   fetch_sources_bench hash --dir /models/llama --threads 4
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -18,7 +15,9 @@
 #include <vector>
 
 #include <CLI/CLI.hpp>
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include "core/digest/sha256.h"
 #include "node-agent/manifest/manifest_builder.h"
@@ -74,8 +73,8 @@ double ReadAll(RangeSource& source, const SourceFile& file, std::size_t range, i
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const std::string digest = core::Sha256HexOf(
-      std::string_view(reinterpret_cast<const char*>(buffer.get()), file.size));
+  const std::string digest =
+      core::Sha256HexOf(std::string_view(reinterpret_cast<const char*>(buffer.get()), file.size));
   if (failures > 0 || digest != expected_sha256) {
     std::cerr << "read failed or bytes differ\n";
     std::exit(1);
@@ -151,12 +150,12 @@ int RunS3(std::size_t size, std::size_t range, int threads, int runs) {
     std::cerr << put.error().ToString() << "\n";
     return 1;
   }
-  auto source = S3RangeSource::Create(client, {.name = "bench", .bucket = *bucket,
-                                               .prefix = "fetch-sources-bench"});
+  auto source = S3RangeSource::Create(
+      client, {.name = "bench", .bucket = *bucket, .prefix = "fetch-sources-bench"});
   const std::string sha = core::Sha256HexOf(content);
   for (int run = 0; run < runs; ++run) {
-    const double seconds = ReadAll(**source, {.path = fmt::format("{}.bin", size), .size = size},
-                                   range, threads, sha);
+    const double seconds =
+        ReadAll(**source, {.path = fmt::format("{}.bin", size), .size = size}, range, threads, sha);
     Report(fmt::format("s3 ranged GET threads={} range={}MiB", threads, range / kMiB), size,
            seconds);
   }
