@@ -6,7 +6,7 @@
 #                 read of the same files (the device limit);
 # with page caches dropped before every run, peak RSS of each process, and medians.
 #
-#   bench/fetch/run.sh [size=4GiB] [repetitions=3]
+#   bench/fetch/run.sh [size=4GiB] [repetitions=3]     (MODELPLANE_BUILD=build/x to reuse a build)
 #
 # Needs root (drop_caches) and the e2e tools (MinIO, s5cmd: e2e/tools.sh build). Scratch data
 # lives in /tmp/modelplane-fetch-bench (kept: the checkpoint is reused by later runs).
@@ -14,7 +14,7 @@ set -euo pipefail
 size=${1:-4GiB}
 repetitions=${2:-3}
 root=$(cd "$(dirname "$0")/../.." && pwd)
-build=$root/build/bench-fetch
+build=${MODELPLANE_BUILD:-$root/build/bench-fetch}  # any configured build folder works
 work=/tmp/modelplane-fetch-bench
 checkpoint=$work/checkpoint-$size
 bin=$("$root/e2e/tools.sh" bindir)
@@ -72,20 +72,22 @@ timed() {
     { cat "$work/$label.err" >&2; exit 1; }
   echo "$label $(cat "$work/time.txt")" >>"$work/results.txt"
 }
-fio_read() {
-  local args=()
-  for file in "$checkpoint"/*; do args+=(--name="$(basename "$file")" --filename="$file"); done
-  fio --rw=read --bs=8M --direct=1 --ioengine=libaio --iodepth=8 --group_reporting \
-    --output-format=terse "${args[@]}"
-}
+# One fio job per file, all at once: large O_DIRECT reads, 8 in flight each (the device limit).
+fio_args=(--rw=read --bs=8M --direct=1 --ioengine=libaio --iodepth=8 --group_reporting
+  --output-format=terse)
+# (The index, config and tokenizer files, a few KiB, are below fio's block size and left out.)
+for file in "$checkpoint"/*; do
+  (($(stat -c %s "$file") >= 8 << 20)) && fio_args+=(--name="$(basename "$file")" --filename="$file")
+done
 
 rm -f "$work/results.txt"
 for rep in $(seq "$repetitions"); do
   rm -rf "$work/s5cmd-out" "$work/cache"
-  timed s5cmd s5 --numworkers 32 cp "s3://bench/model/*" "$work/s5cmd-out/"
+  timed s5cmd "$bin/s5cmd" --endpoint-url "$S3_ENDPOINT_URL" --numworkers 32 cp \
+    "s3://bench/model/*" "$work/s5cmd-out/"
   timed fetch-s3 "$agent" fetch --revision "$work/s3.yaml" --cache-root "$work/cache"
   rm -rf "$work/s5cmd-out" "$work/cache"
-  timed fio fio_read
+  timed fio fio "${fio_args[@]}"
   timed fetch-fs "$agent" fetch --revision "$work/fs.yaml" --cache-root "$work/cache"
   rm -rf "$work/cache"
 done

@@ -59,8 +59,9 @@ std::vector<std::filesystem::path> ListFolder(const std::filesystem::path& folde
 
 core::Result<std::unique_ptr<CacheStore>> CacheStore::Open(CacheStoreOptions options) {
   const StoreLayout layout(options.root);
-  for (const auto& folder : {layout.BlobDirectory(), layout.RevisionDirectory(),
-                             layout.TemporaryDirectory(), layout.QuarantineDirectory()}) {
+  for (const auto& folder :
+       {layout.BlobDirectory(), layout.RevisionDirectory(), layout.TemporaryDirectory(),
+        layout.QuarantineDirectory(), layout.ModelDirectory()}) {
     std::error_code error;
     std::filesystem::create_directories(folder, error);
     if (error) {
@@ -135,9 +136,19 @@ core::Status CacheStore::Recover() {
     }
     if (complete) {
       ++recovery_.revisions;
+      // A crash between the view and the manifest, or a view damaged by hand: rebuild it.
+      if (auto view = WriteRevisionView(*manifest); !view) return view;
     } else {
       std::filesystem::remove(path);
       ++recovery_.dropped_revisions;
+    }
+  }
+  // Views of revisions that are not (or no longer) ready go.
+  for (const auto& path : ListFolder(layout_.ModelDirectory())) {
+    const auto digest = DigestFromName(path.filename().string());
+    if (!digest || !std::filesystem::exists(layout_.RevisionPath(*digest))) {
+      std::error_code error;
+      std::filesystem::remove_all(path, error);
     }
   }
 
@@ -306,8 +317,39 @@ core::Status CacheStore::PublishRevision(const RevisionManifest& manifest) {
       }
     }
   }
+  if (auto view = WriteRevisionView(manifest); !view) return view;
   return WriteFileDurably(layout_.RevisionPath(manifest.revision_digest),
                           SerializeManifest(manifest));
+}
+
+core::Status CacheStore::WriteRevisionView(const RevisionManifest& manifest) {
+  // Built aside and renamed into place, so a loader never sees half a folder.
+  const auto target = layout_.RevisionView(manifest.revision_digest);
+  const auto building =
+      layout_.TemporaryDirectory() / ("view-" + core::ToHex(manifest.revision_digest));
+  std::error_code error;
+  std::filesystem::remove_all(building, error);
+  for (const ManifestFile& file : manifest.files) {
+    const auto link = building / file.path;  // paths were validated: no "..", not absolute
+    std::filesystem::create_directories(link.parent_path(), error);
+    if (!error) std::filesystem::create_symlink(layout_.BlobPath(file.sha256), link, error);
+    if (error) {
+      std::filesystem::remove_all(building, error);
+      return core::MakeError(core::ErrorCode::kIo, fmt::format("building the folder view of {}: {}",
+                                                               file.path, error.message()));
+    }
+  }
+  std::filesystem::create_directories(building, error);
+  std::filesystem::remove_all(target, error);
+  if (::rename(building.c_str(), target.c_str()) != 0) {
+    return std::unexpected(ErrnoError(errno, "publishing the folder view", target));
+  }
+  return SyncDirectory(layout_.ModelDirectory());
+}
+
+void CacheStore::RemoveRevisionView(const core::Sha256Bytes& revision_digest) {
+  std::error_code error;
+  std::filesystem::remove_all(layout_.RevisionView(revision_digest), error);
 }
 
 std::optional<RevisionManifest> CacheStore::FindRevision(
@@ -341,6 +383,7 @@ core::Status CacheStore::RemoveRevision(const core::Sha256Bytes& revision_digest
   if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
     return std::unexpected(ErrnoError(errno, "removing", path));
   }
+  RemoveRevisionView(revision_digest);
   return SyncDirectory(layout_.RevisionDirectory());
 }
 
@@ -431,6 +474,7 @@ void CacheStore::DropRevisionsNaming(const core::Sha256Bytes& blob) {
     for (const ManifestFile& file : manifest->files) {
       if (file.sha256 == blob) {
         std::filesystem::remove(path);
+        RemoveRevisionView(manifest->revision_digest);
         break;
       }
     }

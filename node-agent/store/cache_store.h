@@ -96,7 +96,8 @@ class CacheStore final : public BlobCatalog {
   // Ends a staging that may be resumed later (cancellation, shutdown): files stay.
   void SuspendBlob(std::unique_ptr<PartialBlob> partial);
 
-  // Writes the revision's manifest; every blob it names must be published.
+  // Writes the revision's folder view (models/<hex>/<path> -> blob) and then its manifest;
+  // every blob it names must be published.
   [[nodiscard]] core::Status PublishRevision(const RevisionManifest& manifest);
   [[nodiscard]] std::optional<RevisionManifest> FindRevision(
       const core::Sha256Bytes& revision_digest) const;
@@ -120,6 +121,8 @@ class CacheStore final : public BlobCatalog {
   [[nodiscard]] core::Status Quarantine(const std::filesystem::path& path,
                                         const core::Sha256Bytes& digest);
   void DropRevisionsNaming(const core::Sha256Bytes& blob);
+  [[nodiscard]] core::Status WriteRevisionView(const RevisionManifest& manifest);
+  void RemoveRevisionView(const core::Sha256Bytes& revision_digest);
 
   const CacheStoreOptions options_;
   const StoreLayout layout_;

@@ -7,6 +7,8 @@
 //                                             blob it names is published
 //   <root>/tmp/<hex>.partial, <hex>.progress  stagings in progress and which ranges they hold
 //   <root>/quarantine/<hex>.<unix-nanos>      bytes that failed verification, kept for a look
+//   <root>/models/<hex>/<path>                a ready revision as its files: symlinks to the
+//                                             blobs, so loaders open it like a model folder
 //
 // Thread safety: immutable after construction.
 #pragma once
@@ -30,6 +32,11 @@ class StoreLayout {
   }
   [[nodiscard]] std::filesystem::path TemporaryDirectory() const { return root_ / "tmp"; }
   [[nodiscard]] std::filesystem::path QuarantineDirectory() const { return root_ / "quarantine"; }
+  [[nodiscard]] std::filesystem::path ModelDirectory() const { return root_ / "models"; }
+  // The folder view of a ready revision (what `load(revision)` opens).
+  [[nodiscard]] std::filesystem::path RevisionView(const core::Sha256Bytes& digest) const {
+    return ModelDirectory() / core::ToHex(digest);
+  }
 
   [[nodiscard]] std::filesystem::path BlobPath(const core::Sha256Bytes& digest) const {
     return BlobDirectory() / core::ToHex(digest);

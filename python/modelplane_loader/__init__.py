@@ -277,6 +277,20 @@ def _rules_text(rules) -> str:
     return ";".join(rules)
 
 
+def _resolve_revision(path, cache_root) -> Union[str, os.PathLike]:
+    """A revision digest becomes the folder view the node agent publishes for it."""
+    if not isinstance(path, str) or not path.startswith("sha256:"):
+        return path
+    digest = path[len("sha256:"):]
+    if len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
+        raise ValueError(f"not a revision digest: {path!r}")
+    root = cache_root or os.environ.get("MODELPLANE_CACHE_ROOT") or "/var/lib/modelplane/cache"
+    view = os.path.join(os.fspath(root), "models", digest)
+    if not os.path.isdir(view):
+        raise FileNotFoundError(f"revision {path} is not ready in the cache at {root}")
+    return view
+
+
 def load(
     path: Union[str, os.PathLike, Sequence[Union[str, os.PathLike]]],
     device: str = "cpu",
@@ -286,9 +300,13 @@ def load(
     *,
     raw_dtypes: bool = False,
     as_dlpack: bool = False,
+    cache_root: Union[None, str, os.PathLike] = None,
     **options,
 ) -> LoadedTensors:
-    """Loads a checkpoint (a .safetensors file, a folder, an index.json, or a list of them).
+    """Loads a checkpoint (a .safetensors file, a folder, an index.json, or a list of them), or a
+    revision staged by the node agent, named by its digest ("sha256:<hex>", the ModelRevision's
+    status.digest): its folder view under the node's cache root (cache_root, else
+    $MODELPLANE_CACHE_ROOT, else /var/lib/modelplane/cache).
 
     rules: "PATTERN=split:DIM", "PATTERN=rank:R" or "PATTERN=replicate" entries (a list, a
     ';'-separated string or {pattern: action}); first match wins, unmatched tensors replicate.
@@ -297,6 +315,7 @@ def load(
     as_dlpack: return DLPackTensor objects on CPU too (always on CUDA).
     """
     paths = [path] if isinstance(path, (str, os.PathLike)) else list(path)
+    paths = [_resolve_revision(p, cache_root) for p in paths]
     encoded = [os.fsencode(p) for p in paths]
     array = (ctypes.c_char_p * len(encoded))(*encoded)
     settings = dict(options, device=device, rank=rank, world_size=world_size, rules=_rules_text(rules))

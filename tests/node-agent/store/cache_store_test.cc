@@ -202,12 +202,18 @@ TEST_F(CacheStoreTest, RevisionIsReadyOnlyWhileAllItsBlobsArePresent) {
     auto found = store->FindRevision(manifest.revision_digest);
     ASSERT_TRUE(found);
     EXPECT_EQ(found->files, manifest.files);
+    // The folder view opens like the model's own folder.
+    const auto view = store->layout().RevisionView(manifest.revision_digest);
+    std::ifstream weights(view / "model.safetensors", std::ios::binary);
+    EXPECT_EQ(std::string((std::istreambuf_iterator<char>(weights)), {}), a);
+    EXPECT_TRUE(std::filesystem::exists(view / "config.json"));
   }
   // A blob vanishes behind the store's back: the revision must not come back as ready.
   std::filesystem::remove(StoreLayout(root_).BlobPath(core::Sha256Of(b)));
   auto store = OpenStore();
   EXPECT_EQ(store->recovery().dropped_revisions, 1u);
   EXPECT_FALSE(store->FindRevision(manifest.revision_digest));
+  EXPECT_FALSE(std::filesystem::exists(store->layout().RevisionView(manifest.revision_digest)));
 }
 
 TEST_F(CacheStoreTest, StrayFilesAreMovedAsideOrRemovedOnOpen) {
