@@ -6,6 +6,11 @@
 #                 read of the same files (the device limit);
 # with page caches dropped before every run, peak RSS of each process, and medians.
 #
+# Destinations (s5cmd's folder, our cache root) are on tmpfs (/dev/shm): the sources (MinIO's
+# data, the "shared filesystem") are on the VM's one disk, and writing the copy back to that
+# same disk would halve what it can read, which is not the situation being measured (a node's
+# cache is its own NVMe). On tmpfs both tools write to memory alike.
+#
 #   bench/fetch/run.sh [size=4GiB] [repetitions=3]     (MODELPLANE_BUILD=build/x to reuse a build)
 #
 # Needs root (drop_caches) and the e2e tools (MinIO, s5cmd: e2e/tools.sh build). Scratch data
@@ -18,7 +23,8 @@ build=${MODELPLANE_BUILD:-$root/build/bench-fetch}  # any configured build folde
 work=/tmp/modelplane-fetch-bench
 checkpoint=$work/checkpoint-$size
 bin=$("$root/e2e/tools.sh" bindir)
-mkdir -p "$work"
+dest=${BENCH_DEST:-/dev/shm/modelplane-fetch-bench}
+mkdir -p "$work" "$dest"
 
 if [[ ! -f $build/build.ninja ]]; then
   cmake -G Ninja -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
@@ -82,18 +88,19 @@ done
 
 rm -f "$work/results.txt"
 for rep in $(seq "$repetitions"); do
-  rm -rf "$work/s5cmd-out" "$work/cache"
+  rm -rf "$dest/s5cmd-out" "$dest/cache"
   timed s5cmd "$bin/s5cmd" --endpoint-url "$S3_ENDPOINT_URL" --numworkers 32 cp \
-    "s3://bench/model/*" "$work/s5cmd-out/"
-  timed fetch-s3 "$agent" fetch --revision "$work/s3.yaml" --cache-root "$work/cache"
-  rm -rf "$work/s5cmd-out" "$work/cache"
+    "s3://bench/model/*" "$dest/s5cmd-out/"
+  rm -rf "$dest/s5cmd-out"
+  timed fetch-s3 "$agent" fetch --revision "$work/s3.yaml" --cache-root "$dest/cache"
+  rm -rf "$dest/cache"
   timed fio fio "${fio_args[@]}"
-  timed fetch-fs "$agent" fetch --revision "$work/fs.yaml" --cache-root "$work/cache"
-  rm -rf "$work/cache"
+  timed fetch-fs "$agent" fetch --revision "$work/fs.yaml" --cache-root "$dest/cache"
+  rm -rf "$dest/cache"
 done
 
 echo "machine: $(nproc) vCPU, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(free -g | awk '/Mem/{print $2}') GiB"
-echo "disk: $(df -h "$work" | awk 'NR==2{print $1" "$2}') ($(findmnt -no FSTYPE -T "$work"))"
+echo "sources on: $(df -h "$work" | awk 'NR==2{print $1" "$2}') ($(findmnt -no FSTYPE -T "$work")); destinations on $(findmnt -no FSTYPE -T "$dest" | head -1) ($dest)"
 echo "data: $total bytes in $(ls "$checkpoint" | wc -l) files; $repetitions repetitions; page cache dropped before each"
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 python3 - "$work/results.txt" "$total" <<'PY'
