@@ -53,8 +53,12 @@ void Stager::Want(const LoadedRevision& revision) {
     auto [entry, inserted] = entries_.try_emplace(revision.digest);
     if (!inserted) {
       const StagingPhase phase = entry->second.state.phase;
-      if (phase != StagingPhase::kFailed) return;
-      if (dependencies_.clock->Now() < entry->second.retry_at) return;
+      if (phase == StagingPhase::kQueued || phase == StagingPhase::kStaging) return;
+      if (phase == StagingPhase::kFailed && dependencies_.clock->Now() < entry->second.retry_at) {
+        return;
+      }
+      // kReady: the caller found the revision missing from the store after all (its bytes were
+      // found bad and dropped), so it is staged again.
     }
     entry->second.revision = revision;
     entry->second.state.phase = StagingPhase::kQueued;

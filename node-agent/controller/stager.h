@@ -61,7 +61,8 @@ class Stager {
   Stager& operator=(const Stager&) = delete;
   ~Stager();
 
-  // Queues the revision unless it is queued, staging, ready, or failed within its backoff.
+  // Queues the revision unless it is queued, staging, or failed within its backoff. Callers ask
+  // only for revisions the store lacks, so a Ready entry here is stale and is staged again.
   void Want(const LoadedRevision& revision);
   // Cancels a queued or running staging that is no longer wanted.
   void Forget(const core::Sha256Bytes& digest);
