@@ -1,0 +1,118 @@
+#include "node-agent/controller/stager.h"
+
+#include <fstream>
+#include <thread>
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "core/digest/sha256.h"
+#include "node-agent/sources/revision_sources.h"
+
+namespace modelplane::agent {
+namespace {
+
+// The stager with the real engine, store and shared-filesystem source over real files.
+class StagerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    base_ = std::filesystem::temp_directory_path() /
+            fmt::format("stager-test-{}-{}", ::getpid(),
+                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(base_);
+    std::filesystem::create_directories(base_ / "nfs");
+    auto store = CacheStore::Open({.root = base_ / "cache", .headroom_bytes = 0});
+    ASSERT_TRUE(store);
+    store_ = std::move(*store);
+    auto engine = FetchEngine::Create(
+        {.range_size = 64 * 1024, .max_in_flight = 4, .buffer_pool_bytes = 1 << 20},
+        {.store = store_.get(), .health = &health_, .clock = &clock_});
+    ASSERT_TRUE(engine);
+    engine_ = std::move(*engine);
+    stager_ = std::make_unique<Stager>(
+        Stager::Dependencies{.engine = engine_.get(),
+                             .sources =
+                                 [](const LoadedRevision& revision) {
+                                   return CreateRevisionSources(revision.revision.spec.sources, {});
+                                 },
+                             .clock = &clock_,
+                             .on_change = [this] { ++changes_; }},
+        2);
+  }
+  void TearDown() override {
+    stager_.reset();
+    engine_.reset();
+    store_.reset();
+    std::filesystem::remove_all(base_);
+  }
+
+  LoadedRevision Revision(const std::string& content, bool with_file) {
+    if (with_file) std::ofstream(base_ / "nfs" / "model.safetensors") << content;
+    core::api::ModelRevision revision;
+    revision.metadata.name = "r";
+    revision.metadata.namespace_name = "default";
+    revision.spec.format = "safetensors";
+    revision.spec.engine = {.name = "vllm", .version = "0.6.3"};
+    revision.spec.files = {{.path = "model.safetensors",
+                            .size = static_cast<std::int64_t>(content.size()),
+                            .sha256 = core::FormatDigest(core::Sha256Of(content)),
+                            .role = "weights"}};
+    revision.spec.sources = {{.name = "nfs",
+                              .type = "sharedFilesystem",
+                              .shared_filesystem = core::api::SharedFilesystemLocation{
+                                  .path = (base_ / "nfs").string()}}};
+    auto loaded = CheckRevision(revision);
+    EXPECT_TRUE(loaded) << loaded.error().ToString();
+    return *loaded;
+  }
+
+  std::optional<StagingState> WaitFor(const core::Sha256Bytes& digest, StagingPhase phase) {
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (std::chrono::steady_clock::now() < give_up) {
+      auto state = stager_->State(digest);
+      if (state && state->phase == phase) return state;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return stager_->State(digest);
+  }
+
+  std::filesystem::path base_;
+  core::SystemClock clock_;
+  SourceHealth health_{clock_, std::chrono::seconds(60)};
+  std::unique_ptr<CacheStore> store_;
+  std::unique_ptr<FetchEngine> engine_;
+  std::unique_ptr<Stager> stager_;
+  std::atomic<int> changes_{0};
+};
+
+TEST_F(StagerTest, StagesAWantedRevisionAndReportsTierAndTimes) {
+  const LoadedRevision revision = Revision(std::string(300 * 1024, 'w'), true);
+  stager_->Want(revision);
+  auto state = WaitFor(revision.digest, StagingPhase::kReady);
+  ASSERT_TRUE(state);
+  ASSERT_EQ(state->phase, StagingPhase::kReady) << state->message;
+  EXPECT_EQ(state->tier, "sharedFilesystem");
+  EXPECT_EQ(state->bytes_done, 300u * 1024);
+  EXPECT_TRUE(state->times.queued && state->times.first_byte && state->times.published);
+  EXPECT_TRUE(store_->FindRevision(revision.digest));
+  EXPECT_GT(changes_.load(), 0);
+}
+
+TEST_F(StagerTest, FailureIsReportedAndNotRetriedBeforeItsBackoff) {
+  const LoadedRevision revision = Revision("weights missing from the source", false);
+  stager_->Want(revision);
+  auto state = WaitFor(revision.digest, StagingPhase::kFailed);
+  ASSERT_TRUE(state);
+  ASSERT_EQ(state->phase, StagingPhase::kFailed);
+  EXPECT_NE(state->message.find("model.safetensors"), std::string::npos) << state->message;
+  ASSERT_TRUE(stager_->RetryAt(revision.digest));
+  EXPECT_GT(*stager_->RetryAt(revision.digest), clock_.Now() + std::chrono::seconds(20));
+  stager_->Want(revision);  // within the backoff: stays failed
+  EXPECT_EQ(stager_->State(revision.digest)->phase, StagingPhase::kFailed);
+  EXPECT_FALSE(store_->FindRevision(revision.digest));
+}
+
+}  // namespace
+}  // namespace modelplane::agent
