@@ -4,6 +4,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <deque>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <random>
@@ -272,17 +273,28 @@ core::Result<FetchReport> FetchEngine::Run::Execute(FetchReport* report_out) {
     std::vector<std::jthread> workers;
     const std::size_t thread_count = std::max<std::size_t>(
         1, std::min(options_.max_in_flight, std::max<std::size_t>(1, queue_.size())));
+    // Empty blobs only need their (empty) hash finished, resumed ones their resumed ranges
+    // hashed. Chosen before the workers start: once they run, a blob's staging may be published
+    // and gone at any moment.
+    std::vector<Blob*> empty;
+    std::vector<std::pair<Blob*, std::uint32_t>> resumed;
+    for (auto& blob : blobs_) {
+      if (blob->done) continue;
+      if (blob->partial->range_count() == 0) {
+        empty.push_back(blob.get());
+      } else if (blob->partial->resumed_ranges() > 0) {
+        resumed.emplace_back(blob.get(), blob->generation);
+      }
+    }
     if (blobs_remaining_ > 0) {
       for (std::size_t index = 0; index < thread_count; ++index) {
         workers.emplace_back([this] { Worker(); });
       }
-      // Blobs with every range already on disk (fully resumed, or empty) only need hashing.
-      for (auto& blob : blobs_) {
-        if (!blob->done && blob->partial->range_count() == 0) {
-          FinishBlob(*blob);
-        } else if (!blob->done && blob->partial->resumed_ranges() > 0) {
-          AfterRangeWritten(*blob, blob->generation, blob->partial->range_count(), BufferLease());
-        }
+      for (Blob* blob : empty) FinishBlob(*blob);  // no range of it is queued
+      // Under the blob's lock this stops if workers already finished or restarted the blob.
+      for (auto [blob, generation] : resumed) {
+        AfterRangeWritten(*blob, generation, std::numeric_limits<std::size_t>::max(),
+                          BufferLease());
       }
     }
     {
