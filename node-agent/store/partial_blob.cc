@@ -1,6 +1,7 @@
 #include "node-agent/store/partial_blob.h"
 
 #include <array>
+#include <cstdlib>
 #include <cstring>
 
 #include <fcntl.h>
@@ -99,6 +100,12 @@ core::Status PartialBlob::Open() {
   if (options_.allow_direct_io) {
     write_fd_.Reset(::open(partial_path_.c_str(), O_WRONLY | O_DIRECT | O_CLOEXEC));
     direct_io_ = write_fd_.valid();  // EINVAL: the filesystem has no O_DIRECT (tmpfs)
+    if (direct_io_) {
+      direct_read_fd_.Reset(::open(partial_path_.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC));
+      if (!direct_read_fd_.valid()) {
+        return std::unexpected(ErrnoError(errno, "opening for direct reads", partial_path_));
+      }
+    }
   }
   if (!direct_io_) {
     write_fd_.Reset(::open(partial_path_.c_str(), O_WRONLY | O_CLOEXEC));
@@ -164,7 +171,33 @@ core::Status PartialBlob::MarkRangeDone(std::size_t index) {
 }
 
 core::Status PartialBlob::ReadBack(std::uint64_t offset, std::span<std::byte> out) const {
-  return ReadAllAt(read_fd_.get(), out.data(), out.size(), offset, partial_path_);
+  if (!direct_io_) return ReadAllAt(read_fd_.get(), out.data(), out.size(), offset, partial_path_);
+  // Direct reads need aligned offsets, lengths and memory: read the enclosing aligned span into
+  // an aligned bounce buffer (a rare path: only ranges whose buffers were given back).
+  const std::uint64_t first = offset / kDirectIoAlignment * kDirectIoAlignment;
+  const std::uint64_t span = RoundUpToAlignment(offset + out.size()) - first;
+  std::unique_ptr<std::byte, decltype(&std::free)> bounce(
+      static_cast<std::byte*>(std::aligned_alloc(kDirectIoAlignment, span)), &std::free);
+  if (!bounce)
+    return core::MakeError(core::ErrorCode::kResourceExhausted, "no memory to read back");
+  std::uint64_t got = 0;
+  while (got < span) {
+    const ssize_t read = ::pread(direct_read_fd_.get(), bounce.get() + got, span - got,
+                                 static_cast<off_t>(first + got));
+    if (read < 0) {
+      if (errno == EINTR) continue;
+      return std::unexpected(ErrnoError(errno, "reading back", partial_path_));
+    }
+    if (read == 0) break;  // past the end of the file: the padding of the last range
+    got += static_cast<std::uint64_t>(read);
+  }
+  if (got < offset - first + out.size()) {
+    return core::MakeError(
+        core::ErrorCode::kDataLoss,
+        fmt::format("{} ends before {}", partial_path_.string(), offset + out.size()));
+  }
+  std::memcpy(out.data(), bounce.get() + (offset - first), out.size());
+  return core::Ok();
 }
 
 core::Status PartialBlob::Finish() {
@@ -174,6 +207,7 @@ core::Status PartialBlob::Finish() {
   if (::fsync(read_fd_.get()) != 0)
     return std::unexpected(ErrnoError(errno, "syncing", partial_path_));
   write_fd_.Reset();
+  direct_read_fd_.Reset();
   progress_fd_.Reset();
   ::unlink(progress_path_.c_str());
   return core::Ok();
@@ -182,6 +216,7 @@ core::Status PartialBlob::Finish() {
 void PartialBlob::Discard() {
   write_fd_.Reset();
   read_fd_.Reset();
+  direct_read_fd_.Reset();
   progress_fd_.Reset();
   ::unlink(partial_path_.c_str());
   ::unlink(progress_path_.c_str());

@@ -96,6 +96,9 @@ class PartialBlob {
   Reservation reservation_;
   core::UniqueFd write_fd_;  // O_DIRECT when direct_io_
   core::UniqueFd read_fd_;   // buffered
+  // Reads back with O_DIRECT when writes use it: a buffered read (and its readahead) racing a
+  // direct write of the same pages can leave stale pages in the page cache.
+  core::UniqueFd direct_read_fd_;
   core::UniqueFd progress_fd_;
   bool direct_io_ = false;
   std::vector<std::atomic<bool>> done_;
