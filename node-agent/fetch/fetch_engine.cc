@@ -576,6 +576,13 @@ void FetchEngine::Run::AfterRangeWritten(Blob& blob, std::uint32_t generation, s
       FailBlob(blob, hashed.error());
       return;
     }
+    // While this range was read back from disk, its own worker may have parked its buffer
+    // (it saw index == next_hash). That copy is hashed already: drop it, or a refetch after a
+    // mismatch would hash this stale buffer.
+    if (auto stale = blob.parked.find(next); stale != blob.parked.end()) {
+      blob.parked.erase(stale);
+      --parked_total_;
+    }
     ++blob.next_hash;
   }
   blob.hashing = false;
@@ -640,6 +647,8 @@ void FetchEngine::Run::FinishBlob(Blob& blob) {
   {
     std::lock_guard lock(blob.mutex);
     blob.partial = std::move(*partial);
+    parked_total_ -= blob.parked.size();
+    blob.parked.clear();  // nothing of the discarded generation may reach the new hash
     blob.next_hash = 0;
     blob.finishing = false;
     blob.contributors.clear();
