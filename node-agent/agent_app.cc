@@ -9,6 +9,7 @@
 #include "node-agent/controller/node_controller.h"
 #include "node-agent/controller/stager.h"
 #include "node-agent/fetch/fetch_engine.h"
+#include "node-agent/fetch/source_order.h"
 #include "node-agent/peer/peer_range_source.h"
 #include "node-agent/peer/peer_server.h"
 #include "node-agent/sources/revision_sources.h"
@@ -16,14 +17,6 @@
 
 namespace modelplane::agent {
 namespace {
-
-// Peers first (closest copies), then the revision's own shared filesystems, then its remote
-// sources in the order the manifest lists them.
-int TierRank(std::string_view tier) {
-  if (tier == core::api::kTierPeer) return 0;
-  if (tier == core::api::kTierSharedFilesystem) return 1;
-  return 2;
-}
 
 std::string AdvertisedEndpoint(const PeerConfig& peers, std::uint16_t port) {
   std::string host = peers.advertise_address;
@@ -159,9 +152,7 @@ int RunAgent(const AgentConfig& config, core::ComponentRuntime& runtime) {
     auto spec_sources = CreateRevisionSources(revision.revision.spec.sources, environment);
     if (!spec_sources) return std::unexpected(spec_sources.error());
     for (auto& source : *spec_sources) result.push_back(std::move(source));
-    std::stable_sort(result.begin(), result.end(), [](const auto& left, const auto& right) {
-      return TierRank(left->tier()) < TierRank(right->tier());
-    });
+    SortByTierPreference(result);
     return result;
   };
   Stager stager({.engine = engine->get(),

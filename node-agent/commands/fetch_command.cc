@@ -17,6 +17,7 @@
 #include "node-agent/commands/progress_line.h"
 #include "node-agent/commands/revision_file.h"
 #include "node-agent/fetch/fetch_engine.h"
+#include "node-agent/fetch/source_order.h"
 #include "node-agent/peer/peer_range_source.h"
 #include "node-agent/sources/revision_sources.h"
 
@@ -42,14 +43,6 @@ struct FetchFlags {
   bool no_direct_io = false;
   std::string log_level = "warn";
 };
-
-// Preference among a revision's own sources: a shared filesystem is close and cheap, origins
-// and object stores are remote; within a rank the manifest's order holds.
-int TierRank(std::string_view tier) {
-  if (tier == core::api::kTierPeer) return 0;
-  if (tier == core::api::kTierSharedFilesystem) return 1;
-  return 2;
-}
 
 int RunFetch(const FetchFlags& flags) {
   auto fail_usage = [](const core::Error& error) {
@@ -102,9 +95,7 @@ int RunFetch(const FetchFlags& flags) {
     if (!sources) return fail_usage(sources.error());
     for (auto& source : *sources) owned.push_back(std::move(source));
   }
-  std::stable_sort(owned.begin(), owned.end(), [](const auto& left, const auto& right) {
-    return TierRank(left->tier()) < TierRank(right->tier());
-  });
+  SortByTierPreference(owned);
   for (const auto& source : owned) request->sources.push_back(source.get());
 
   auto store = CacheStore::Open({.root = flags.cache_root,
