@@ -1,6 +1,7 @@
 #include "core/http/http_server.h"
 
 #include <atomic>
+#include <csignal>
 #include <mutex>
 #include <thread>
 #include <utility>
@@ -181,6 +182,12 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Create(ServerOptions options, Ro
   if (options.threads < 1 || options.stream_chunk_size == 0 || options.max_connections == 0) {
     return MakeError(ErrorCode::kInvalidArgument,
                      "threads, stream_chunk_size and max_connections must be positive");
+  }
+  if (options.use_sendfile) {
+    // sendfile(2) has no MSG_NOSIGNAL: a client that disconnects mid-body would raise SIGPIPE
+    // and kill the whole process (a node agent, because one peer went away). Socket writes
+    // through Asio already pass MSG_NOSIGNAL; this covers the zero-copy path.
+    std::signal(SIGPIPE, SIG_IGN);
   }
   AddBuiltinRoutes(options, router);
   auto impl = std::make_unique<Impl>(std::move(options), std::move(router));

@@ -4,6 +4,8 @@
 // Create() binds, listens and starts `threads` io threads; the server serves until Stop() or
 // destruction. Stop() stops accepting, lets in-flight requests finish for up to
 // ServerOptions::stop_grace, then closes what is left and joins the threads.
+// With use_sendfile (the default) Create() sets SIGPIPE to ignored for the process: sendfile(2)
+// cannot suppress it per call, and a client that disconnects must not end the server.
 // Thread safety: port() and stats() may be called from any thread; Stop() too, and it is
 // idempotent, but must not be called from a handler (it waits for handlers to finish).
 #pragma once
