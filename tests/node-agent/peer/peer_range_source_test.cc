@@ -111,6 +111,13 @@ TEST_F(PeerRangeSourceTest, MapsPeerAnswersToTheRangeSourceErrors) {
   // The only stream slot is busy: 503 becomes a retryable kThrottled.
   std::vector<std::byte> whole(blob.bytes.size());
   core::CancellationToken stop_slow;
+  // The earlier requests' streams may still be closing; the count must reach 0 first, or the
+  // wait below could see one of them and not the slow stream.
+  const auto drained = std::chrono::steady_clock::now() + 5s;
+  while (server->streams_in_flight() != 0 && std::chrono::steady_clock::now() < drained) {
+    std::this_thread::sleep_for(2ms);
+  }
+  ASSERT_EQ(server->streams_in_flight(), 0u);
   std::thread slow(
       [&] { (void)source->ReadRange(FileOf(blob), 0, whole, {.cancel = &stop_slow}); });
   const auto give_up = std::chrono::steady_clock::now() + 5s;
