@@ -101,16 +101,17 @@ int RunAgent(const AgentConfig& config, core::ComponentRuntime& runtime) {
     return 1;
   }
   SourceHealth health(runtime.clock(), std::chrono::minutes(5));
-  auto engine =
-      FetchEngine::Create({.range_size = config.fetch.range_size.bytes,
-                           .max_in_flight = static_cast<std::size_t>(config.fetch.in_flight),
-                           .buffer_pool_bytes = config.fetch.buffer_pool.bytes,
-                           .range_timeout = config.fetch.range_timeout},
-                          {.store = store->get(),
-                           .health = &health,
-                           .metrics = &*metrics,
-                           .logger = &logger,
-                           .clock = &runtime.clock()});
+  auto engine = FetchEngine::Create(
+      {.range_size = config.fetch.range_size.bytes,
+       .max_in_flight = static_cast<std::size_t>(config.fetch.in_flight),
+       .files_in_flight = static_cast<std::size_t>(config.fetch.files_in_flight),
+       .buffer_pool_bytes = config.fetch.buffer_pool.bytes,
+       .range_timeout = config.fetch.range_timeout},
+      {.store = store->get(),
+       .health = &health,
+       .metrics = &*metrics,
+       .logger = &logger,
+       .clock = &runtime.clock()});
   if (!engine) {
     logger.Error("fetch_engine_failed", {{"error", engine.error().ToString()}});
     return 2;

@@ -7,6 +7,7 @@ namespace modelplane::agent {
 void BindConfig(core::ConfigMap& map, FetchConfig& config) {
   map.Optional("rangeSize", config.range_size);
   map.Optional("inFlight", config.in_flight, core::InRange(1, 1024));
+  map.Optional("filesInFlight", config.files_in_flight, core::InRange(1, 256));
   map.Optional("bufferPool", config.buffer_pool);
   map.Optional("rangeTimeout", config.range_timeout);
   map.Optional("concurrentStagings", config.concurrent_stagings, core::InRange(1, 64));

@@ -14,6 +14,7 @@ namespace modelplane::agent {
 struct FetchConfig {
   core::ByteSize range_size{8ull << 20};
   int in_flight = 16;
+  int files_in_flight = 8;  // files fetched and hashed at once, per staging
   core::ByteSize buffer_pool{256ull << 20};
   std::chrono::milliseconds range_timeout{60'000};
   // Revisions staged at once; each uses up to in_flight requests from the shared pool.

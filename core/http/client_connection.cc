@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <exception>
 #include <limits>
 #include <type_traits>
@@ -91,8 +92,9 @@ class BasicConnection final : public ClientConnection {
     return RunToCompletion(io_context_, DoStart(request, head_only, timeout));
   }
 
-  Status ReadBody(const BodySink& sink, milliseconds timeout, std::uint64_t& delivered) override {
-    return RunToCompletion(io_context_, DoReadBody(sink, timeout, delivered));
+  Status ReadBody(const BodySink& sink, milliseconds timeout, std::uint64_t& delivered,
+                  std::span<std::byte> landing) override {
+    return RunToCompletion(io_context_, DoReadBody(sink, timeout, delivered, landing));
   }
 
   bool LooksAlive() override {
@@ -176,7 +178,7 @@ class BasicConnection final : public ClientConnection {
   }
 
   net::awaitable<Status> DoReadBody(const BodySink& sink, milliseconds timeout,
-                                    std::uint64_t& delivered) {
+                                    std::uint64_t& delivered, std::span<std::byte> landing) {
     if (body_done_) co_return Ok();
     if (body_buffer_.empty()) body_buffer_.resize(limits_.read_buffer_size);
     auto deliver = [&](const void* data, std::size_t size) -> Status {
@@ -190,29 +192,41 @@ class BasicConnection final : public ClientConnection {
     auto& parser = *parser_;
     error_code error;
     if (!parser.chunked() && parser.content_length()) {
-      // Known length: read straight into our buffer, no parser copy in between.
+      // Known length: read straight into the caller's landing span while it has room, else
+      // into our buffer; no parser copy in between.
       std::uint64_t remaining = *parser.content_length();
-      if (buffer_.size() > 0) {
-        const auto count =
-            static_cast<std::size_t>(std::min<std::uint64_t>(buffer_.size(), remaining));
-        auto status = deliver(buffer_.data().data(), count);
-        buffer_.consume(count);
+      std::size_t landed = 0;  // bytes of `landing` used
+      auto next_piece = [&](std::size_t limit) -> std::span<std::byte> {
+        if (landed < landing.size()) {
+          const std::size_t room = landing.size() - landed;
+          return landing.subspan(landed, std::min(room, limit));
+        }
+        return std::span(body_buffer_.data(), std::min(body_buffer_.size(), limit));
+      };
+      auto take = [&](std::span<std::byte> piece, std::size_t count) -> Status {
+        if (landed < landing.size()) landed += count;
         remaining -= count;
-        if (!status) co_return status;
+        return deliver(piece.data(), count);
+      };
+      if (buffer_.size() > 0) {
+        const std::span<std::byte> piece = next_piece(
+            static_cast<std::size_t>(std::min<std::uint64_t>(buffer_.size(), remaining)));
+        std::memcpy(piece.data(), buffer_.data().data(), piece.size());
+        buffer_.consume(piece.size());
+        if (auto status = take(piece, piece.size()); !status) co_return status;
       }
       while (remaining > 0) {
-        const auto want =
-            static_cast<std::size_t>(std::min<std::uint64_t>(body_buffer_.size(), remaining));
+        const std::span<std::byte> piece = next_piece(static_cast<std::size_t>(
+            std::min<std::uint64_t>(remaining, std::numeric_limits<std::size_t>::max())));
         Lowest().expires_after(timeout);
         const std::size_t count = co_await stream_.async_read_some(
-            net::buffer(body_buffer_.data(), want), Redirect(error));
+            net::buffer(piece.data(), piece.size()), Redirect(error));
         if (error) {
           broken_ = true;
           co_return std::unexpected(
               TransportError(fmt::format("reading body ({} bytes short)", remaining), error));
         }
-        remaining -= count;
-        if (auto status = deliver(body_buffer_.data(), count); !status) co_return status;
+        if (auto status = take(piece, count); !status) co_return status;
       }
     } else {
       // Chunked, or delimited by the connection closing: the parser frames it.

@@ -55,8 +55,12 @@ class ClientConnection {
 
   // Reads the body of the response Start returned into `sink`; `timeout` bounds each read, so a
   // stalled body fails. `delivered` counts the bytes the sink accepted, also on failure.
+  // With a `landing` span and a Content-Length, the body is read straight into `landing` (from
+  // its start, as far as it reaches) and the sink receives spans inside it, so a sink that
+  // lent its own memory need not copy.
   [[nodiscard]] virtual Status ReadBody(const BodySink& sink, std::chrono::milliseconds timeout,
-                                        std::uint64_t& delivered) = 0;
+                                        std::uint64_t& delivered,
+                                        std::span<std::byte> landing = {}) = 0;
 
   // Cheap check before reuse: false when the peer closed (or sent something unasked).
   [[nodiscard]] virtual bool LooksAlive() = 0;

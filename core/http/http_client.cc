@@ -69,8 +69,9 @@ Result<ClientResponse> HttpClient::Fetch(const ClientRequest& request, std::size
   return ClientResponse{response->status, std::move(response->headers), std::move(body)};
 }
 
-Result<StreamResponse> HttpClient::FetchStream(const ClientRequest& request, const BodySink& sink) {
-  return Execute(request, sink, nullptr);
+Result<StreamResponse> HttpClient::FetchStream(const ClientRequest& request, const BodySink& sink,
+                                               std::span<std::byte> landing) {
+  return Execute(request, sink, nullptr, landing);
 }
 
 ClientStats HttpClient::stats() {
@@ -84,7 +85,8 @@ milliseconds HttpClient::NextBackoff(int failed_attempts) {
 }
 
 Result<StreamResponse> HttpClient::Execute(const ClientRequest& request, const BodySink& sink,
-                                           const std::function<void()>& restart) {
+                                           const std::function<void()>& restart,
+                                           std::span<std::byte> landing) {
   auto url = Url::Parse(request.url);
   if (!url) return std::unexpected(url.error());
   const int max_attempts = std::max(1, options_.retry.max_attempts);
@@ -92,7 +94,7 @@ Result<StreamResponse> HttpClient::Execute(const ClientRequest& request, const B
   bool fresh_connection = false;
   for (int attempt_number = 1;;) {
     Attempt attempt;
-    auto result = TryOnce(request, *url, sink, fresh_connection, attempt);
+    auto result = TryOnce(request, *url, sink, landing, fresh_connection, attempt);
     if (result) return result;
     const Error& error = result.error();
     if (attempt.sink_failed) return result;
@@ -130,8 +132,8 @@ Result<StreamResponse> HttpClient::Execute(const ClientRequest& request, const B
 }
 
 Result<StreamResponse> HttpClient::TryOnce(const ClientRequest& request, const Url& url,
-                                           const BodySink& sink, bool fresh_connection,
-                                           Attempt& attempt) {
+                                           const BodySink& sink, std::span<std::byte> landing,
+                                           bool fresh_connection, Attempt& attempt) {
   const milliseconds connect_timeout = request.connect_timeout.value_or(options_.connect_timeout);
   const milliseconds read_timeout = request.read_timeout.value_or(options_.read_timeout);
   boost::asio::ssl::context* tls = url.tls ? tls_.get() : nullptr;
@@ -208,7 +210,7 @@ Result<StreamResponse> HttpClient::TryOnce(const ClientRequest& request, const U
     if (!status) attempt.sink_failed = true;
     return status;
   };
-  auto status = (*lease)->ReadBody(counted, read_timeout, attempt.delivered);
+  auto status = (*lease)->ReadBody(counted, read_timeout, attempt.delivered, landing);
   response.bytes_delivered = attempt.delivered;
   if (!status) return std::unexpected(status.error().Wrap(request.url));
   return response;

@@ -106,9 +106,13 @@ class HttpClient {
   [[nodiscard]] Result<ClientResponse> Fetch(const ClientRequest& request,
                                              std::size_t body_limit = 1024 * 1024);
 
-  // Streams the body into `sink` as it arrives; memory stays at stream_buffer_size.
+  // Streams the body into `sink` as it arrives; memory stays at stream_buffer_size. With a
+  // `landing` span, a body of known length is read straight into it (from its start; a retry
+  // starts over there) and the sink receives spans inside it: a caller that wants the body in
+  // its own memory lends it here and skips the copy.
   [[nodiscard]] Result<StreamResponse> FetchStream(const ClientRequest& request,
-                                                   const BodySink& sink);
+                                                   const BodySink& sink,
+                                                   std::span<std::byte> landing = {});
 
   [[nodiscard]] ClientStats stats();
 
@@ -118,10 +122,11 @@ class HttpClient {
   // The retry loop shared by both calls. `restart` is called before every attempt after the
   // first; when null the call is streaming and may retry only while nothing was delivered.
   [[nodiscard]] Result<StreamResponse> Execute(const ClientRequest& request, const BodySink& sink,
-                                               const std::function<void()>& restart);
+                                               const std::function<void()>& restart,
+                                               std::span<std::byte> landing = {});
   [[nodiscard]] Result<StreamResponse> TryOnce(const ClientRequest& request, const Url& url,
-                                               const BodySink& sink, bool fresh_connection,
-                                               Attempt& attempt);
+                                               const BodySink& sink, std::span<std::byte> landing,
+                                               bool fresh_connection, Attempt& attempt);
   [[nodiscard]] std::chrono::milliseconds NextBackoff(int failed_attempts);
   void Log(HttpLogLevel level, std::string_view event, std::string_view fields) const;
 

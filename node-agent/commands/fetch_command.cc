@@ -37,6 +37,7 @@ struct FetchFlags {
   std::string secrets_directory;
   std::string range_size = "8Mi";
   std::size_t in_flight = 16;
+  std::size_t files_in_flight = 8;
   std::string buffer_pool = "256Mi";
   std::string range_timeout = "60s";
   std::string capacity;
@@ -106,6 +107,7 @@ int RunFetch(const FetchFlags& flags) {
   auto engine = FetchEngine::Create(
       {.range_size = *range_size,
        .max_in_flight = flags.in_flight,
+       .files_in_flight = flags.files_in_flight,
        .buffer_pool_bytes = *pool,
        .range_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(*timeout)},
       {.store = store->get(), .health = &health, .logger = &*logger, .clock = &clock});
@@ -169,7 +171,11 @@ Subcommand AddFetchCommand(CLI::App& parent) {
   app->add_option("--secrets-dir", flags->secrets_directory,
                   "folder holding one subfolder per credentials Secret");
   app->add_option("--range-size", flags->range_size, "bytes per range request (default 8Mi)");
-  app->add_option("--in-flight", flags->in_flight, "range requests in flight (default 16)");
+  app->add_option("--in-flight", flags->in_flight, "range requests in flight (default 16)")
+      ->check(CLI::Range(1, 1024));
+  app->add_option("--files-in-flight", flags->files_in_flight,
+                  "files fetched and hashed at once (default 8)")
+      ->check(CLI::Range(1, 256));
   app->add_option("--buffer-pool", flags->buffer_pool,
                   "memory for ranges in flight (default 256Mi)");
   app->add_option("--range-timeout", flags->range_timeout, "deadline of one range (default 60s)");

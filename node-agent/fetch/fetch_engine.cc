@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
-#include <deque>
 #include <limits>
 #include <map>
 #include <mutex>
@@ -15,11 +14,12 @@
 
 #include "core/api/model_revision.h"
 #include "core/digest/sha256.h"
+#include "node-agent/fetch/bad_bytes_blame.h"
+#include "node-agent/fetch/ordered_hasher.h"
+#include "node-agent/fetch/range_scheduler.h"
 
 namespace modelplane::agent {
 namespace {
-
-constexpr std::size_t kReadBackChunk = 1 << 20;
 
 double SecondsBetween(std::chrono::steady_clock::time_point from,
                       std::chrono::steady_clock::time_point to) {
@@ -28,13 +28,12 @@ double SecondsBetween(std::chrono::steady_clock::time_point from,
 
 }  // namespace
 
-// One Fetch call: its blobs, its queue of ranges and its worker threads.
+// One Fetch call: its blobs, its scheduler and its worker threads.
 class FetchEngine::Run {
  public:
   Run(const FetchEngine& engine, const FetchRequest& request, core::CancellationToken& cancel,
       const ProgressCallback& progress)
-      : engine_(engine),
-        options_(engine.options_),
+      : options_(engine.options_),
         store_(*engine.dependencies_.store),
         health_(*engine.dependencies_.health),
         metrics_(engine.dependencies_.metrics),
@@ -49,45 +48,40 @@ class FetchEngine::Run {
 
  private:
   struct Blob {
+    std::size_t id = 0;  // index in blobs_ and in the scheduler
     core::Sha256Bytes digest{};
     std::uint64_t size = 0;
     std::string path;                // the first path naming it; sources look it up by this
     std::vector<std::size_t> files;  // indexes into report_.files
+    // Replaced only when the file starts over, when none of its ranges is in flight.
     std::unique_ptr<PartialBlob> partial;
-    std::mutex mutex;
-    std::optional<core::Sha256> hasher;
-    std::size_t next_hash = 0;
-    std::map<std::size_t, BufferLease> parked;
-    bool hashing = false;
-    bool finishing = false;  // the last range was hashed; FinishBlob runs once per generation
+    std::unique_ptr<OrderedHasher> hasher;
+
+    std::mutex mutex;  // guards what follows
+    std::uint32_t generation = 0;
     bool done = false;
     bool failed = false;
     std::vector<bool> excluded;  // per source index
     std::set<std::size_t> contributors;
-    std::uint32_t generation = 0;
     FileReport report;  // copied to every file that names this blob
-  };
-  struct RangeTask {
-    Blob* blob = nullptr;
-    std::size_t index = 0;
-    std::uint32_t generation = 0;
-    int attempts = 0;
   };
 
   [[nodiscard]] core::Status Prepare();
   [[nodiscard]] core::Result<std::unique_ptr<PartialBlob>> BeginBlob(const Blob& blob);
-  void EnqueueMissingRanges(Blob& blob, bool front);
+  [[nodiscard]] std::vector<std::size_t> MissingRanges(const Blob& blob) const;
+  void Start();
   void Worker();
-  void Process(RangeTask task);
-  void HandleRangeError(RangeTask task, std::size_t source, const core::Error& error);
-  void AfterRangeWritten(Blob& blob, std::uint32_t generation, std::size_t index,
-                         BufferLease lease);
+  void FetchRange(Blob& blob, std::size_t index, BufferLease lease);
+  [[nodiscard]] core::Status ReadRange(Blob& blob, std::size_t index, std::span<std::byte> bytes);
+  [[nodiscard]] bool ShouldRetry(Blob& blob, std::size_t index, std::size_t source,
+                                 const core::Error& error, int& attempts);
+  void Landed(Blob& blob, const OrderedHasher::Outcome& outcome);
   void FinishBlob(Blob& blob);
   void FailBlob(Blob& blob, const core::Error& error);
   [[nodiscard]] std::optional<std::size_t> ChooseSource(Blob& blob);
   [[nodiscard]] bool AcquireSlot(std::size_t source);
   void ReleaseSlot(std::size_t source);
-  void Requeue(RangeTask task);
+  void WaitUntilSettled();
   void Cleanup();
   void BuildReport();
   void Log(core::LogLevel level, std::string_view event,
@@ -96,7 +90,6 @@ class FetchEngine::Run {
   }
   [[nodiscard]] WallTime WallNow() const { return clock_.WallNow(); }
 
-  const FetchEngine& engine_;
   const FetchOptions& options_;
   CacheStore& store_;
   SourceHealth& health_;
@@ -112,14 +105,14 @@ class FetchEngine::Run {
   std::vector<std::unique_ptr<Blob>> blobs_;
   FetchReport report_;
   std::atomic<std::uint64_t> done_bytes_{0};
-  std::atomic<std::size_t> parked_total_{0};
 
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  std::deque<RangeTask> queue_;
+  std::mutex mutex_;                      // guards what follows
+  std::condition_variable work_changed_;  // workers: a range may be ready, or stop
+  std::condition_variable slot_freed_;    // workers waiting for a source's slot
+  std::condition_variable blob_settled_;  // the caller: a blob published, or failure
+  std::optional<RangeScheduler> scheduler_;
   std::vector<std::size_t> slots_in_use_;
   std::size_t blobs_remaining_ = 0;
-  std::size_t files_done_ = 0;
   std::optional<core::Error> failure_;
   bool stop_ = false;
 };
@@ -132,7 +125,7 @@ core::Result<std::unique_ptr<FetchEngine>> FetchEngine::Create(FetchOptions opti
                                        options.range_size, kDirectIoAlignment));
   }
   if (options.buffer_pool_bytes < options.range_size || options.max_in_flight == 0 ||
-      options.attempts_per_source < 1) {
+      options.files_in_flight == 0 || options.attempts_per_source < 1) {
     return core::MakeError(core::ErrorCode::kInvalidArgument,
                            "the buffer pool must hold at least one range, and in-flight and "
                            "attempt limits must be positive");
@@ -203,6 +196,7 @@ core::Status FetchEngine::Run::Prepare() {
       continue;
     }
     auto blob = std::make_unique<Blob>();
+    blob->id = blobs_.size();
     blob->digest = file.sha256;
     blob->size = file.size;
     blob->path = file.path;
@@ -232,7 +226,14 @@ core::Status FetchEngine::Run::Prepare() {
     auto partial = BeginBlob(*blob);
     if (!partial) return std::unexpected(partial.error().Wrap("staging " + blob->path));
     blob->partial = std::move(*partial);
-    blob->hasher.emplace(*core::Sha256::Create());
+    blob->hasher = std::make_unique<OrderedHasher>([this, id = blob->id](std::size_t next) {
+      {
+        std::lock_guard lock(mutex_);
+        if (scheduler_) scheduler_->Hashed(id, next);
+      }
+      work_changed_.notify_one();  // one more range of this file fits its window
+    });
+    blob->generation = blob->hasher->Restart(*blob->partial);
     std::uint64_t resumed = 0;
     for (std::size_t index = 0; index < blob->partial->range_count(); ++index) {
       if (blob->partial->IsRangeDone(index)) resumed += blob->partial->RangeLength(index);
@@ -246,80 +247,56 @@ core::Status FetchEngine::Run::Prepare() {
   return core::Ok();
 }
 
-void FetchEngine::Run::EnqueueMissingRanges(Blob& blob, bool front) {
-  std::vector<RangeTask> tasks;
+std::vector<std::size_t> FetchEngine::Run::MissingRanges(const Blob& blob) const {
+  std::vector<std::size_t> missing;
   for (std::size_t index = 0; index < blob.partial->range_count(); ++index) {
-    if (!blob.partial->IsRangeDone(index)) {
-      tasks.push_back({.blob = &blob, .index = index, .generation = blob.generation});
+    if (!blob.partial->IsRangeDone(index)) missing.push_back(index);
+  }
+  return missing;
+}
+
+void FetchEngine::Run::Start() {
+  // Each file in flight gets an equal share of the pool as its window: together they can park
+  // no more buffers than the pool has.
+  const std::size_t files_in_flight =
+      std::max<std::size_t>(1, std::min(options_.files_in_flight, blobs_remaining_));
+  {
+    std::lock_guard lock(mutex_);
+    scheduler_.emplace(RangeScheduler::Options{.files_in_flight = files_in_flight,
+                                               .window = pool_.buffer_count() / files_in_flight},
+                       blobs_.size());
+    for (auto& blob : blobs_) {
+      if (!blob->done) scheduler_->SetPending(blob->id, MissingRanges(*blob), 0);
     }
   }
-  std::lock_guard lock(mutex_);
-  if (front) {
-    queue_.insert(queue_.begin(), tasks.begin(), tasks.end());
-  } else {
-    queue_.insert(queue_.end(), tasks.begin(), tasks.end());
-  }
-  changed_.notify_all();
 }
 
 core::Result<FetchReport> FetchEngine::Run::Execute(FetchReport* report_out) {
   const auto started = clock_.Now();
   core::ScopedCancellationCallback forward(outer_cancel_, [this] { run_cancel_.Cancel(); });
   core::Status prepared = Prepare();
-  if (prepared) {
-    for (auto& blob : blobs_) {
-      if (!blob->done) EnqueueMissingRanges(*blob, false);
-    }
+  if (prepared && blobs_remaining_ > 0) {
+    Start();
     std::vector<std::jthread> workers;
-    const std::size_t thread_count = std::max<std::size_t>(
-        1, std::min(options_.max_in_flight, std::max<std::size_t>(1, queue_.size())));
-    // Empty blobs only need their (empty) hash finished, resumed ones their resumed ranges
-    // hashed. Chosen before the workers start: once they run, a blob's staging may be published
-    // and gone at any moment.
-    std::vector<Blob*> empty;
-    std::vector<std::pair<Blob*, std::uint32_t>> resumed;
+    for (std::size_t index = 0; index < options_.max_in_flight; ++index) {
+      workers.emplace_back([this] { Worker(); });
+    }
+    // Ranges already on disk (a resumed staging) are hashed here, from the start of each file
+    // as far as they reach; empty files finish at once. Workers continue the rest.
     for (auto& blob : blobs_) {
       if (blob->done) continue;
-      if (blob->partial->range_count() == 0) {
-        empty.push_back(blob.get());
-      } else if (blob->partial->resumed_ranges() > 0) {
-        resumed.emplace_back(blob.get(), blob->generation);
+      std::uint32_t generation = 0;
+      {
+        std::lock_guard lock(blob->mutex);
+        if (blob->done || blob->failed) continue;
+        generation = blob->generation;
       }
+      Landed(*blob, blob->hasher->CatchUp(generation));
     }
-    if (blobs_remaining_ > 0) {
-      for (std::size_t index = 0; index < thread_count; ++index) {
-        workers.emplace_back([this] { Worker(); });
-      }
-      for (Blob* blob : empty) FinishBlob(*blob);  // no range of it is queued
-      // Under the blob's lock this stops if workers already finished or restarted the blob.
-      for (auto [blob, generation] : resumed) {
-        AfterRangeWritten(*blob, generation, std::numeric_limits<std::size_t>::max(),
-                          BufferLease());
-      }
-    }
-    {
-      std::unique_lock lock(mutex_);
-      while (blobs_remaining_ > 0 && !failure_ && !run_cancel_.cancelled()) {
-        changed_.wait_for(lock, std::chrono::milliseconds(250));
-        if (progress_) {
-          const FetchProgress snapshot{.total_bytes = report_.total_bytes,
-                                       .done_bytes = done_bytes_.load(),
-                                       .files_total = blobs_.size(),
-                                       .files_done = blobs_.size() - blobs_remaining_};
-          lock.unlock();
-          progress_(snapshot);
-          lock.lock();
-        }
-      }
-      if (!failure_ && blobs_remaining_ > 0) {
-        failure_ = core::Error(core::ErrorCode::kCancelled, "the fetch was cancelled", false);
-      }
-      stop_ = true;
-      changed_.notify_all();
-    }
+    WaitUntilSettled();
     if (failure_) run_cancel_.Cancel();  // ends reads in flight
     workers.clear();                     // joins
-  } else {
+  } else if (!prepared) {
     failure_ = prepared.error();
   }
 
@@ -371,17 +348,45 @@ core::Result<FetchReport> FetchEngine::Run::Execute(FetchReport* report_out) {
   return report_;
 }
 
+void FetchEngine::Run::WaitUntilSettled() {
+  std::unique_lock lock(mutex_);
+  while (blobs_remaining_ > 0 && !failure_ && !run_cancel_.cancelled()) {
+    blob_settled_.wait_for(lock, std::chrono::milliseconds(250));
+    if (progress_) {
+      const FetchProgress snapshot{.total_bytes = report_.total_bytes,
+                                   .done_bytes = done_bytes_.load(),
+                                   .files_total = blobs_.size(),
+                                   .files_done = blobs_.size() - blobs_remaining_};
+      lock.unlock();
+      progress_(snapshot);
+      lock.lock();
+    }
+  }
+  if (!failure_ && blobs_remaining_ > 0) {
+    failure_ = core::Error(core::ErrorCode::kCancelled, "the fetch was cancelled", false);
+  }
+  stop_ = true;
+  work_changed_.notify_all();
+  slot_freed_.notify_all();
+}
+
 void FetchEngine::Run::Worker() {
   while (true) {
-    RangeTask task;
     {
       std::unique_lock lock(mutex_);
-      changed_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+      work_changed_.wait(lock, [&] { return stop_ || scheduler_->HasWork(); });
       if (stop_) return;
-      task = queue_.front();
-      queue_.pop_front();
     }
-    Process(task);
+    // The buffer comes first: a range taken is never left waiting for one (see the header).
+    auto lease = pool_.Acquire(run_cancel_);
+    if (!lease) return;  // cancelled
+    std::optional<RangeScheduler::Task> task;
+    {
+      std::lock_guard lock(mutex_);
+      if (stop_) return;
+      task = scheduler_->Next();
+    }
+    if (task) FetchRange(*blobs_[task->file], task->range, std::move(*lease));
   }
 }
 
@@ -401,7 +406,7 @@ std::optional<std::size_t> FetchEngine::Run::ChooseSource(Blob& blob) {
 bool FetchEngine::Run::AcquireSlot(std::size_t source) {
   const std::size_t limit = std::max<std::size_t>(1, request_.sources[source]->max_concurrency());
   std::unique_lock lock(mutex_);
-  changed_.wait(lock, [&] { return stop_ || slots_in_use_[source] < limit; });
+  slot_freed_.wait(lock, [&] { return stop_ || slots_in_use_[source] < limit; });
   if (stop_) return false;
   ++slots_in_use_[source];
   return true;
@@ -412,102 +417,106 @@ void FetchEngine::Run::ReleaseSlot(std::size_t source) {
     std::lock_guard lock(mutex_);
     --slots_in_use_[source];
   }
-  changed_.notify_all();
+  slot_freed_.notify_all();  // waiters may want different sources
 }
 
-void FetchEngine::Run::Requeue(RangeTask task) {
-  std::lock_guard lock(mutex_);
-  queue_.push_front(task);
-  changed_.notify_all();
-}
-
-void FetchEngine::Run::Process(RangeTask task) {
-  Blob& blob = *task.blob;
+void FetchEngine::Run::FetchRange(Blob& blob, std::size_t index, BufferLease lease) {
+  std::uint32_t generation = 0;
   {
     std::lock_guard lock(blob.mutex);
-    if (blob.done || blob.failed || task.generation != blob.generation) return;
+    if (blob.done || blob.failed) return;
+    generation = blob.generation;
   }
-  const std::optional<std::size_t> source = ChooseSource(blob);
-  if (!source) {
-    std::string problems;
-    {
-      std::lock_guard lock(blob.mutex);
-      for (const std::string& problem : blob.report.problems) problems += "; " + problem;
-    }
-    FailBlob(blob, core::Error(core::ErrorCode::kUnavailable,
-                               fmt::format("no source left for {}{}", blob.path, problems), false));
-    return;
-  }
-  if (!AcquireSlot(*source)) return;
-  auto lease = pool_.Acquire(run_cancel_);
-  if (!lease) {
-    ReleaseSlot(*source);
-    return;
-  }
-  RangeSource& reader = *request_.sources[*source];
   PartialBlob& partial = *blob.partial;
-  const std::uint64_t length = partial.RangeLength(task.index);
-  const std::span<std::byte> destination = lease->bytes().first(static_cast<std::size_t>(length));
-  const auto started = clock_.Now();
-  const ReadContext context{.deadline = started + options_.range_timeout, .cancel = &run_cancel_};
-  if (metrics_ != nullptr) metrics_->InFlight(1);
-  const core::Status read =
-      reader.ReadRange(SourceFile{.path = blob.path, .sha256 = blob.digest, .size = blob.size},
-                       partial.RangeOffset(task.index), destination, context);
-  if (metrics_ != nullptr) metrics_->InFlight(-1);
-  ReleaseSlot(*source);
-  if (!read) {
-    lease->Return();
-    HandleRangeError(task, *source, read.error());
+  // On the file's first range: a full disk shows before any byte of it is fetched.
+  if (auto allocated = partial.Preallocate(); !allocated) {
+    FailBlob(blob, allocated.error());
     return;
   }
-  const auto finished = clock_.Now();
-  if (metrics_ != nullptr) {
-    metrics_->RangeDone(reader.tier(), reader.name(), length, SecondsBetween(started, finished));
+  const std::uint64_t length = partial.RangeLength(index);
+  const std::span<std::byte> bytes = lease.bytes().first(static_cast<std::size_t>(length));
+  if (auto read = ReadRange(blob, index, bytes); !read) {
+    if (read.error().code() != core::ErrorCode::kCancelled) FailBlob(blob, read.error());
+    return;
   }
-  {
-    std::lock_guard lock(blob.mutex);
-    blob.contributors.insert(*source);
-    blob.report.bytes_by_source[std::string(reader.name())] += length;
-    const WallTime now = WallNow();
-    if (!blob.report.times.first_byte) blob.report.times.first_byte = now;
-    blob.report.times.last_byte = now;
-  }
-  if (auto written = partial.WriteRange(task.index, destination, lease->capacity()); !written) {
+  if (auto written = partial.WriteRange(index, bytes, lease.capacity()); !written) {
     FailBlob(blob, written.error());
     return;
   }
-  if (auto marked = partial.MarkRangeDone(task.index); !marked) {
+  if (auto marked = partial.MarkRangeDone(index); !marked) {
     FailBlob(blob, marked.error());
     return;
   }
   done_bytes_ += length;
-  AfterRangeWritten(blob, task.generation, task.index, std::move(*lease));
+  Landed(blob, blob.hasher->Land(generation, index, std::move(lease)));
 }
 
-void FetchEngine::Run::HandleRangeError(RangeTask task, std::size_t source,
-                                        const core::Error& error) {
+core::Status FetchEngine::Run::ReadRange(Blob& blob, std::size_t index,
+                                         std::span<std::byte> bytes) {
+  const PartialBlob& partial = *blob.partial;
+  int attempts = 0;
+  while (true) {
+    const std::optional<std::size_t> source = ChooseSource(blob);
+    if (!source) {
+      std::string problems;
+      std::lock_guard lock(blob.mutex);
+      for (const std::string& problem : blob.report.problems) problems += "; " + problem;
+      return std::unexpected(
+          core::Error(core::ErrorCode::kUnavailable,
+                      fmt::format("no source left for {}{}", blob.path, problems), false));
+    }
+    if (!AcquireSlot(*source)) return core::MakeError(core::ErrorCode::kCancelled, "stopped");
+    RangeSource& reader = *request_.sources[*source];
+    const auto started = clock_.Now();
+    const ReadContext context{.deadline = started + options_.range_timeout, .cancel = &run_cancel_};
+    if (metrics_ != nullptr) metrics_->InFlight(1);
+    const core::Status read =
+        reader.ReadRange(SourceFile{.path = blob.path, .sha256 = blob.digest, .size = blob.size},
+                         partial.RangeOffset(index), bytes, context);
+    if (metrics_ != nullptr) metrics_->InFlight(-1);
+    ReleaseSlot(*source);
+    if (read) {
+      if (metrics_ != nullptr) {
+        metrics_->RangeDone(reader.tier(), reader.name(), bytes.size(),
+                            SecondsBetween(started, clock_.Now()));
+      }
+      std::lock_guard lock(blob.mutex);
+      blob.contributors.insert(*source);
+      blob.report.bytes_by_source[std::string(reader.name())] += bytes.size();
+      const WallTime now = WallNow();
+      if (!blob.report.times.first_byte) blob.report.times.first_byte = now;
+      blob.report.times.last_byte = now;
+      return core::Ok();
+    }
+    if (run_cancel_.cancelled()) return core::MakeError(core::ErrorCode::kCancelled, "stopped");
+    if (metrics_ != nullptr)
+      metrics_->RangeFailed(reader.tier(), reader.name(), read.error().code());
+    if (!ShouldRetry(blob, index, *source, read.error(), attempts)) {
+      return core::MakeError(core::ErrorCode::kCancelled, "stopped");
+    }
+  }
+}
+
+// After a failed read: waits out the backoff before a retry on the same source, or bars the
+// source for this file so the next one serves. False when the fetch stopped meanwhile.
+bool FetchEngine::Run::ShouldRetry(Blob& blob, std::size_t index, std::size_t source,
+                                   const core::Error& error, int& attempts) {
   RangeSource& reader = *request_.sources[source];
-  if (run_cancel_.cancelled()) return;
-  if (metrics_ != nullptr) metrics_->RangeFailed(reader.tier(), reader.name(), error.code());
-  Blob& blob = *task.blob;
-  if (error.retryable() && task.attempts + 1 < options_.attempts_per_source) {
-    ++task.attempts;
+  if (error.retryable() && attempts + 1 < options_.attempts_per_source) {
+    ++attempts;
     thread_local std::mt19937_64 random{std::random_device{}()};
-    const auto ceiling =
-        std::min(options_.backoff_max, options_.backoff_base * (1 << task.attempts));
+    const auto ceiling = std::min(options_.backoff_max, options_.backoff_base * (1 << attempts));
     const auto wait = std::chrono::milliseconds(std::uniform_int_distribution<std::int64_t>(
         ceiling.count() / 2, std::max<std::int64_t>(ceiling.count() / 2, ceiling.count()))(random));
     Log(core::LogLevel::kDebug, "range_retried",
         {{"path", blob.path},
-         {"range", task.index},
+         {"range", index},
          {"source", reader.name()},
-         {"attempt", task.attempts},
+         {"attempt", attempts},
          {"error", error.ToString()}});
-    if (!run_cancel_.SleepFor(wait)) return;
-    Requeue(task);
-    return;
+    return run_cancel_.SleepFor(wait);
   }
+  attempts = 0;
   {
     std::lock_guard lock(blob.mutex);
     if (!blob.excluded[source]) {
@@ -521,83 +530,23 @@ void FetchEngine::Run::HandleRangeError(RangeTask task, std::size_t source,
        {"tier", reader.tier()},
        {"error", error.ToString()},
        {"action", "fall back to the next source"}});
-  task.attempts = 0;
-  Requeue(task);
+  return !run_cancel_.cancelled();
 }
 
-void FetchEngine::Run::AfterRangeWritten(Blob& blob, std::uint32_t generation, std::size_t index,
-                                         BufferLease lease) {
-  std::unique_lock lock(blob.mutex);
-  // A range of an earlier generation (before a refetch) carries bytes of a barred source.
-  if (blob.done || blob.failed || blob.finishing || generation != blob.generation) return;
-  const std::size_t count = blob.partial->range_count();
-  if (lease.valid() && index >= blob.next_hash) {
-    // Park the buffer for the hash unless too many are parked: then the range is read back
-    // from the staging file later, and the buffer serves a range that may unblock the hash.
-    if (index == blob.next_hash || parked_total_.load() < pool_.buffer_count() / 2) {
-      blob.parked.emplace(index, std::move(lease));
-      ++parked_total_;
-    }
+void FetchEngine::Run::Landed(Blob& blob, const OrderedHasher::Outcome& outcome) {
+  if (!outcome.status) {
+    FailBlob(blob, outcome.status.error());
+  } else if (outcome.complete) {
+    FinishBlob(blob);
   }
-  if (blob.hashing) return;
-  blob.hashing = true;
-  std::vector<std::byte> scratch;
-  while (blob.next_hash < count) {
-    const std::size_t next = blob.next_hash;
-    BufferLease buffer;
-    if (auto parked = blob.parked.find(next); parked != blob.parked.end()) {
-      buffer = std::move(parked->second);
-      blob.parked.erase(parked);
-      --parked_total_;
-    } else if (!blob.partial->IsRangeDone(next)) {
-      break;
-    }
-    const std::uint64_t length = blob.partial->RangeLength(next);
-    const std::uint64_t offset = blob.partial->RangeOffset(next);
-    lock.unlock();
-    core::Status hashed = core::Ok();
-    if (buffer.valid()) {
-      blob.hasher->Update(buffer.bytes().first(static_cast<std::size_t>(length)));
-      buffer.Return();
-    } else {
-      if (scratch.empty()) scratch.resize(kReadBackChunk);
-      for (std::uint64_t done = 0; done < length && hashed;) {
-        const std::size_t chunk =
-            static_cast<std::size_t>(std::min<std::uint64_t>(kReadBackChunk, length - done));
-        hashed = blob.partial->ReadBack(offset + done, std::span(scratch).first(chunk));
-        if (hashed) blob.hasher->Update(std::span<const std::byte>(scratch).first(chunk));
-        done += chunk;
-      }
-    }
-    lock.lock();
-    if (!hashed) {
-      blob.hashing = false;
-      lock.unlock();
-      FailBlob(blob, hashed.error());
-      return;
-    }
-    // While this range was read back from disk, its own worker may have parked its buffer
-    // (it saw index == next_hash). That copy is hashed already: drop it, or a refetch after a
-    // mismatch would hash this stale buffer.
-    if (auto stale = blob.parked.find(next); stale != blob.parked.end()) {
-      blob.parked.erase(stale);
-      --parked_total_;
-    }
-    ++blob.next_hash;
-  }
-  blob.hashing = false;
-  const bool complete = blob.next_hash == count;
-  if (complete) blob.finishing = true;
-  lock.unlock();
-  if (complete) FinishBlob(blob);
 }
 
 void FetchEngine::Run::FinishBlob(Blob& blob) {
-  const core::Sha256Bytes computed = blob.hasher->Finish();
-  blob.report.times.verified = WallNow();
+  const core::Sha256Bytes computed = blob.hasher->TakeDigest();
   std::set<std::size_t> contributors;
   {
     std::lock_guard lock(blob.mutex);
+    blob.report.times.verified = WallNow();
     contributors = blob.contributors;
   }
   core::Status published = store_.PublishBlob(std::move(blob.partial), computed);
@@ -607,26 +556,34 @@ void FetchEngine::Run::FinishBlob(Blob& blob) {
       blob.done = true;
       blob.report.times.published = WallNow();
     }
-    std::lock_guard lock(mutex_);
-    --blobs_remaining_;
-    changed_.notify_all();
+    {
+      std::lock_guard lock(mutex_);
+      scheduler_->Finished(blob.id);
+      --blobs_remaining_;
+    }
+    blob_settled_.notify_all();
+    work_changed_.notify_all();  // the next file enters
     return;
   }
   if (published.error().code() != core::ErrorCode::kDataLoss) {
     FailBlob(blob, published.error());
     return;
   }
-  // The bytes do not match: every source that served part of them is suspect.
-  std::vector<std::string> blamed;
-  for (std::size_t source : contributors) {
+  // The bytes do not match: the sources that answer for them are quarantined for this blob.
+  const std::vector<std::size_t> blamed =
+      ChooseBlamedSources(contributors, [&](std::size_t source) {
+        return !health_.MayServe(request_.sources[source]->name(), blob.digest);
+      });
+  std::vector<std::string> blamed_names;
+  for (std::size_t source : blamed) {
     RangeSource& reader = *request_.sources[source];
     health_.ReportBadBytes(reader.name(), reader.tier(), blob.digest);
     if (metrics_ != nullptr) metrics_->Quarantined(reader.tier(), reader.name());
-    blamed.emplace_back(reader.name());
+    blamed_names.emplace_back(reader.name());
   }
   {
     std::lock_guard lock(blob.mutex);
-    for (std::size_t source : contributors) blob.excluded[source] = true;
+    for (std::size_t source : blamed) blob.excluded[source] = true;
     blob.report.problems.push_back(published.error().message());
     ++blob.report.restarts;
     blob.report.bytes_by_source.clear();
@@ -636,7 +593,7 @@ void FetchEngine::Run::FinishBlob(Blob& blob) {
       {{"path", blob.path},
        {"sha256", core::FormatDigest(blob.digest)},
        {"computed", core::FormatDigest(computed)},
-       {"sources", fmt::format("{}", fmt::join(blamed, ","))},
+       {"sources", fmt::format("{}", fmt::join(blamed_names, ","))},
        {"action", "refetch the file from the next source"}});
   auto partial = BeginBlob(blob);
   if (!partial) {
@@ -644,18 +601,19 @@ void FetchEngine::Run::FinishBlob(Blob& blob) {
     return;
   }
   done_bytes_ -= std::min(done_bytes_.load(), blob.size);
+  // No range of this file is in flight now (its hash had reached the end), so its staging can
+  // be replaced under the workers' feet.
+  blob.partial = std::move(*partial);
   {
     std::lock_guard lock(blob.mutex);
-    blob.partial = std::move(*partial);
-    parked_total_ -= blob.parked.size();
-    blob.parked.clear();  // nothing of the discarded generation may reach the new hash
-    blob.next_hash = 0;
-    blob.finishing = false;
     blob.contributors.clear();
-    ++blob.generation;
-    blob.hasher.emplace(*core::Sha256::Create());
+    blob.generation = blob.hasher->Restart(*blob.partial);
   }
-  EnqueueMissingRanges(blob, true);
+  {
+    std::lock_guard lock(mutex_);
+    scheduler_->SetPending(blob.id, MissingRanges(blob), 0);
+  }
+  work_changed_.notify_all();
 }
 
 void FetchEngine::Run::FailBlob(Blob& blob, const core::Error& error) {
@@ -665,17 +623,21 @@ void FetchEngine::Run::FailBlob(Blob& blob, const core::Error& error) {
     blob.failed = true;
     blob.report.problems.push_back(error.ToString());
   }
-  std::lock_guard lock(mutex_);
-  if (!failure_) failure_ = error.Wrap("staging " + blob.path);
-  stop_ = true;
-  changed_.notify_all();
+  {
+    std::lock_guard lock(mutex_);
+    if (!failure_) failure_ = error.Wrap("staging " + blob.path);
+    stop_ = true;
+  }
+  blob_settled_.notify_all();
+  work_changed_.notify_all();
+  slot_freed_.notify_all();
 }
 
 void FetchEngine::Run::Cleanup() {
   // Out of space: free everything this fetch holds. Otherwise keep stagings for a resume.
   const bool out_of_space = failure_ && failure_->code() == core::ErrorCode::kResourceExhausted;
   for (auto& blob : blobs_) {
-    blob->parked.clear();
+    blob->hasher.reset();  // returns parked buffers
     if (!blob->partial) continue;
     if (out_of_space) {
       store_.AbandonBlob(std::move(blob->partial));
@@ -683,7 +645,6 @@ void FetchEngine::Run::Cleanup() {
       store_.SuspendBlob(std::move(blob->partial));
     }
   }
-  parked_total_ = 0;
 }
 
 void FetchEngine::Run::BuildReport() {

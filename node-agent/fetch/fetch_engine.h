@@ -1,15 +1,20 @@
 // Stages a revision's files into the cache store from an ordered list of sources, fast and
 // verified.
 //
-// How bytes move: each file is split into ranges (options.range_size); worker threads (as many
-// as options.max_in_flight) take ranges in file order, borrow a buffer from the shared pool,
-// read the range from the file's current source into it, write it with pwrite into the
-// preallocated staging file (O_DIRECT where allowed) and record it in the staging's progress.
-// SHA-256 runs in file order as ranges land: the worker that completes the next expected range
-// hashes it and any later ones already parked, so verification costs no second read. A range
-// that lands early is parked with its buffer; if too many are parked, its buffer is returned and
-// the range is read back from the staging file when the hash reaches it, so the pool can never
-// deadlock. Memory is the pool, whatever the model size.
+// How bytes move: each file is split into ranges (options.range_size). Worker threads (as many
+// as options.max_in_flight) each borrow a buffer from the shared pool, take the next range from
+// the RangeScheduler (a few files at a time, round-robin, each within a window past its hash),
+// preallocate the file on its first range, read the range from the file's current source into
+// the buffer, write it with pwrite into the staging file (O_DIRECT where allowed) and record it
+// in the staging's progress. Each file's SHA-256 runs in file order as its ranges land
+// (OrderedHasher), so verification costs no second read; ranges that land early wait parked
+// with their buffers, and the window bounds how many. Memory is the pool, whatever the model
+// size.
+//
+// Why it cannot deadlock: a worker holds its buffer from before it takes a range until the range
+// is hashed, and keeps it through retries and fallbacks; ranges of a file are taken in order.
+// So the range a file's hash waits for always holds a buffer already (or is complete on disk),
+// whatever the other files, or other fetches sharing the pool, hold.
 //
 // Failures: a range that fails with a retryable error is retried on the same source with
 // jittered backoff, up to options.attempts_per_source; after that, or at once for
@@ -47,6 +52,8 @@ namespace modelplane::agent {
 struct FetchOptions {
   std::uint64_t range_size = 8ull << 20;  // a multiple of 4096
   std::size_t max_in_flight = 16;
+  // Files fetched (and hashed) at once; each gets an equal share of the pool as its window.
+  std::size_t files_in_flight = 8;
   std::uint64_t buffer_pool_bytes = 256ull << 20;  // at least one range
   std::chrono::milliseconds range_timeout{60'000};
   int attempts_per_source = 3;

@@ -91,7 +91,10 @@ core::Status PeerRangeSource::ReadRange(const SourceFile& file, std::uint64_t of
     if (piece.size() > destination.size() - filled) {
       return core::MakeError(core::ErrorCode::kDataLoss, "peer sent more bytes than asked");
     }
-    std::memcpy(destination.data() + filled, piece.data(), piece.size());
+    // Pieces read straight into `destination` (lent below) are in place already.
+    if (piece.data() != destination.data() + filled) {
+      std::memcpy(destination.data() + filled, piece.data(), piece.size());
+    }
     filled += piece.size();
     if (cancelled()) return core::MakeError(core::ErrorCode::kCancelled, "peer read cancelled");
     if (filled < destination.size() && past_deadline()) {
@@ -99,7 +102,7 @@ core::Status PeerRangeSource::ReadRange(const SourceFile& file, std::uint64_t of
     }
     return core::Ok();
   };
-  auto response = client_->FetchStream(request, sink);
+  auto response = client_->FetchStream(request, sink, destination);
   if (!response) {
     const core::Error& error = response.error();
     // A stall that outlived a cancel ends as a timeout; the caller asked for the cancel.

@@ -74,7 +74,10 @@ core::Status ReadHttpRange(core::HttpClient& client, core::ClientRequest request
           false);
       return std::unexpected(*sink_error);
     }
-    std::memcpy(destination.data() + written, data.data(), data.size());
+    // Pieces read straight into `destination` (lent below) are in place already.
+    if (data.data() != destination.data() + written) {
+      std::memcpy(destination.data() + written, data.data(), data.size());
+    }
     written += data.size();
     if (auto stop = ContextStop(context); stop && written < destination.size()) {
       sink_error = *stop;
@@ -83,7 +86,7 @@ core::Status ReadHttpRange(core::HttpClient& client, core::ClientRequest request
     return core::Ok();
   };
 
-  auto response = client.FetchStream(request, sink);
+  auto response = client.FetchStream(request, sink, destination);
   if (!response) {
     if (sink_error) return std::unexpected(sink_error->Wrap(request.url));
     const Error& error = response.error();

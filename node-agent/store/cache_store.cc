@@ -39,6 +39,14 @@ std::uint64_t FilesystemAvailable(const std::filesystem::path& root) {
   return static_cast<std::uint64_t>(info.f_bavail) * info.f_frsize;
 }
 
+// Whether the filesystem holds blocks for all `size` bytes (a preallocated staging), or the
+// file is sparse and writing it would still take space.
+bool IsFullyAllocated(const std::filesystem::path& path, std::uint64_t size) {
+  struct stat info {};
+  return ::stat(path.c_str(), &info) == 0 &&
+         static_cast<std::uint64_t>(info.st_blocks) * 512 >= size;
+}
+
 std::optional<std::uint64_t> FileSize(const std::filesystem::path& path) {
   struct stat info {};
   if (::stat(path.c_str(), &info) != 0 || !S_ISREG(info.st_mode)) return std::nullopt;
@@ -161,6 +169,7 @@ core::Status CacheStore::Recover() {
       if (digest && size && has_progress && !blobs_.contains(*digest)) {
         auto reservation = ledger_.Reserve(*size);
         if (reservation) {
+          if (IsFullyAllocated(path, *size)) reservation->MarkOnDisk();
           recovered_partials_.emplace(*digest, std::move(*reservation));
           ++recovery_.resumable_partials;
           continue;
@@ -194,8 +203,7 @@ bool CacheStore::HasBlob(const core::Sha256Bytes& digest) const {
 core::Result<std::unique_ptr<PartialBlob>> CacheStore::BeginBlob(const core::Sha256Bytes& digest,
                                                                  std::uint64_t size,
                                                                  std::uint64_t range_size) {
-  // Reserving and preallocating happen under the lock, so the filesystem's free figure that the
-  // next reservation reads already includes this one.
+  // Under the lock, so two fetches cannot both start staging one blob.
   std::lock_guard lock(mutex_);
   if (blobs_.contains(digest)) {
     return core::MakeError(core::ErrorCode::kAlreadyExists,

@@ -99,7 +99,7 @@ core::Status PartialBlob::Open() {
   if (!read_fd_.valid()) return std::unexpected(ErrnoError(errno, "creating", partial_path_));
   if (options_.allow_direct_io) {
     write_fd_.Reset(::open(partial_path_.c_str(), O_WRONLY | O_DIRECT | O_CLOEXEC));
-    direct_io_ = write_fd_.valid();  // EINVAL: the filesystem has no O_DIRECT (tmpfs)
+    direct_io_ = write_fd_.valid();  // EINVAL: the filesystem has no O_DIRECT (overlayfs)
     if (direct_io_) {
       direct_read_fd_.Reset(::open(partial_path_.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC));
       if (!direct_read_fd_.valid()) {
@@ -111,18 +111,30 @@ core::Status PartialBlob::Open() {
     write_fd_.Reset(::open(partial_path_.c_str(), O_WRONLY | O_CLOEXEC));
     if (!write_fd_.valid()) return std::unexpected(ErrnoError(errno, "opening", partial_path_));
   }
-  if (options_.size > 0) {
-    const int allocated = ::posix_fallocate(read_fd_.get(), 0, static_cast<off_t>(options_.size));
-    if (allocated != 0 && allocated != EOPNOTSUPP && allocated != EINVAL) {
-      return std::unexpected(ErrnoError(allocated, "preallocating", partial_path_));
-    }
-  }
   for (std::size_t index = 0; index < flags.size(); ++index) {
     if (flags[index] != 0) {
       done_[index].store(true);
       ++resumed_ranges_;
     }
   }
+  return core::Ok();
+}
+
+core::Status PartialBlob::Preallocate() {
+  std::lock_guard lock(preallocate_mutex_);
+  if (preallocated_.load()) return core::Ok();
+  // fallocate(2), not posix_fallocate: where the filesystem cannot preallocate, glibc's
+  // fallback writes zeros, which could land on ranges already written.
+  if (options_.size > 0 &&
+      ::fallocate(read_fd_.get(), 0, 0, static_cast<off_t>(options_.size)) != 0) {
+    if (errno != EOPNOTSUPP)
+      return std::unexpected(ErrnoError(errno, "preallocating", partial_path_));
+    // No fallocate here: blocks come as ranges are written, and the ledger's reservation stays
+    // outside the filesystem's free figure until the blob is published.
+  } else {
+    reservation_.MarkOnDisk();
+  }
+  preallocated_.store(true);
   return core::Ok();
 }
 

@@ -8,12 +8,13 @@
 // trusted: the caller hashes the whole file in order (resumed ranges are read back from disk)
 // and the store publishes it only if the digest matches.
 //
-// Writes use O_DIRECT where the filesystem allows it (tmpfs and overlayfs do not), so staging
-// gigabytes does not evict the page cache that serving engines rely on. Buffers handed to
-// WriteRange must then be 4096-byte aligned with room for the length rounded up to 4096.
+// Writes use O_DIRECT where the filesystem allows it (overlayfs does not), so staging gigabytes
+// does not evict the page cache that serving engines rely on. Buffers handed to WriteRange must
+// then be 4096-byte aligned with room for the length rounded up to 4096.
 //
-// Thread safety: WriteRange, MarkRangeDone, ReadBack and IsRangeDone may run concurrently for
-// different ranges. Finish and Discard run alone, after all writers stopped.
+// Thread safety: Preallocate, WriteRange, MarkRangeDone, ReadBack and IsRangeDone may run
+// concurrently (all but the first for different ranges). Finish and Discard run alone, after all
+// writers stopped.
 #pragma once
 
 #include <atomic>
@@ -21,6 +22,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <vector>
 
@@ -46,8 +48,8 @@ struct PartialBlobOptions {
 
 class PartialBlob {
  public:
-  // Resumes a matching partial (same size and range size) or starts a new one, preallocating
-  // `size` bytes. `reservation` covers the size and is held until Finish or Discard.
+  // Resumes a matching partial (same size and range size) or starts a new one. `reservation`
+  // covers the size and is held until Finish or Discard.
   [[nodiscard]] static core::Result<std::unique_ptr<PartialBlob>> OpenOrResume(
       const std::filesystem::path& partial_path, const std::filesystem::path& progress_path,
       const PartialBlobOptions& options, Reservation reservation);
@@ -64,6 +66,13 @@ class PartialBlob {
   [[nodiscard]] std::uint64_t RangeLength(std::size_t index) const;
   [[nodiscard]] bool direct_io() const { return direct_io_; }
   [[nodiscard]] const std::filesystem::path& path() const { return partial_path_; }
+
+  // Allocates `size` bytes on the filesystem (once; later calls return at once), so a full
+  // disk shows before bytes are fetched rather than halfway. Writers call it before their first
+  // write; it is not done on open because on tmpfs it costs as much as writing, and a fetch
+  // opens all its files at once but writes few at a time. Where the filesystem has no
+  // fallocate the bytes are only reserved in the ledger.
+  [[nodiscard]] core::Status Preallocate();
 
   [[nodiscard]] bool IsRangeDone(std::size_t index) const;
   // Ranges found complete when this partial was opened (resumed work).
@@ -102,6 +111,8 @@ class PartialBlob {
   core::UniqueFd progress_fd_;
   bool direct_io_ = false;
   std::vector<std::atomic<bool>> done_;
+  std::mutex preallocate_mutex_;
+  std::atomic<bool> preallocated_{false};
   std::size_t resumed_ranges_ = 0;
 };
 

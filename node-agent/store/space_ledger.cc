@@ -7,13 +7,16 @@
 namespace modelplane::agent {
 
 Reservation::Reservation(Reservation&& other) noexcept
-    : ledger_(std::exchange(other.ledger_, nullptr)), bytes_(std::exchange(other.bytes_, 0)) {}
+    : ledger_(std::exchange(other.ledger_, nullptr)),
+      bytes_(std::exchange(other.bytes_, 0)),
+      on_disk_(std::exchange(other.on_disk_, false)) {}
 
 Reservation& Reservation::operator=(Reservation&& other) noexcept {
   if (this != &other) {
     Release();
     ledger_ = std::exchange(other.ledger_, nullptr);
     bytes_ = std::exchange(other.bytes_, 0);
+    on_disk_ = std::exchange(other.on_disk_, false);
   }
   return *this;
 }
@@ -23,15 +26,23 @@ Reservation::~Reservation() {
 }
 
 void Reservation::Commit() {
-  if (ledger_ != nullptr) ledger_->Settle(bytes_, true);
+  if (ledger_ != nullptr) ledger_->Settle(bytes_, true, on_disk_);
   ledger_ = nullptr;
   bytes_ = 0;
+  on_disk_ = false;
 }
 
 void Reservation::Release() {
-  if (ledger_ != nullptr) ledger_->Settle(bytes_, false);
+  if (ledger_ != nullptr) ledger_->Settle(bytes_, false, on_disk_);
   ledger_ = nullptr;
   bytes_ = 0;
+  on_disk_ = false;
+}
+
+void Reservation::MarkOnDisk() {
+  if (ledger_ == nullptr || on_disk_) return;
+  ledger_->MarkOnDisk(bytes_);
+  on_disk_ = true;
 }
 
 SpaceLedger::SpaceLedger(std::uint64_t capacity_bytes, std::uint64_t headroom_bytes,
@@ -44,11 +55,11 @@ core::Result<Reservation> SpaceLedger::Reserve(std::uint64_t bytes) {
   std::lock_guard lock(mutex_);
   const std::uint64_t committed = used_bytes_ + reserved_bytes_;
   const std::uint64_t ledger_free = committed >= capacity_bytes_ ? 0 : capacity_bytes_ - committed;
-  // Space already reserved is preallocated by its staging, so the filesystem's own free figure
-  // has mostly accounted for it; the headroom absorbs the difference.
+  // Reservations already preallocated are inside the filesystem's own free figure; the others
+  // are not yet, so they come off it here.
   const std::uint64_t available = filesystem_available_();
-  const std::uint64_t filesystem_free =
-      available > headroom_bytes_ ? available - headroom_bytes_ : 0;
+  const std::uint64_t set_aside = headroom_bytes_ + reserved_not_on_disk_bytes_;
+  const std::uint64_t filesystem_free = available > set_aside ? available - set_aside : 0;
   if (bytes > ledger_free || bytes > filesystem_free) {
     return std::unexpected(core::Error(
         core::ErrorCode::kResourceExhausted,
@@ -59,6 +70,7 @@ core::Result<Reservation> SpaceLedger::Reserve(std::uint64_t bytes) {
         false));
   }
   reserved_bytes_ += bytes;
+  reserved_not_on_disk_bytes_ += bytes;
   return Reservation(this, bytes);
 }
 
@@ -72,10 +84,16 @@ void SpaceLedger::RemoveUsed(std::uint64_t bytes) {
   used_bytes_ = bytes > used_bytes_ ? 0 : used_bytes_ - bytes;
 }
 
-void SpaceLedger::Settle(std::uint64_t bytes, bool commit) {
+void SpaceLedger::Settle(std::uint64_t bytes, bool commit, bool on_disk) {
   std::lock_guard lock(mutex_);
   reserved_bytes_ -= bytes;
+  if (!on_disk) reserved_not_on_disk_bytes_ -= bytes;
   if (commit) used_bytes_ += bytes;
+}
+
+void SpaceLedger::MarkOnDisk(std::uint64_t bytes) {
+  std::lock_guard lock(mutex_);
+  reserved_not_on_disk_bytes_ -= bytes;
 }
 
 SpaceUsage SpaceLedger::Usage() const {

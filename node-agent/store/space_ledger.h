@@ -4,6 +4,11 @@
 // is dropped (failure, cancel) gives its bytes back, one that is committed (publish) turns them
 // into used bytes.
 //
+// A staging preallocates its file when it starts writing, not when it reserves (on tmpfs,
+// preallocating is real work, and a revision's files are reserved all at once). Until then the
+// filesystem's free figure does not include the reservation, so the ledger subtracts the bytes
+// reserved but not yet on disk from it.
+//
 // Thread safety: every method may be called from any thread. A Reservation must not outlive its
 // ledger.
 #pragma once
@@ -41,12 +46,17 @@ class Reservation {
   void Commit();
   // The bytes return to the free pool.
   void Release();
+  // The bytes are allocated on the filesystem now (preallocated or already written), so the
+  // filesystem's free figure accounts for them.
+  void MarkOnDisk();
+  [[nodiscard]] bool on_disk() const { return on_disk_; }
 
  private:
   friend class SpaceLedger;
   Reservation(SpaceLedger* ledger, std::uint64_t bytes) : ledger_(ledger), bytes_(bytes) {}
   SpaceLedger* ledger_ = nullptr;
   std::uint64_t bytes_ = 0;
+  bool on_disk_ = false;
 };
 
 class SpaceLedger {
@@ -68,7 +78,8 @@ class SpaceLedger {
 
  private:
   friend class Reservation;
-  void Settle(std::uint64_t bytes, bool commit);
+  void Settle(std::uint64_t bytes, bool commit, bool on_disk);
+  void MarkOnDisk(std::uint64_t bytes);
 
   const std::uint64_t capacity_bytes_;
   const std::uint64_t headroom_bytes_;
@@ -76,6 +87,7 @@ class SpaceLedger {
   mutable std::mutex mutex_;
   std::uint64_t used_bytes_ = 0;
   std::uint64_t reserved_bytes_ = 0;
+  std::uint64_t reserved_not_on_disk_bytes_ = 0;
 };
 
 }  // namespace modelplane::agent

@@ -189,6 +189,46 @@ TEST_F(HttpClientTest, StreamsALargeBodyWithBoundedMemory) {
   EXPECT_LT(rss_growth_kib, 32 * 1024) << "the body was buffered somewhere";
 }
 
+TEST_F(HttpClientTest, ReadsABodyStraightIntoLentMemory) {
+  static constexpr std::uint64_t kSize = 3ULL << 20;
+  router_.Handle(http::verb::get, "/lent", [](const ServerRequest&) {
+    return ServerResponse::Stream(std::make_unique<PatternSource>(kSize));
+  });
+  StartServer();
+  auto client = MakeClient();
+  const std::string expected = Pattern(0, kSize);
+
+  // All of it fits: every piece the sink sees lies in the lent memory, in order.
+  std::vector<std::byte> landing(kSize);
+  std::size_t filled = 0;
+  bool outside = false;
+  auto response = client->FetchStream(
+      Get("/lent"),
+      [&](std::span<const std::byte> data) {
+        outside = outside || data.data() != landing.data() + filled;
+        filled += data.size();
+        return Ok();
+      },
+      landing);
+  ASSERT_TRUE(response) << response.error().ToString();
+  EXPECT_EQ(response->bytes_delivered, kSize);
+  EXPECT_FALSE(outside);
+  EXPECT_EQ(std::string_view(reinterpret_cast<const char*>(landing.data()), kSize), expected);
+
+  // Lent memory shorter than the body: the rest arrives through the client's own buffer.
+  std::vector<std::byte> short_landing(kSize / 3);
+  std::string received;
+  response = client->FetchStream(
+      Get("/lent"),
+      [&](std::span<const std::byte> data) {
+        received.append(reinterpret_cast<const char*>(data.data()), data.size());
+        return Ok();
+      },
+      short_landing);
+  ASSERT_TRUE(response) << response.error().ToString();
+  EXPECT_EQ(received, expected);
+}
+
 TEST_F(HttpClientTest, RetriesOn503ThenSucceeds) {
   std::atomic<int> calls{0};
   router_.Handle(http::verb::get, "/flaky", [&](const ServerRequest&) {

@@ -229,15 +229,23 @@ TEST_F(FetchCommandTest, KillNineMidFetchThenRestartDownloadsOnlyWhatWasInFlight
   const std::uint64_t landed = RecordedBytes();
   ASSERT_GT(landed, 0u);
   ASSERT_LT(landed, total_);
+  // Files fetch side by side, so a small one may be published before the kill.
+  std::uint64_t published = 0;
+  for (const auto& blob :
+       std::filesystem::directory_iterator(base_ / "cache" / "blobs" / "sha256")) {
+    published += blob.file_size();
+  }
 
   delay_ms_ = 0;
   auto resumed = Run(FetchArgs());
   ASSERT_EQ(resumed.exit_code, 0) << resumed.out;
   const auto report = nlohmann::json::parse(resumed.out);
   EXPECT_TRUE(report["ready"].get<bool>());
-  // Every range recorded before the kill is reused; only the rest comes over the network.
+  // Every range recorded before the kill is reused, and every published file; only the rest
+  // comes over the network.
   EXPECT_EQ(report["resumedBytes"].get<std::uint64_t>(), landed);
-  EXPECT_EQ(report["fetchedBytes"].get<std::uint64_t>(), total_ - landed);
+  EXPECT_EQ(report["localBytes"].get<std::uint64_t>(), published);
+  EXPECT_EQ(report["fetchedBytes"].get<std::uint64_t>(), total_ - landed - published);
   auto verify = Run({"verify", "--cache-root", (base_ / "cache").string()});
   EXPECT_EQ(verify.exit_code, 0) << verify.out;
 }

@@ -172,6 +172,26 @@ TEST_F(FetchEngineTest, FlippedBitsAreQuarantinedAndTheNextTierServes) {
   EXPECT_TRUE(restarted);
 }
 
+TEST_F(FetchEngineTest, AFileMixedFromALiarAndAnHonestSourceIsRefetchedFromTheHonestOne) {
+  // One file of six ranges. The peer serves two of them with flipped bits, then answers 404:
+  // the object store serves the other four, and the file's first attempt mixes both sources.
+  request_.files.resize(1);
+  ScriptedSource peer("peer/10.0.0.9:7443", "peer", base_ / "origin", 1);
+  peer.flip_bits = true;
+  peer.not_found_after_calls = 2;
+  ScriptedSource origin("objectStore/origin", "objectStore", base_ / "mirror");
+  auto report = Fetch({&peer, &origin});
+  ASSERT_TRUE(report) << report.error().ToString();
+  ExpectAllPublished();
+  EXPECT_EQ(report->files[0].restarts, 1u);
+  EXPECT_EQ(report->tier, "objectStore");
+  EXPECT_FALSE(health_.MayServe("peer/10.0.0.9:7443", request_.files[0].sha256));
+  EXPECT_TRUE(health_.MayServe("objectStore/origin", request_.files[0].sha256))
+      << "the honest source must not be barred for the liar's bytes";
+  EXPECT_EQ(registry_.ExposeText().find("modelplane_fetch_quarantines_total{tier=\"objectStore\""),
+            std::string::npos);
+}
+
 TEST_F(FetchEngineTest, TruncatedSourceFallsBackWithoutQuarantine) {
   std::filesystem::resize_file(base_ / "origin" / "model-00001-of-00002.safetensors", kRange);
   ScriptedSource shared("sharedFilesystem/nfs", "sharedFilesystem", base_ / "origin");
@@ -250,14 +270,19 @@ TEST_F(FetchEngineTest, CancelledFetchResumesWithoutRefetchingWhatLanded) {
   const std::uint64_t landed = origin.bytes_served.load();
   EXPECT_FALSE(std::filesystem::is_empty(store_->layout().TemporaryDirectory()));
 
-  // A new process: the store is reopened from disk.
+  // A new process: the store is reopened from disk. Files fetch side by side, so a small one
+  // may have been published before the cancel.
   OpenStore();
+  std::uint64_t published = 0;
+  for (const core::Sha256Bytes& blob : store_->ListBlobs()) {
+    published += std::filesystem::file_size(store_->FindVerifiedBlob(blob)->path);
+  }
   ScriptedSource again("objectStore/origin", "objectStore", base_ / "origin");
   auto second = Fetch({&again});
   ASSERT_TRUE(second) << second.error().ToString();
   ExpectAllPublished();
   EXPECT_GT(second->resumed_bytes, 0u);
-  EXPECT_EQ(second->fetched_bytes + second->resumed_bytes, UniqueBytes());
+  EXPECT_EQ(second->fetched_bytes + second->resumed_bytes + published, UniqueBytes());
   // Only ranges that were in flight at the cancel are fetched twice.
   EXPECT_LE(UniqueBytes() - second->resumed_bytes, UniqueBytes() - landed + kRange);
 }

@@ -35,6 +35,7 @@ class ScriptedSource final : public RangeSource {
   std::atomic<bool> stall{false};
   std::atomic<bool> flip_bits{false};
   std::atomic<bool> missing{false};
+  std::atomic<int> not_found_after_calls{-1};  // from that many calls on, answer 404
   std::atomic<int> delay_ms{0};
   std::atomic<std::uint64_t> bytes_served{0};
   std::atomic<int> calls{0};
@@ -43,7 +44,7 @@ class ScriptedSource final : public RangeSource {
 
   core::Status ReadRange(const SourceFile& file, std::uint64_t offset,
                          std::span<std::byte> destination, const ReadContext& context) override {
-    ++calls;
+    const int call = ++calls;
     const int now = ++in_flight;
     int seen = max_in_flight_seen.load();
     while (now > seen && !max_in_flight_seen.compare_exchange_weak(seen, now)) {
@@ -52,7 +53,9 @@ class ScriptedSource final : public RangeSource {
       std::atomic<int>& counter;
       ~Leave() { --counter; }
     } leave{in_flight};
-    if (missing) return core::MakeError(core::ErrorCode::kNotFound, name_ + ": no such file");
+    if (missing || (not_found_after_calls >= 0 && call > not_found_after_calls)) {
+      return core::MakeError(core::ErrorCode::kNotFound, name_ + ": no such file");
+    }
     if (retryable_failures_left.fetch_sub(1) > 0) {
       return core::MakeError(core::ErrorCode::kUnavailable, name_ + ": 503");
     }
