@@ -69,7 +69,9 @@ class FetchEngine::Run {
   [[nodiscard]] core::Status Prepare();
   [[nodiscard]] core::Result<std::unique_ptr<PartialBlob>> BeginBlob(const Blob& blob);
   [[nodiscard]] std::vector<std::size_t> MissingRanges(const Blob& blob) const;
-  void Start();
+  // Sets up the scheduler; returns how many ranges the files to stage have (all may need
+  // fetching: a resumed file whose digest fails starts over).
+  [[nodiscard]] std::size_t Start();
   void Worker();
   void FetchRange(Blob& blob, std::size_t index, BufferLease lease);
   [[nodiscard]] core::Status ReadRange(Blob& blob, std::size_t index, std::span<std::byte> bytes);
@@ -255,7 +257,7 @@ std::vector<std::size_t> FetchEngine::Run::MissingRanges(const Blob& blob) const
   return missing;
 }
 
-void FetchEngine::Run::Start() {
+std::size_t FetchEngine::Run::Start() {
   // Each file in flight gets an equal share of the pool as its window: together they can park
   // no more buffers than the pool has.
   const std::size_t files_in_flight =
@@ -265,9 +267,13 @@ void FetchEngine::Run::Start() {
     scheduler_.emplace(RangeScheduler::Options{.files_in_flight = files_in_flight,
                                                .window = pool_.buffer_count() / files_in_flight},
                        blobs_.size());
+    std::size_t ranges = 0;
     for (auto& blob : blobs_) {
-      if (!blob->done) scheduler_->SetPending(blob->id, MissingRanges(*blob), 0);
+      if (blob->done) continue;
+      ranges += blob->partial->range_count();
+      scheduler_->SetPending(blob->id, MissingRanges(*blob), 0);
     }
+    return ranges;
   }
 }
 
@@ -276,15 +282,15 @@ core::Result<FetchReport> FetchEngine::Run::Execute(FetchReport* report_out) {
   core::ScopedCancellationCallback forward(outer_cancel_, [this] { run_cancel_.Cancel(); });
   core::Status prepared = Prepare();
   if (prepared && blobs_remaining_ > 0) {
-    Start();
+    const std::size_t ranges = Start();
     std::vector<std::jthread> workers;
-    for (std::size_t index = 0; index < options_.max_in_flight; ++index) {
+    const std::size_t worker_count = std::clamp<std::size_t>(ranges, 1, options_.max_in_flight);
+    for (std::size_t index = 0; index < worker_count; ++index) {
       workers.emplace_back([this] { Worker(); });
     }
     // Ranges already on disk (a resumed staging) are hashed here, from the start of each file
     // as far as they reach; empty files finish at once. Workers continue the rest.
     for (auto& blob : blobs_) {
-      if (blob->done) continue;
       std::uint32_t generation = 0;
       {
         std::lock_guard lock(blob->mutex);

@@ -56,8 +56,8 @@ OrderedHasher::Outcome OrderedHasher::Land(std::uint32_t generation, std::size_t
       hashing_ = false;
       return {.status = hashed};
     }
-    // A range read back from disk may have landed again meanwhile (it cannot in one fetch, but
-    // a parked copy must never be hashed twice).
+    // While this range was read back from disk, its worker may have landed it too (a worker
+    // marks a range done on disk before it hands the buffer over): that copy is hashed already.
     parked_.erase(next);
     ++next_;
     lock.unlock();

@@ -26,7 +26,7 @@ namespace modelplane::agent {
 class RangeScheduler {
  public:
   struct Options {
-    std::size_t files_in_flight = 4;  // at least 1
+    std::size_t files_in_flight = 8;  // at least 1
     std::size_t window = 8;           // ranges per file past its hash; at least 1
   };
   struct Task {
