@@ -167,6 +167,8 @@ for destination in $destinations; do
     if [[ $destination == tmpfs ]]; then
       timed_fio "$destination"
       timed "$destination" fetch-fs "$agent" fetch --revision "$work/fs.yaml" --cache-root "$dest/cache"
+      # Again, with everything cached: the process's own footprint, without any buffer in use.
+      timed "$destination" fetch-cached "$agent" fetch --revision "$work/fs.yaml" --cache-root "$dest/cache"
       rm -rf "$dest/cache"
     fi
   done
@@ -195,7 +197,8 @@ for destination, runs in rows.items():
     print()
     print("| run | median s | MiB/s | peak RSS MiB | CPU s (client) | CPU s (MinIO) | all runs (s) |")
     print("|---|---|---|---|---|---|---|")
-    for label in [label for label in ["s5cmd", "fetch-s3", "s5cmd+sha256sum", "fio", "fetch-fs"]
+    for label in [label for label in ["s5cmd", "fetch-s3", "s5cmd+sha256sum", "fio", "fetch-fs",
+                                      "fetch-cached"]
                   if label in runs]:
         seconds = median(label, 0)
         rss = max(row[1] for row in runs[label]) / 1024
@@ -208,4 +211,9 @@ for destination, runs in rows.items():
     print(f"object store: fetch / (s5cmd then sha256sum) = {ratio('s5cmd+sha256sum', 'fetch-s3'):.2f}x")
     if "fio" in runs:
         print(f"shared filesystem: fetch / fio O_DIRECT = {ratio('fio', 'fetch-fs'):.2f}x (target >= 0.9)")
+    if "fetch-cached" in runs:
+        base = max(row[1] for row in runs["fetch-cached"]) / 1024
+        staging = max(max(row[1] for row in runs[label]) for label in ["fetch-s3", "fetch-fs"]) / 1024
+        print(f"memory: peak RSS {staging:.0f} MiB, of which {staging - base:.0f} MiB above a fully "
+              f"cached fetch ({base:.0f} MiB); the buffer pool is 256 MiB")
 PY
