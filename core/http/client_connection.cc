@@ -208,7 +208,9 @@ class BasicConnection final : public ClientConnection {
         remaining -= count;
         return deliver(piece.data(), count);
       };
-      if (buffer_.size() > 0) {
+      // Body bytes that came in with the head, in as many pieces as the landing span's end
+      // makes them.
+      while (buffer_.size() > 0 && remaining > 0) {
         const std::span<std::byte> piece = next_piece(
             static_cast<std::size_t>(std::min<std::uint64_t>(buffer_.size(), remaining)));
         std::memcpy(piece.data(), buffer_.data().data(), piece.size());

@@ -194,6 +194,10 @@ TEST_F(HttpClientTest, ReadsABodyStraightIntoLentMemory) {
   router_.Handle(http::verb::get, "/lent", [](const ServerRequest&) {
     return ServerResponse::Stream(std::make_unique<PatternSource>(kSize));
   });
+  // A small body the server writes together with its head, so it arrives with it.
+  router_.Handle(http::verb::get, "/inline", [](const ServerRequest&) {
+    return ServerResponse::Text(http::status::ok, Pattern(0, 3000));
+  });
   StartServer();
   auto client = MakeClient();
   const std::string expected = Pattern(0, kSize);
@@ -227,6 +231,19 @@ TEST_F(HttpClientTest, ReadsABodyStraightIntoLentMemory) {
       short_landing);
   ASSERT_TRUE(response) << response.error().ToString();
   EXPECT_EQ(received, expected);
+
+  // Lent memory smaller than what arrived with the response head: still in order.
+  std::vector<std::byte> tiny_landing(100);
+  received.clear();
+  response = client->FetchStream(
+      Get("/inline"),
+      [&](std::span<const std::byte> data) {
+        received.append(reinterpret_cast<const char*>(data.data()), data.size());
+        return Ok();
+      },
+      tiny_landing);
+  ASSERT_TRUE(response) << response.error().ToString();
+  EXPECT_EQ(received, Pattern(0, 3000));
 }
 
 TEST_F(HttpClientTest, RetriesOn503ThenSucceeds) {
