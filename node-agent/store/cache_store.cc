@@ -146,6 +146,7 @@ core::Status CacheStore::Recover() {
       ++recovery_.revisions;
       // A crash between the view and the manifest, or a view damaged by hand: rebuild it.
       if (auto view = WriteRevisionView(*manifest); !view) return view;
+      revisions_.emplace(manifest->revision_digest, std::move(*manifest));
     } else {
       std::filesystem::remove(path);
       ++recovery_.dropped_revisions;
@@ -326,8 +327,14 @@ core::Status CacheStore::PublishRevision(const RevisionManifest& manifest) {
     }
   }
   if (auto view = WriteRevisionView(manifest); !view) return view;
-  return WriteFileDurably(layout_.RevisionPath(manifest.revision_digest),
-                          SerializeManifest(manifest));
+  if (auto written = WriteFileDurably(layout_.RevisionPath(manifest.revision_digest),
+                                      SerializeManifest(manifest));
+      !written) {
+    return written;
+  }
+  std::lock_guard lock(mutex_);
+  revisions_.insert_or_assign(manifest.revision_digest, manifest);
+  return core::Ok();
 }
 
 core::Status CacheStore::WriteRevisionView(const RevisionManifest& manifest) {
@@ -362,28 +369,26 @@ void CacheStore::RemoveRevisionView(const core::Sha256Bytes& revision_digest) {
 
 std::optional<RevisionManifest> CacheStore::FindRevision(
     const core::Sha256Bytes& revision_digest) const {
-  auto text = ReadSmallFile(layout_.RevisionPath(revision_digest), kManifestSizeLimit);
-  if (!text) return std::nullopt;
-  auto manifest = ParseManifest(*text);
-  if (!manifest || manifest->revision_digest != revision_digest) return std::nullopt;
   std::lock_guard lock(mutex_);
-  for (const ManifestFile& file : manifest->files) {
-    auto blob = blobs_.find(file.sha256);
-    if (blob == blobs_.end() || blob->second != file.size) return std::nullopt;
-  }
-  return std::move(*manifest);
+  auto found = revisions_.find(revision_digest);
+  if (found == revisions_.end() || !AllBlobsPublished(found->second)) return std::nullopt;
+  return found->second;
 }
 
 std::vector<RevisionManifest> CacheStore::ListRevisions() const {
+  std::lock_guard lock(mutex_);
   std::vector<RevisionManifest> revisions;
-  for (const auto& path : ListFolder(layout_.RevisionDirectory())) {
-    const std::string name = path.filename().string();
-    if (!name.ends_with(".json")) continue;
-    const auto digest = DigestFromName(name.substr(0, name.size() - 5));
-    if (!digest) continue;
-    if (auto manifest = FindRevision(*digest)) revisions.push_back(std::move(*manifest));
+  for (const auto& [digest, manifest] : revisions_) {
+    if (AllBlobsPublished(manifest)) revisions.push_back(manifest);
   }
   return revisions;
+}
+
+bool CacheStore::AllBlobsPublished(const RevisionManifest& manifest) const {
+  return std::ranges::all_of(manifest.files, [&](const ManifestFile& file) {
+    auto blob = blobs_.find(file.sha256);
+    return blob != blobs_.end() && blob->second == file.size;
+  });
 }
 
 core::Status CacheStore::RemoveRevision(const core::Sha256Bytes& revision_digest) {
@@ -392,6 +397,10 @@ core::Status CacheStore::RemoveRevision(const core::Sha256Bytes& revision_digest
     return std::unexpected(ErrnoError(errno, "removing", path));
   }
   RemoveRevisionView(revision_digest);
+  {
+    std::lock_guard lock(mutex_);
+    revisions_.erase(revision_digest);
+  }
   return SyncDirectory(layout_.RevisionDirectory());
 }
 
@@ -474,18 +483,21 @@ std::vector<core::Sha256Bytes> CacheStore::ListBlobs() const {
 }
 
 void CacheStore::DropRevisionsNaming(const core::Sha256Bytes& blob) {
-  for (const auto& path : ListFolder(layout_.RevisionDirectory())) {
-    auto text = ReadSmallFile(path, kManifestSizeLimit);
-    if (!text) continue;
-    auto manifest = ParseManifest(*text);
-    if (!manifest) continue;
-    for (const ManifestFile& file : manifest->files) {
-      if (file.sha256 == blob) {
-        std::filesystem::remove(path);
-        RemoveRevisionView(manifest->revision_digest);
-        break;
+  std::vector<core::Sha256Bytes> naming;
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& [digest, manifest] : revisions_) {
+      if (std::ranges::any_of(manifest.files,
+                              [&](const ManifestFile& file) { return file.sha256 == blob; })) {
+        naming.push_back(digest);
       }
     }
+  }
+  for (const core::Sha256Bytes& digest : naming) {
+    std::filesystem::remove(layout_.RevisionPath(digest));
+    RemoveRevisionView(digest);
+    std::lock_guard lock(mutex_);
+    revisions_.erase(digest);
   }
 }
 

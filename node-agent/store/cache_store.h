@@ -99,6 +99,9 @@ class CacheStore final : public BlobCatalog {
   // Writes the revision's folder view (models/<hex>/<path> -> blob) and then its manifest;
   // every blob it names must be published.
   [[nodiscard]] core::Status PublishRevision(const RevisionManifest& manifest);
+  // Ready revisions, from memory: manifests are read from disk once, when the store opens (the
+  // store is the only writer of its root; the lock sees to that), and the agent's control loop
+  // asks on every pass. A revision counts only while every blob it names is published.
   [[nodiscard]] std::optional<RevisionManifest> FindRevision(
       const core::Sha256Bytes& revision_digest) const;
   [[nodiscard]] std::vector<RevisionManifest> ListRevisions() const;
@@ -121,6 +124,8 @@ class CacheStore final : public BlobCatalog {
   [[nodiscard]] core::Status Quarantine(const std::filesystem::path& path,
                                         const core::Sha256Bytes& digest);
   void DropRevisionsNaming(const core::Sha256Bytes& blob);
+  // Under mutex_.
+  [[nodiscard]] bool AllBlobsPublished(const RevisionManifest& manifest) const;
   [[nodiscard]] core::Status WriteRevisionView(const RevisionManifest& manifest);
   void RemoveRevisionView(const core::Sha256Bytes& revision_digest);
 
@@ -131,8 +136,9 @@ class CacheStore final : public BlobCatalog {
   RecoveryReport recovery_;
 
   mutable std::mutex mutex_;
-  std::map<core::Sha256Bytes, std::uint64_t> blobs_;  // published: digest -> size
-  std::set<core::Sha256Bytes> staging_;               // BeginBlob .. Publish/Abandon/Suspend
+  std::map<core::Sha256Bytes, std::uint64_t> blobs_;         // published: digest -> size
+  std::map<core::Sha256Bytes, RevisionManifest> revisions_;  // as on disk under revisions/
+  std::set<core::Sha256Bytes> staging_;                      // BeginBlob .. Publish/Abandon/Suspend
   // Space of partial stagings found at Open, handed to BeginBlob when it resumes them.
   std::map<core::Sha256Bytes, Reservation> recovered_partials_;
 };

@@ -276,6 +276,36 @@ TEST_F(CacheStoreTest, VerifyFindsBitRotAndDropsTheRevision) {
   EXPECT_FALSE(std::filesystem::is_empty(store->layout().QuarantineDirectory()));
 }
 
+TEST_F(CacheStoreTest, RevisionsAreReadFromDiskOnceAndKeptInStepWithIt) {
+  const std::string content = RandomBytes(3000, 9);
+  const auto digest = core::Sha256Of(content);
+  const RevisionManifest first{.revision_digest = core::Sha256Of("first"),
+                               .files = {{"w", content.size(), digest}}};
+  const RevisionManifest second{.revision_digest = core::Sha256Of("second"),
+                                .files = {{"copy/w", content.size(), digest}}};
+  {
+    auto store = OpenStore();
+    ASSERT_TRUE(Stage(*store, content, digest));
+    ASSERT_TRUE(store->PublishRevision(first));
+    ASSERT_TRUE(store->PublishRevision(second));
+    EXPECT_EQ(store->ListRevisions().size(), 2u);
+    ASSERT_TRUE(store->RemoveRevision(first.revision_digest));
+    EXPECT_FALSE(store->FindRevision(first.revision_digest));
+    ASSERT_EQ(store->ListRevisions().size(), 1u);
+    EXPECT_EQ(store->ListRevisions()[0].files, second.files);
+  }
+  // A new process reads what is on disk: the same answer.
+  auto store = OpenStore();
+  EXPECT_EQ(store->recovery().revisions, 1u);
+  EXPECT_FALSE(store->FindRevision(first.revision_digest));
+  auto found = store->FindRevision(second.revision_digest);
+  ASSERT_TRUE(found);
+  EXPECT_EQ(found->files, second.files);
+  // The control loop asks on every pass; the answer comes from memory, not from the file.
+  std::ofstream(store->layout().RevisionPath(second.revision_digest), std::ios::trunc) << "{";
+  EXPECT_TRUE(store->FindRevision(second.revision_digest));
+}
+
 TEST(RevisionManifestTest, RoundTripsAndRejectsHostileContent) {
   RevisionManifest manifest{.revision_digest = core::Sha256Of("r"),
                             .name = "ns/name",
