@@ -58,7 +58,6 @@ class FetchEngine::Run {
     std::unique_ptr<OrderedHasher> hasher;
 
     std::mutex mutex;  // guards what follows
-    std::uint32_t generation = 0;
     bool done = false;
     bool failed = false;
     std::vector<bool> excluded;  // per source index
@@ -235,7 +234,7 @@ core::Status FetchEngine::Run::Prepare() {
       }
       work_changed_.notify_one();  // one more range of this file fits its window
     });
-    blob->generation = blob->hasher->Restart(*blob->partial);
+    blob->hasher->Restart(*blob->partial);
     std::uint64_t resumed = 0;
     for (std::size_t index = 0; index < blob->partial->range_count(); ++index) {
       if (blob->partial->IsRangeDone(index)) resumed += blob->partial->RangeLength(index);
@@ -291,13 +290,11 @@ core::Result<FetchReport> FetchEngine::Run::Execute(FetchReport* report_out) {
     // Ranges already on disk (a resumed staging) are hashed here, from the start of each file
     // as far as they reach; empty files finish at once. Workers continue the rest.
     for (auto& blob : blobs_) {
-      std::uint32_t generation = 0;
       {
         std::lock_guard lock(blob->mutex);
         if (blob->done || blob->failed) continue;
-        generation = blob->generation;
       }
-      Landed(*blob, blob->hasher->CatchUp(generation));
+      Landed(*blob, blob->hasher->CatchUp(blob->hasher->generation()));
     }
     WaitUntilSettled();
     if (failure_) run_cancel_.Cancel();  // ends reads in flight
@@ -427,12 +424,13 @@ void FetchEngine::Run::ReleaseSlot(std::size_t source) {
 }
 
 void FetchEngine::Run::FetchRange(Blob& blob, std::size_t index, BufferLease lease) {
-  std::uint32_t generation = 0;
   {
     std::lock_guard lock(blob.mutex);
     if (blob.done || blob.failed) return;
-    generation = blob.generation;
   }
+  // The range was taken in the file's current generation (a file starts over only when none
+  // of its ranges is in flight), so it lands in that one.
+  const std::uint32_t generation = blob.hasher->generation();
   PartialBlob& partial = *blob.partial;
   // On the file's first range: a full disk shows before any byte of it is fetched.
   if (auto allocated = partial.Preallocate(); !allocated) {
@@ -613,7 +611,7 @@ void FetchEngine::Run::FinishBlob(Blob& blob) {
   {
     std::lock_guard lock(blob.mutex);
     blob.contributors.clear();
-    blob.generation = blob.hasher->Restart(*blob.partial);
+    blob.hasher->Restart(*blob.partial);
   }
   {
     std::lock_guard lock(mutex_);

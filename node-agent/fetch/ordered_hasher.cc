@@ -27,6 +27,11 @@ std::size_t OrderedHasher::parked() const {
   return parked_.size();
 }
 
+std::uint32_t OrderedHasher::generation() const {
+  std::lock_guard lock(mutex_);
+  return generation_;
+}
+
 OrderedHasher::Outcome OrderedHasher::CatchUp(std::uint32_t generation) {
   return Land(generation, kNoRange, BufferLease());
 }

@@ -54,6 +54,7 @@ class OrderedHasher {
   [[nodiscard]] core::Sha256Bytes TakeDigest();
 
   [[nodiscard]] std::size_t parked() const;
+  [[nodiscard]] std::uint32_t generation() const;
 
  private:
   [[nodiscard]] core::Status HashRange(std::size_t index, const BufferLease& buffer);
