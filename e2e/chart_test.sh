@@ -87,9 +87,14 @@ check_schema_rejects() {
   must_reject --set operator.enabld=false
   must_reject --set log.level=verbose
   must_reject --set nodeAgent.cacheRoot=relative/path
+  must_reject --set nodeAgent.csi.kubeletDir=relative/kubelet
+  must_reject --set nodeAgent.csi.registrar.imag.tag=v1
   must_reject --set scheduler.extender.nodeCacheCapable=maybe
   must_reject --set image.pullPolicy=Sometimes
   must_reject --set-string extender.replicas=two
+  must_reject --set operator.webhook.url=http://127.0.0.1:9443
+  must_reject --set operator.webhook.certificate.source=vault
+  must_reject --set operator.webhook.volumeMode=nfs
 }
 
 # render NAME ARGS...: helm template into WORK/NAME.yaml for the server's version.
@@ -104,6 +109,7 @@ check_server_dry_run() {
   render defaults
   render no-operator --set operator.enabled=false
   render names --set scheduler.extender.nodeCacheCapable=false --set nodeAgent.ownCacheOnly=false
+  render no-csi --set nodeAgent.csi.enabled=false
   local kinds
   kinds="$(grep '^kind:' "${WORK}/defaults.yaml" | sort | uniq -c)"
   echo "${kinds}"
@@ -113,10 +119,14 @@ check_server_dry_run() {
   done
   ! grep -q "modelplane-operator$" <(grep 'name:' "${WORK}/no-operator.yaml") ||
     { echo "operator.enabled=false still renders the operator"; return 1; }
+  # CSI on (the default): the CSIDriver and a privileged agent; off: neither.
+  grep -q "^kind: CSIDriver$" "${WORK}/defaults.yaml" || { echo "no CSIDriver rendered"; return 1; }
+  ! grep -qE "^kind: CSIDriver$|privileged: true|mountPropagation" "${WORK}/no-csi.yaml" ||
+    { echo "nodeAgent.csi.enabled=false still renders CSI parts"; return 1; }
   # CRDs first, so the dry run of everything else sees them.
   kubectl apply --server-side -f "${REPO_DIR}/crds/"
   local f
-  for f in defaults no-operator names; do
+  for f in defaults no-operator names no-csi; do
     kubectl apply --dry-run=server -f "${WORK}/${f}.yaml" >/dev/null
     echo "server dry run of ${f}: ok"
   done
@@ -148,6 +158,11 @@ check_install() {
   pod="$(kubectl -n "${NS}" get pods -l app.kubernetes.io/component=node-agent -o name | head -1)"
   kubectl -n "${NS}" get "${pod}" -o jsonpath='{.spec.containers[0].env[?(@.name=="NODE_NAME")].valueFrom.fieldRef.fieldPath}' | grep -qx spec.nodeName
   kubectl -n "${NS}" get "${pod}" -o jsonpath='{.spec.volumes[?(@.name=="cache")].hostPath.path}' | grep -qx /var/lib/modelplane/cache
+  # The CSI plugin: the driver object as kubelet reads it, the registrar beside the agent, and
+  # the pods folder shared both ways.
+  [[ "$(kubectl get csidriver csi.modelplane.io -o jsonpath='{.spec.podInfoOnMount} {.spec.attachRequired} {.spec.volumeLifecycleModes[*]}')" == "true false Ephemeral" ]]
+  kubectl -n "${NS}" get "${pod}" -o jsonpath='{.spec.containers[*].name}' | grep -qw csi-node-driver-registrar
+  kubectl -n "${NS}" get "${pod}" -o jsonpath='{.spec.containers[0].volumeMounts[?(@.name=="kubelet-pods")].mountPropagation}' | grep -qx Bidirectional
 }
 
 # can SA VERB RESOURCE [-n NS]: kubectl auth can-i as the component's ServiceAccount.
@@ -170,6 +185,9 @@ check_least_privilege() {
   can operator create leases.coordination.k8s.io -n "${NS}"
   cannot operator create leases.coordination.k8s.io -n default
   cannot operator get secrets -n "${NS}"
+  can operator watch deployments.apps --all-namespaces
+  can operator list controllerrevisions.apps --all-namespaces
+  cannot operator update deployments.apps -n default
   can node-agent patch modelcaches.modelplane.io --subresource=status
   cannot node-agent update modelcaches.modelplane.io
   can node-agent patch pods --subresource=status -n default
@@ -239,9 +257,44 @@ YAML
   grep -q "only write the ModelCache named after its own node" <<<"${out}"
 }
 
+# The admission webhook as installed: its configuration trusts the CA of the generated Secret,
+# whose certificate names the Service; an upgrade keeps the certificate (Helm's lookup).
+check_webhook() {
+  local name="${RELEASE}-modelplane-webhook" config crt
+  config="$(kubectl get mutatingwebhookconfiguration "${name}" -o json)"
+  python3 - "${config}" "${NS}" "${name}" <<'PY'
+import json, sys
+config, namespace, name = json.loads(sys.argv[1]), sys.argv[2], sys.argv[3]
+hook = config["webhooks"][0]
+assert hook["failurePolicy"] == "Fail", hook["failurePolicy"]
+assert hook["sideEffects"] == "None"
+assert hook["clientConfig"]["service"] == {"name": name, "namespace": namespace,
+                                           "path": "/mutate-pods", "port": 443}, hook["clientConfig"]
+assert "'modelplane.io/revision' in object.metadata.annotations" in hook["matchConditions"][0]["expression"]
+assert hook["rules"][0]["operations"] == ["CREATE"] and hook["rules"][0]["resources"] == ["pods"]
+assert namespace in hook["namespaceSelector"]["matchExpressions"][0]["values"]
+print("webhook configuration:", hook["clientConfig"]["service"], hook["matchConditions"][0]["name"])
+PY
+  kubectl get mutatingwebhookconfiguration "${name}" -o jsonpath='{.webhooks[0].clientConfig.caBundle}' |
+    base64 -d >"${WORK}/webhook-ca.crt"
+  kubectl -n "${NS}" get secret "${name}-tls" -o jsonpath='{.data.tls\.crt}' | base64 -d >"${WORK}/webhook.crt"
+  openssl verify -CAfile "${WORK}/webhook-ca.crt" "${WORK}/webhook.crt"
+  openssl x509 -in "${WORK}/webhook.crt" -noout -ext subjectAltName | grep -F "DNS:${name}.${NS}.svc"
+  # The operator mounts it and serves the webhook port the Service targets.
+  kubectl -n "${NS}" get deploy "${RELEASE}-modelplane-operator" \
+    -o jsonpath='{.spec.template.spec.volumes[?(@.name=="webhook-tls")].secret.secretName}' | grep -qx "${name}-tls"
+  kubectl -n "${NS}" get configmap "${RELEASE}-modelplane-operator" -o jsonpath='{.data.operator\.yaml}' |
+    grep -A3 "^webhook:" | grep -q "enabled: true"
+  crt="$(sha256sum <"${WORK}/webhook.crt")"
+  helm upgrade "${RELEASE}" "${CHART}" --namespace "${NS}" --reuse-values --wait --timeout 60s >/dev/null
+  [[ "$(kubectl -n "${NS}" get secret "${name}-tls" -o jsonpath='{.data.tls\.crt}' | base64 -d | sha256sum)" == "${crt}" ]] ||
+    { echo "helm upgrade replaced the webhook certificate"; return 1; }
+  echo "helm upgrade kept the certificate"
+}
+
 check_uninstall() {
   helm uninstall "${RELEASE}" --namespace "${NS}" --wait --timeout 60s
-  [[ -z "$(kubectl get clusterrole,clusterrolebinding,validatingadmissionpolicy -o name | grep "${RELEASE}-modelplane" || true)" ]]
+  [[ -z "$(kubectl get clusterrole,clusterrolebinding,validatingadmissionpolicy,mutatingwebhookconfiguration -o name | grep "${RELEASE}-modelplane" || true)" ]]
   [[ -z "$(kubectl -n "${NS}" get deploy,ds,svc,configmap -l app.kubernetes.io/instance="${RELEASE}" -o name)" ]]
 }
 
@@ -257,6 +310,7 @@ check "rendered manifests pass kubectl apply --dry-run=server" check_server_dry_
 check "helm install --wait: deployments and daemonset ready on KWOK" check_install
 check "per-component RBAC is least privilege (kubectl auth can-i)" check_least_privilege
 check "node agents may write only their own ModelCache (admission policy)" check_own_cache_policy
+check "the admission webhook: configuration, certificate, kept on upgrade" check_webhook
 check "helm uninstall removes the release" check_uninstall
 echo "${PASSED} passed, ${FAILED} failed"
 (( FAILED == 0 ))

@@ -5,8 +5,13 @@
 #   `modelplane-scheduler` calling modelplane-scheduler-extender, and one modelplane-node-agent
 #   per node (own cache root and ports) running on this host;
 #   a ModelRevision prestaged on 2 nodes becomes Ready 2/2 with the bytes verified on disk;
-#   a 3-replica Deployment lands 2 pods on those nodes, the third elsewhere stages the revision
-#   (from a peer), and all 3 pods go Ready through the weights-ready readiness gate;
+#   a 3-replica Deployment whose template carries only the modelplane.io/revision annotation:
+#   the real admission webhook (served by the operator over TLS, configured by the chart) adds
+#   the gates, scheduler and read-only volume; 2 pods are let go to the prestaged nodes, the
+#   third waits gated while another node stages the revision (from a peer), and all 3 go Ready
+#   through the weights-ready readiness gate;
+#   a Helm chart holding a Deployment and the ModelRevision it names installs in one step: its
+#   pod is admitted before the revision exists and starts once it is staged;
 #   an invalid revision gets Valid=False; a file-set change is refused by the API server.
 #
 #   e2e/scenario.sh            run it and take everything down (the README test command does)
@@ -89,19 +94,27 @@ stop_processes
 e2e/cluster.sh down >/dev/null 2>&1 || true
 mkdir -p "$state"
 extender_port=$(free_port)
+webhook_port=$(free_port)
 export MODELPLANE_EXTENDER_URL=http://127.0.0.1:$extender_port/scheduler
 e2e/cluster.sh up >/dev/null
 eval "$(e2e/cluster.sh env)"
 mkdir -p "$state/logs"
 kubectl get nodes -L topology.kubernetes.io/zone
 
-say "helm install: CRDs and RBAC (the binaries run on this host: KWOK pods run no containers)"
+say "helm install: CRDs, RBAC and the admission webhook (the binaries run on this host: KWOK pods run no containers)"
 kubectl create namespace modelplane-system --dry-run=client -o yaml | kubectl apply -f - >/dev/null
 helm install modelplane charts/modelplane --namespace modelplane-system \
   --set operator.enabled=false --set extender.enabled=false --set scheduler.enabled=false \
-  --set nodeAgent.enabled=false --wait --timeout 90s >/dev/null
+  --set nodeAgent.enabled=false --set operator.webhook.url="https://127.0.0.1:$webhook_port" \
+  --wait --timeout 90s >/dev/null
 kubectl get crd modelrevisions.modelplane.io modelcaches.modelplane.io >/dev/null
-pass "chart installed, CRDs served"
+kubectl get mutatingwebhookconfiguration modelplane-modelplane-webhook >/dev/null
+# The operator runs on this host: it serves the certificate the chart generated (for 127.0.0.1).
+kubectl get secret -n modelplane-system modelplane-modelplane-webhook-tls \
+  -o jsonpath='{.data.tls\.crt}' | base64 -d >"$state/webhook-tls.crt"
+kubectl get secret -n modelplane-system modelplane-modelplane-webhook-tls \
+  -o jsonpath='{.data.tls\.key}' | base64 -d >"$state/webhook-tls.key"
+pass "chart installed: CRDs served, MutatingWebhookConfiguration for https://127.0.0.1:$webhook_port"
 
 start() {  # start NAME COMMAND...: background process, log in $state/logs/NAME.log
   local name=$1
@@ -115,6 +128,12 @@ cat >"$state/operator.yaml" <<YAML
 admin: {address: 127.0.0.1, port: 0}
 kubernetes: {kubeconfig: $KUBECONFIG}
 leaderElection: {namespace: modelplane-system}
+webhook:
+  enabled: true
+  address: 127.0.0.1
+  port: $webhook_port
+  certificateFile: $state/webhook-tls.crt
+  keyFile: $state/webhook-tls.key
 YAML
 start modelplane-operator "$bin/operator/modelplane-operator" --config "$state/operator.yaml"
 cat >"$state/extender.yaml" <<YAML
@@ -146,6 +165,7 @@ YAML
     --config "$state/agents/$node/agent.yaml"
 done
 wait_for 60 "the operator to lead" grep -q leadership_acquired "$state/logs/modelplane-operator.log"
+wait_for 60 "the webhook to serve" grep -q webhook_listening "$state/logs/modelplane-operator.log"
 for node in "${nodes[@]}"; do
   wait_for 60 "agent on $node" grep -q node_agent_running "$state/logs/modelplane-node-agent-$node.log"
   wait_for 60 "ModelCache $node" kubectl get modelcache "$node"
@@ -208,21 +228,21 @@ PY
 done
 pass "blobs on both nodes hash to the manifest's sha256s"
 
-say "A 3-replica Deployment scheduled by modelplane-scheduler, gated on weights-ready"
+say "A 3-replica Deployment whose template names its revision and nothing else of modelplane's"
 cat <<YAML | kubectl apply -f - >/dev/null
 apiVersion: apps/v1
 kind: Deployment
 metadata: {name: llama-server, namespace: models}
 spec:
   replicas: 3
+  # In-place replacement: each new pod takes the node an old one leaves (one per host).
+  strategy: {rollingUpdate: {maxSurge: 0, maxUnavailable: 1}}
   selector: {matchLabels: {app: llama-server}}
   template:
     metadata:
       labels: {app: llama-server}
       annotations: {modelplane.io/revision: llama-r1}
     spec:
-      schedulerName: modelplane-scheduler
-      readinessGates: [{conditionType: modelplane.io/weights-ready}]
       tolerations: [{operator: Exists}]
       nodeSelector: {modelplane.io/gpu: "true"}
       affinity:
@@ -235,10 +255,38 @@ spec:
         image: vllm/vllm-openai:v0.11.0
         resources: {limits: {nvidia.com/gpu: "1"}}
 YAML
+three_pods() {
+  [[ $(kubectl get pods -n models -l app=llama-server -o name | grep -c .) == 3 ]]
+}
+wait_for 60 "3 pods created" three_pods
+first_pod=$(kubectl get pods -n models -l app=llama-server -o jsonpath='{.items[0].metadata.name}')
+kubectl get pod -n models "$first_pod" -o json | python3 -c '
+import json, sys
+pod = json.load(sys.stdin)
+spec = pod["spec"]
+assert spec["schedulerName"] == "modelplane-scheduler", spec["schedulerName"]
+assert {"conditionType": "modelplane.io/weights-ready"} in spec["readinessGates"], spec.get("readinessGates")
+volume = [v for v in spec["volumes"] if v["name"] == "modelplane-weights"][0]
+assert volume["csi"] == {"driver": "csi.modelplane.io", "readOnly": True,
+                         "volumeAttributes": {"modelplane.io/revision": "llama-r1"}}, volume
+mount = [m for m in spec["containers"][0]["volumeMounts"] if m["name"] == "modelplane-weights"][0]
+assert mount == {"name": "modelplane-weights", "mountPath": "/models/llama-r1", "readOnly": True}, mount
+assert pod["metadata"]["annotations"]["modelplane.io/injected"].startswith("sha256:")
+' || fail "the webhook did not inject $first_pod as expected"
+pass "the webhook injected the scheduler, the readiness gate and the read-only CSI volume at /models/llama-r1"
 all_scheduled() {
   [[ $(kubectl get pods -n models -l app=llama-server -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}' | grep -c .) == 3 ]]
 }
-wait_for 120 "3 pods scheduled" all_scheduled
+# Two pods go to the prestaged nodes at once; the third (one per host) waits, gated, while a
+# node the operator chose stages the revision; the Event on it says so.
+waiting_event() {
+  kubectl get events -n models -o jsonpath='{range .items[*]}{.reason} {.message}{"\n"}{end}' |
+    grep -q "WaitingForWeights waiting for ModelRevision models/llama-r1 on 1 more node"
+}
+wait_for 120 "an Event on the waiting pod" waiting_event
+kubectl get events -n models -o jsonpath='{range .items[*]}{.reason} {.message}{"\n"}{end}' |
+  grep -m1 "WaitingForWeights" | sed 's/^/    event: /'
+wait_for 600 "3 pods scheduled" all_scheduled
 mapfile -t placed < <(kubectl get pods -n models -l app=llama-server -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}' | sort)
 on_holders=0
 third=""
@@ -269,6 +317,130 @@ for entry in json.load(sys.stdin)["status"]["revisions"]:
         print(entry["state"], entry.get("sourceTier", ""))' "$digest")
 [[ $third_tier == Ready* ]] || fail "$third does not report the revision Ready: $third_tier"
 pass "$third staged it on demand: $third_tier"
+# The promise: every pod was let go only to a node that held the revision Ready.
+for pod in $(kubectl get pods -n models -l app=llama-server -o name); do
+  node=$(kubectl get -n models "$pod" -o jsonpath='{.spec.nodeName}')
+  narrowed=$(kubectl get -n models "$pod" -o jsonpath='{.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[*].matchFields[*].values[*]}')
+  [[ " $narrowed " == *" $node "* ]] || fail "$pod runs on $node, outside the nodes it was narrowed to ($narrowed)"
+  kubectl get events -n models --field-selector "involvedObject.name=${pod#pod/},reason=WeightsVerified" \
+    -o jsonpath='{.items[*].message}' | grep -q "verified on" || fail "$pod has no WeightsVerified Event"
+done
+pass "each pod was narrowed to nodes holding llama-r1 Ready and runs on one of them"
+kubectl apply --dry-run=server -f docs/examples/vllm-deployment.yaml >"$state/vllm-dry-run.txt" 2>&1 ||
+  { cat "$state/vllm-dry-run.txt"; fail "docs/examples/vllm-deployment.yaml does not pass admission"; }
+pass "docs/examples/vllm-deployment.yaml passes the API server and the webhook (dry run)"
+
+say "A Helm chart with a Deployment and the ModelRevision it names, installed in one step"
+# Helm creates custom resources after Deployments: the pod is admitted before its revision.
+small=$state/checkpoint-small
+python3 e2e/checkpoint/generate.py --out "$small" --size 32MiB --shards 1 --seed 12 \
+  --upload "s3://$MODELPLANE_S3_BUCKET/scenario-small/" >/dev/null
+mkdir -p "$state/app-chart/templates"
+printf 'apiVersion: v2\nname: llama-small\nversion: 0.1.0\n' >"$state/app-chart/Chart.yaml"
+python3 e2e/checkpoint/generate.py --out "$small" --size 32MiB --shards 1 --seed 12 \
+  --modelrevision llama-small --bucket "$MODELPLANE_S3_BUCKET" --prefix scenario-small \
+  >"$state/app-chart/templates/revision.yaml"
+cat >"$state/app-chart/templates/deployment.yaml" <<'YAML'
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: llama-small}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: llama-small}}
+  template:
+    metadata:
+      labels: {app: llama-small}
+      annotations: {modelplane.io/revision: llama-small}
+    spec:
+      tolerations: [{operator: Exists}]
+      containers:
+      - name: server
+        image: vllm/vllm-openai:v0.11.0
+        args: [--model=/models/llama-small]
+YAML
+helm install llama-small "$state/app-chart" --namespace models >/dev/null
+small_ready() {
+  [[ $(kubectl get pods -n models -l app=llama-small -o jsonpath='{range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{end}') == True ]]
+}
+wait_for 300 "the llama-small pod Ready" small_ready
+small_pod=$(kubectl get pods -n models -l app=llama-small -o jsonpath='{.items[0].metadata.name}')
+# Which came first is a race between Helm and the ReplicaSet controller; either way it starts.
+if [[ $(kubectl get pod -n models "$small_pod" -o jsonpath='{.metadata.annotations.modelplane\.io/injected}') == pending ]]; then
+  order="admitted before llama-small existed, waited gated"
+else
+  order="admitted after llama-small existed"
+fi
+pass "llama-small: one helm install; pod $small_pod $order, Ready on $(kubectl get pod -n models "$small_pod" -o jsonpath='{.spec.nodeName}')"
+
+say "kubectl rollout: llama-r1 to llama-r2, then undo"
+# What each step took from remote sources (the object store) and from peers, from the agents'
+# own counters.
+fetched() { "$root/.venv/bin/python" e2e/fetched_bytes.py "$state"; }
+delta() {  # delta BEFORE_JSON AFTER_JSON TIER...: bytes fetched in between from those tiers
+  python3 - "$@" <<'PY'
+import json, sys
+before, after = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+print(sum(after.get(t, 0) - before.get(t, 0) for t in sys.argv[3:]))
+PY
+}
+remote_tiers=(objectStore http sharedFilesystem)
+python3 e2e/checkpoint/generate.py --out "$state/checkpoint-r2" --size "$size" --shards 4 --seed 21 \
+  --upload "s3://$MODELPLANE_S3_BUCKET/scenario-r2/" >/dev/null
+python3 e2e/checkpoint/generate.py --out "$state/checkpoint-r2" --size "$size" --shards 4 --seed 21 \
+  --modelrevision llama-r2 --bucket "$MODELPLANE_S3_BUCKET" --prefix scenario-r2 >"$state/llama-r2.yaml"
+printf '  retention:\n    rollbackWindow: 1h\n' >>"$state/llama-r2.yaml"
+kubectl apply -n models -f "$state/llama-r2.yaml" >/dev/null
+r2_digest() { kubectl get modelrevision llama-r2 -n models -o jsonpath='{.status.digest}'; }
+wait_for 60 "llama-r2 validated" r2_digest
+r2=$(r2_digest)
+mapfile -t r1_nodes < <(kubectl get pods -n models -l app=llama-server -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}' | sort)
+before_rollout=$(fetched)
+rollout_started=$SECONDS
+kubectl patch deployment llama-server -n models --type=merge \
+  -p '{"spec":{"template":{"metadata":{"annotations":{"modelplane.io/revision":"llama-r2"}}}}}' >/dev/null
+# No new pod goes before llama-r2 is verified on every node llama-r1's pods run on.
+new_pod_gated_until_prestaged() {
+  python3 - "$r2" "${r1_nodes[@]}" <<'PY'
+import json, subprocess, sys
+digest, nodes = sys.argv[1], set(sys.argv[2:])
+caches = json.loads(subprocess.check_output(["kubectl", "get", "modelcaches", "-o", "json"]))
+ready = {c["metadata"]["name"] for c in caches["items"]
+         for e in (c.get("status") or {}).get("revisions", []) if e["digest"] == digest and e["state"] == "Ready"}
+pods = json.loads(subprocess.check_output(["kubectl", "get", "pods", "-n", "models", "-l", "app=llama-server", "-o", "json"]))
+for pod in pods["items"]:
+    if pod["metadata"]["annotations"].get("modelplane.io/revision") != "llama-r2":
+        continue
+    if not pod["spec"].get("schedulingGates") and not nodes <= ready:
+        print(f"{pod['metadata']['name']} was let go while llama-r2 was Ready on {sorted(ready & nodes)} of {sorted(nodes)}")
+        sys.exit(1)
+PY
+}
+rollout_done() {
+  # A violation ends the wait; it is reported below (wait_for hides the command's output).
+  new_pod_gated_until_prestaged >"$state/rollout-violation.txt" || return 0
+  kubectl rollout status deployment/llama-server -n models --timeout=1s >/dev/null 2>&1
+}
+wait_for 600 "the rollout to llama-r2" rollout_done
+[[ ! -s $state/rollout-violation.txt ]] || fail "$(cat "$state/rollout-violation.txt")"
+after_rollout=$(fetched)
+kubectl get events -n models --field-selector involvedObject.kind=Deployment,reason=WeightsPrestaged \
+  -o jsonpath='{range .items[*]}    event: {.reason}: {.message}{"\n"}{end}' | tail -n 1
+pass "rolled to llama-r2 in $((SECONDS - rollout_started)) s: $(delta "$before_rollout" "$after_rollout" "${remote_tiers[@]}") bytes from the object store, $(delta "$before_rollout" "$after_rollout" peer) from peers"
+pinned=$(kubectl get modelcaches -o json | python3 -c '
+import json, sys
+print(sum(1 for c in json.load(sys.stdin)["items"] for e in c["spec"].get("revisions", [])
+          if e["revision"]["name"] == "llama-r1" and e.get("reason") == "rollback" and e.get("pinned")))')
+((pinned == ${#r1_nodes[@]})) || fail "llama-r1 is pinned on $pinned nodes, expected ${#r1_nodes[@]}"
+pass "llama-r1 pinned for undo on the ${#r1_nodes[@]} nodes its pods ran on (rollback window 1h)"
+undo_started=$SECONDS
+kubectl rollout undo deployment/llama-server -n models >/dev/null
+undo_done() { kubectl rollout status deployment/llama-server -n models --timeout=1s >/dev/null 2>&1 &&
+  [[ $(kubectl get deployment llama-server -n models -o jsonpath='{.spec.template.metadata.annotations.modelplane\.io/revision}') == llama-r1 ]]; }
+wait_for 300 "kubectl rollout undo back to llama-r1" undo_done
+after_undo=$(fetched)
+undo_remote=$(delta "$after_rollout" "$after_undo" "${remote_tiers[@]}" peer)
+((undo_remote == 0)) || fail "the undo fetched $undo_remote bytes; expected node-local hits only"
+pass "undone to llama-r1 in $((SECONDS - undo_started)) s: 0 bytes fetched, every pod served by a node-local hit"
 
 say "Bad input"
 sed -e 's/name: "llama-r1"/name: "llama-bad"/' -e '0,/sha256: "sha256:[0-9a-f]*"/s//sha256: "sha256:nothex"/' \

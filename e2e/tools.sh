@@ -2,13 +2,18 @@
 # Builds (once per machine) every binary the e2e cluster needs, from Go modules only:
 # no container runtime and no binary downloads are available here.
 #
-#   e2e/tools.sh build    build what is missing, print the bin dir (idempotent)
-#   e2e/tools.sh bindir   print the bin dir (does not build; fails if the build is incomplete)
-#   e2e/tools.sh versions print the pinned versions
+#   e2e/tools.sh build       build what is missing, print the bin dir (idempotent)
+#   e2e/tools.sh bindir      print the bin dir (does not build; fails if the build is incomplete)
+#   e2e/tools.sh csi-sanity  print the path of csi-sanity (does not build; fails if missing)
+#   e2e/tools.sh versions    print the pinned versions
 #
 # The cache folder is keyed by the pinned versions and the wrapper modules' go.mod/go.sum, so
 # a version bump builds into a new folder and never mixes binaries. A stamp file is written
 # only after every binary is built; an interrupted build resumes binary by binary.
+#
+# csi-sanity (the CSI conformance suite, docs/csi.md) has a folder and stamp of its own under
+# the same cache root, keyed by its own version: adding it or bumping it never changes the key
+# of the folder above, which would rebuild Kubernetes (12-45 minutes) on every machine.
 set -euo pipefail
 
 E2E_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -24,6 +29,9 @@ MINIO_VERSION="v0.0.0-20260212201848-7aac2a2c5b7c"
 
 # Bump when the build commands or flags below change, so every machine rebuilds.
 BUILD_RECIPE=2
+# csi-sanity from github.com/kubernetes-csi/csi-test (its go.mod pins its dependencies).
+CSI_TEST_VERSION="v5.6.0"
+CSI_SANITY_RECIPE=1
 
 CACHE_ROOT="${MODELPLANE_TOOLS_CACHE:-${HOME}/.cache/modelplane/tools}"
 
@@ -39,6 +47,14 @@ cache_key() {
 TOOLS_DIR="${CACHE_ROOT}/$(cache_key)"
 BIN_DIR="${TOOLS_DIR}/bin"
 STAMP="${TOOLS_DIR}/complete.stamp"
+
+csi_sanity_key() {
+  printf 'csi-sanity-%s_%s' "${CSI_TEST_VERSION}" \
+    "$(printf 'recipe-%s %s %s' "${CSI_SANITY_RECIPE}" "$(go env GOVERSION)" "${CSI_TEST_VERSION}" |
+      sha256sum | cut -c1-12)"
+}
+CSI_SANITY_DIR="${CACHE_ROOT}/$(csi_sanity_key)"
+CSI_SANITY_STAMP="${CSI_SANITY_DIR}/complete.stamp"
 
 log() { printf '[tools] %s\n' "$*" >&2; }
 
@@ -101,8 +117,45 @@ copy_kwok_stages() {
 }
 
 cmd_build() {
+  build_cluster_tools
+  build_csi_sanity
+  echo "${BIN_DIR}"
+}
+
+build_csi_sanity() {
+  [[ -f "${CSI_SANITY_STAMP}" ]] && return 0
+  mkdir -p "${CSI_SANITY_DIR}/bin"
+  exec 8>"${CSI_SANITY_DIR}/build.lock"
+  flock 8
+  [[ -f "${CSI_SANITY_STAMP}" ]] && return 0
+  go_build_env
+  local start=${SECONDS}
+  log "building csi-sanity ${CSI_TEST_VERSION} into ${CSI_SANITY_DIR}"
+  # go install pkg@version builds with the module's own go.mod and go.sum, outside ours.
+  env "GOBIN=${CSI_SANITY_DIR}/bin" nice -n 10 go install -trimpath \
+    -ldflags "-s -w -X main.VERSION=${CSI_TEST_VERSION}" \
+    "github.com/kubernetes-csi/csi-test/v5/cmd/csi-sanity@${CSI_TEST_VERSION}"
+  [[ -x "${CSI_SANITY_DIR}/bin/csi-sanity" ]] || { log "ERROR: csi-sanity was not produced"; return 1; }
+  {
+    echo "built_at=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+    echo "build_seconds=$((SECONDS - start))"
+    echo "go=$(go env GOVERSION)"
+    echo "csi-test=${CSI_TEST_VERSION}"
+  } > "${CSI_SANITY_STAMP}.tmp"
+  mv "${CSI_SANITY_STAMP}.tmp" "${CSI_SANITY_STAMP}"
+  log "built csi-sanity in $((SECONDS - start))s"
+}
+
+cmd_csi_sanity() {
+  if [[ ! -f "${CSI_SANITY_STAMP}" ]]; then
+    log "csi-sanity not built yet: run e2e/tools.sh build"
+    return 1
+  fi
+  echo "${CSI_SANITY_DIR}/bin/csi-sanity"
+}
+
+build_cluster_tools() {
   if [[ -f "${STAMP}" ]]; then
-    echo "${BIN_DIR}"
     return 0
   fi
   mkdir -p "${BIN_DIR}"
@@ -111,7 +164,6 @@ cmd_build() {
   exec 9>"${TOOLS_DIR}/build.lock"
   flock 9
   if [[ -f "${STAMP}" ]]; then
-    echo "${BIN_DIR}"
     return 0
   fi
   go_build_env
@@ -154,7 +206,6 @@ cmd_build() {
   } > "${STAMP}.tmp"
   mv "${STAMP}.tmp" "${STAMP}"
   log "complete in $((SECONDS - start))s; size $(du -sh "${TOOLS_DIR}" | cut -f1)"
-  echo "${BIN_DIR}"
 }
 
 cmd_bindir() {
@@ -178,8 +229,9 @@ main() {
   case "${1:-}" in
     build) cmd_build ;;
     bindir) cmd_bindir ;;
-    versions) cmd_versions ;;
-    *) echo "usage: $0 build|bindir|versions" >&2; return 2 ;;
+    csi-sanity) cmd_csi_sanity ;;
+    versions) cmd_versions; echo "csi-test=${CSI_TEST_VERSION}" ;;
+    *) echo "usage: $0 build|bindir|csi-sanity|versions" >&2; return 2 ;;
   esac
 }
 

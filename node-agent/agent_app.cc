@@ -5,18 +5,28 @@
 #include <fmt/format.h>
 
 #include "core/kube/kube_config.h"
+#include "core/runtime/component_main.h"
 #include "core/runtime/kube_connection.h"
+#include "node-agent/controller/cache_retention.h"
 #include "node-agent/controller/node_controller.h"
 #include "node-agent/controller/stager.h"
+#include "node-agent/csi/csi_plugin.h"
+#include "node-agent/csi/system_mounter.h"
+#include "node-agent/eviction/eviction_metrics.h"
+#include "node-agent/eviction/evictor.h"
 #include "node-agent/fetch/fetch_engine.h"
 #include "node-agent/fetch/source_order.h"
+#include "node-agent/fetch/source_throughput.h"
 #include "node-agent/peer/peer_range_source.h"
 #include "node-agent/peer/peer_server.h"
+#include "node-agent/peer/withheld_blob_catalog.h"
 #include "node-agent/sources/revision_sources.h"
 #include "node-agent/store/cache_store.h"
 
 namespace modelplane::agent {
 namespace {
+
+constexpr std::string_view kZoneLabel = "topology.kubernetes.io/zone";
 
 std::string AdvertisedEndpoint(const PeerConfig& peers, std::uint16_t port) {
   std::string host = peers.advertise_address;
@@ -62,6 +72,8 @@ int RunAgent(const AgentConfig& config, core::ComponentRuntime& runtime) {
     }
     token_key = std::move(*key);
   }
+  // Peers are served the store's blobs less those of revoked revisions (retention says which).
+  WithheldBlobCatalog peer_catalog(**store);
   std::unique_ptr<PeerServer> peer_server;
   std::string peer_endpoint;
   const bool peer_credentials = token_key.has_value() || !config.peers.client_ca_file.empty();
@@ -84,8 +96,8 @@ int RunAgent(const AgentConfig& config, core::ComponentRuntime& runtime) {
                                  .private_key_file = config.peers.tls_key_file,
                                  .client_ca_file = config.peers.client_ca_file};
     }
-    auto server =
-        PeerServer::Create(std::move(options), **store, runtime.metrics(), logger, runtime.clock());
+    auto server = PeerServer::Create(std::move(options), peer_catalog, runtime.metrics(), logger,
+                                     runtime.clock());
     if (!server) {
       logger.Error("peer_server_failed", {{"error", server.error().ToString()}});
       return 1;
@@ -101,6 +113,7 @@ int RunAgent(const AgentConfig& config, core::ComponentRuntime& runtime) {
     return 1;
   }
   SourceHealth health(runtime.clock(), std::chrono::minutes(5));
+  SourceThroughput throughput;
   auto engine = FetchEngine::Create(
       {.range_size = config.fetch.range_size.bytes,
        .max_in_flight = static_cast<std::size_t>(config.fetch.in_flight),
@@ -120,10 +133,15 @@ int RunAgent(const AgentConfig& config, core::ComponentRuntime& runtime) {
 
   auto connection = core::ConnectAndLog(config.kubernetes, runtime.clock(), logger);
   if (!connection) return 1;
-  if (auto self = connection->client->Get(core::resources::Nodes(), "", node); !self) {
+  auto self = connection->client->Get(core::resources::Nodes(), "", node);
+  if (!self) {
     logger.Error("node_lookup_failed", {{"node", node}, {"error", self.error().ToString()}});
     return 1;
   }
+  // Read once: a node's zone does not change while it runs.
+  const std::string zone = self->value("metadata", nlohmann::json::object())
+                               .value("labels", nlohmann::json::object())
+                               .value(std::string(kZoneLabel), "");
 
   NodeController controller({.client = *connection->client,
                              .watcher = *connection->watcher,
@@ -131,9 +149,11 @@ int RunAgent(const AgentConfig& config, core::ComponentRuntime& runtime) {
                              .logger = logger,
                              .clock = runtime.clock()},
                             {.node_name = node,
+                             .zone = zone,
                              .peer_endpoint = peer_endpoint,
                              .status_interval = config.status_interval,
-                             .resync_period = config.resync_period});
+                             .resync_period = config.resync_period,
+                             .retention_interval = config.eviction.interval});
   const SourceEnvironment environment{.secrets_directory = config.secrets_directory};
   SourceFactory sources = [&](const LoadedRevision& revision)
       -> core::Result<std::vector<std::unique_ptr<RangeSource>>> {
@@ -156,13 +176,87 @@ int RunAgent(const AgentConfig& config, core::ComponentRuntime& runtime) {
     SortByTierPreference(result);
     return result;
   };
-  Stager stager({.engine = engine->get(),
-                 .sources = sources,
-                 .logger = &logger,
-                 .clock = &runtime.clock(),
-                 .on_change = [&controller] { controller.Poke(); }},
-                config.fetch.concurrent_stagings);
+  Stager stager(
+      {.engine = engine->get(),
+       .sources = sources,
+       .logger = &logger,
+       .clock = &runtime.clock(),
+       .on_change = [&controller] { controller.Poke(); },
+       .on_fetched = [&throughput](const FetchReport& report) { throughput.Record(report); }},
+      config.fetch.concurrent_stagings);
   controller.SetStager(&stager);
+  // The CSI plugin listens before the informers sync: kubelet finds the socket at once, Probe
+  // says not ready and publishing waits until the controller can answer for revisions.
+  SystemMounter mounter;
+  std::unique_ptr<CsiPlugin> csi;
+  if (config.csi.enabled) {
+    auto plugin = CsiPlugin::Start({.layout = (*store)->layout(),
+                                    .resolver = controller,
+                                    .mounter = mounter,
+                                    .logger = logger,
+                                    .clock = runtime.clock()},
+                                   {.node_id = node,
+                                    .version = core::kModelplaneVersion,
+                                    .socket_path = config.csi.socket_path,
+                                    .target_root = config.csi.target_root});
+    if (!plugin) {
+      logger.Error("csi_plugin_failed", {{"error", plugin.error().ToString()}});
+      return 1;
+    }
+    csi = std::move(*plugin);
+    logger.Info("csi_plugin_started", {{"socket", config.csi.socket_path},
+                                       {"target_root", config.csi.target_root},
+                                       {"leases", csi->Leases().size()}});
+  }
+  // Retention: the evictor claims views from the CSI plugin, so it comes after it.
+  auto eviction_metrics = EvictionMetrics::Register(runtime.metrics());
+  if (!eviction_metrics) {
+    logger.Error("metrics_registration_failed", {{"error", eviction_metrics.error().ToString()}});
+    return 1;
+  }
+  CacheRetention* retention_for_evictor = nullptr;
+  Evictor evictor({.store = **store,
+                   .view_guard = csi ? &csi->view_guard() : nullptr,
+                   .may_evict =
+                       [&retention_for_evictor](const core::Sha256Bytes& digest) {
+                         return retention_for_evictor != nullptr &&
+                                retention_for_evictor->MayEvict(digest);
+                       },
+                   .metrics = &*eviction_metrics,
+                   .logger = &logger,
+                   .on_change = [&controller] { controller.Poke(); }},
+                  {.delete_bytes_per_second = config.eviction.delete_rate.bytes});
+  const EvictionConfig& eviction = config.eviction;
+  CacheRetention retention({.store = **store,
+                            .evictor = &evictor,
+                            .metrics = &*eviction_metrics,
+                            .withhold_from_peers =
+                                [&peer_catalog](std::set<core::Sha256Bytes> blobs) {
+                                  peer_catalog.SetWithheld(std::move(blobs));
+                                },
+                            .health = &health,
+                            .throughput = &throughput,
+                            .logger = logger,
+                            .clock = runtime.clock()},
+                           {.enabled = eviction.enabled,
+                            .watermarks = ToWatermarkSettings(eviction),
+                            .refetch = {.default_peer_bytes_per_second =
+                                            static_cast<double>(eviction.default_peer_rate.bytes),
+                                        .default_origin_bytes_per_second = static_cast<double>(
+                                            eviction.default_origin_rate.bytes)},
+                            .uses = {.half_life = eviction.use_half_life},
+                            .origin_down_window = eviction.origin_down_window,
+                            .last_used_resolution = eviction.last_used_resolution,
+                            .use_history_file = (*store)->layout().UseHistoryPath()});
+  retention_for_evictor = &retention;
+  core::EventRecorder events(
+      *connection->client,
+      {.reporting_controller = "modelplane.io/node-agent", .reporting_instance = node},
+      runtime.clock());
+  controller.SetRetention(
+      {.retention = &retention,
+       .leases = [&csi]() { return csi ? csi->Leases() : std::vector<VolumeLease>{}; },
+       .events = &events});
   if (controller.Start(runtime.shutdown())) {
     runtime.SetReady(true);
     logger.Info("node_agent_running", {{"node", node}, {"cache_root", config.cache_root}});
@@ -171,8 +265,11 @@ int RunAgent(const AgentConfig& config, core::ComponentRuntime& runtime) {
     }
   }
   runtime.SetReady(false);
+  // First: calls in flight finish while the controller they ask is still there.
+  if (csi) csi->Stop();
   stager.Stop();
   controller.Stop();
+  evictor.Stop();  // after the loop: nothing queues more; a removal stops at a blob boundary
   if (peer_server) peer_server->Stop();
   logger.Info("node_agent_stopped", {{"node", node}});
   return 0;

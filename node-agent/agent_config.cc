@@ -1,5 +1,7 @@
 #include "node-agent/agent_config.h"
 
+#include <filesystem>
+
 #include "core/config/config_checks.h"
 
 namespace modelplane::agent {
@@ -33,6 +35,64 @@ void BindConfig(core::ConfigMap& map, PeerConfig& config) {
   map.Optional("maxStreams", config.max_streams, core::InRange(1, 4096));
 }
 
+void BindConfig(core::ConfigMap& map, CsiConfig& config) {
+  map.Optional("enabled", config.enabled);
+  map.Optional("socketPath", config.socket_path);
+  map.Optional("targetRoot", config.target_root);
+  // sockaddr_un holds 107 bytes and a NUL.
+  if (config.socket_path.empty() || config.socket_path.front() != '/' ||
+      config.socket_path.size() > 107) {
+    map.Fail("socketPath must be an absolute path of at most 107 bytes");
+  }
+  const std::filesystem::path root(config.target_root);
+  if (!root.is_absolute() || root.lexically_normal() != root || root == "/" ||
+      config.target_root.back() == '/') {
+    map.Fail("targetRoot must be a normalized absolute folder other than /");
+  }
+}
+
+void BindConfig(core::ConfigMap& map, EvictionConfig& config) {
+  map.Optional("enabled", config.enabled);
+  map.Optional("highPercent", config.high_percent);
+  map.Optional("lowPercent", config.low_percent);
+  map.Optional("kubeletFilesystem", config.kubelet_filesystem);
+  map.Optional("kubeletRoot", config.kubelet_root);
+  map.Optional("kubeletImageGcHighPercent", config.kubelet_image_gc_high_percent);
+  map.Optional("kubeletEvictionHardAvailablePercent",
+               config.kubelet_eviction_hard_available_percent);
+  map.Optional("kubeletMarginPercent", config.kubelet_margin_percent);
+  map.Optional("deleteRate", config.delete_rate);
+  map.Optional("useHalfLife", config.use_half_life,
+               core::InRange(std::chrono::seconds(60), std::chrono::hours(24 * 365)));
+  map.Optional("originDownWindow", config.origin_down_window);
+  map.Optional("interval", config.interval,
+               core::InRange(std::chrono::milliseconds(100), std::chrono::hours(1)));
+  map.Optional("lastUsedResolution", config.last_used_resolution,
+               core::InRange(std::chrono::seconds(1), std::chrono::hours(24)));
+  map.Optional("defaultPeerRate", config.default_peer_rate);
+  map.Optional("defaultOriginRate", config.default_origin_rate);
+  if (!ParseKubeletFilesystem(config.kubelet_filesystem)) {
+    map.Fail("kubeletFilesystem must be auto, shared or separate");
+  }
+  if (auto valid = ValidateWatermarkSettings(ToWatermarkSettings(config)); !valid) {
+    map.Fail(valid.error().message());
+  }
+  if (config.default_peer_rate.bytes == 0 || config.default_origin_rate.bytes == 0) {
+    map.Fail("defaultPeerRate and defaultOriginRate must be positive");
+  }
+}
+
+WatermarkSettings ToWatermarkSettings(const EvictionConfig& config) {
+  return {.high_percent = config.high_percent,
+          .low_percent = config.low_percent,
+          .kubelet_filesystem =
+              ParseKubeletFilesystem(config.kubelet_filesystem).value_or(KubeletFilesystem::kAuto),
+          .kubelet_root = config.kubelet_root,
+          .kubelet_image_gc_high_percent = config.kubelet_image_gc_high_percent,
+          .kubelet_eviction_hard_available_percent = config.kubelet_eviction_hard_available_percent,
+          .kubelet_margin_percent = config.kubelet_margin_percent};
+}
+
 void BindConfig(core::ConfigMap& map, AgentConfig& config) {
   map.Optional("admin", config.admin);
   map.Optional("log", config.log);
@@ -44,6 +104,8 @@ void BindConfig(core::ConfigMap& map, AgentConfig& config) {
   map.Optional("secretsDirectory", config.secrets_directory);
   map.Optional("fetch", config.fetch);
   map.Optional("peers", config.peers);
+  map.Optional("csi", config.csi);
+  map.Optional("eviction", config.eviction);
   map.Optional("statusInterval", config.status_interval);
   map.Optional("resyncPeriod", config.resync_period);
   if (!config.cache_root.empty() && config.cache_root.front() != '/') {

@@ -7,6 +7,7 @@
 #include "core/config/byte_size.h"
 #include "core/config/config_map.h"
 #include "core/runtime/runtime_config.h"
+#include "node-agent/eviction/watermarks.h"
 
 namespace modelplane::agent {
 
@@ -38,6 +39,37 @@ struct PeerConfig {
   int max_streams = 16;
 };
 
+// The CSI node plugin csi.modelplane.io (node-agent/csi, docs/csi.md). Off by default: it
+// mounts, so the agent must run privileged (the chart does that only when CSI is on).
+struct CsiConfig {
+  bool enabled = false;
+  // Where kubelet and the node-driver-registrar dial the plugin.
+  std::string socket_path = "/var/lib/kubelet/plugins/csi.modelplane.io/csi.sock";
+  // Target paths must lie below this folder (kubelet's pods folder); others are refused.
+  std::string target_root = "/var/lib/kubelet/pods";
+};
+
+// Retention and eviction (node-agent/eviction, docs/eviction.md).
+struct EvictionConfig {
+  bool enabled = true;  // false: nothing is evicted or refused (revoked revisions still purge)
+  double high_percent = 80;
+  double low_percent = 70;
+  // Whether the cache shares kubelet's filesystem: auto (compare with kubeletRoot), shared,
+  // separate. Shared caps the watermarks below kubelet's image GC and eviction thresholds.
+  std::string kubelet_filesystem = "auto";
+  std::string kubelet_root = "/var/lib/kubelet";
+  double kubelet_image_gc_high_percent = 85;
+  double kubelet_eviction_hard_available_percent = 10;  // nodefs.available
+  double kubelet_margin_percent = 5;
+  core::ByteSize delete_rate{0};  // bytes per second eviction deletes; 0: unpaced
+  std::chrono::seconds use_half_life{std::chrono::hours(24)};
+  std::chrono::seconds origin_down_window{600};
+  std::chrono::milliseconds interval{30'000};  // a pass at least this often
+  std::chrono::seconds last_used_resolution{300};
+  core::ByteSize default_peer_rate{1ull << 30};  // refetch price before a fetch measured it
+  core::ByteSize default_origin_rate{100ull << 20};
+};
+
 struct AgentConfig {
   core::AdminConfig admin;
   core::LogConfig log;
@@ -52,6 +84,8 @@ struct AgentConfig {
   std::string secrets_directory;
   FetchConfig fetch;
   PeerConfig peers;
+  CsiConfig csi;
+  EvictionConfig eviction;
   // Status writes are coalesced: at most one per interval while bytes move (state changes go
   // out at once).
   std::chrono::milliseconds status_interval{1'000};
@@ -61,5 +95,8 @@ struct AgentConfig {
 void BindConfig(core::ConfigMap& map, AgentConfig& config);
 void BindConfig(core::ConfigMap& map, FetchConfig& config);
 void BindConfig(core::ConfigMap& map, PeerConfig& config);
+void BindConfig(core::ConfigMap& map, CsiConfig& config);
+void BindConfig(core::ConfigMap& map, EvictionConfig& config);
+[[nodiscard]] WatermarkSettings ToWatermarkSettings(const EvictionConfig& config);
 
 }  // namespace modelplane::agent

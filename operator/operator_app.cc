@@ -6,9 +6,14 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include "core/http/http_server.h"
+#include "core/kube/informer.h"
 #include "core/kube/leader_elector.h"
 #include "core/runtime/kube_connection.h"
 #include "operator/controllers/controller_manager.h"
+#include "operator/rollouts/rollout_gate_service.h"
+#include "operator/webhook/admission_review.h"
+#include "operator/webhook/pod_webhook.h"
 
 namespace modelplane::controller {
 namespace {
@@ -22,12 +27,120 @@ std::string CandidateIdentity() {
   return fmt::format("{}_{:08x}", host, random());
 }
 
+// The admission webhook and the informer it resolves revisions from; every replica runs one.
+struct WebhookServing {
+  std::unique_ptr<core::Informer> revisions;
+  std::unique_ptr<PodWebhook> webhook;
+  std::unique_ptr<core::HttpServer> server;
+  std::thread syncer;
+
+  ~WebhookServing() {
+    if (server) server->Stop();
+    if (revisions) revisions->Stop();
+    if (syncer.joinable()) syncer.join();
+  }
+};
+
+core::Status StartWebhook(const OperatorConfig& config, core::ComponentRuntime& runtime,
+                          const core::KubeConnection& connection, WebhookServing& serving) {
+  const WebhookConfig& settings = config.webhook;
+  serving.revisions = std::make_unique<core::Informer>(
+      *connection.client, *connection.watcher,
+      core::InformerOptions{.type = core::resources::ModelRevisions(),
+                            .namespace_name = config.controllers.namespace_name,
+                            .resync_period = config.controllers.resync_period},
+      runtime.clock());
+  auto webhook = PodWebhook::Create(
+      serving.revisions->store(),
+      {.scheduler_name = settings.scheduler_name,
+       .volume_mode = settings.volume_mode == "hostPath" ? WeightsVolumeMode::kHostPath
+                                                         : WeightsVolumeMode::kCsi,
+       .host_cache_root = settings.host_cache_root,
+       .namespace_scope = config.controllers.namespace_name},
+      runtime.logger().WithComponent("operator.webhook"), runtime.metrics());
+  if (!webhook) return std::unexpected(webhook.error());
+  serving.webhook = std::move(*webhook);
+  core::ServerOptions options;
+  options.address = settings.address;
+  options.port = settings.port;
+  options.threads = settings.threads;
+  options.body_limit = kMaxAdmissionReviewBytes;
+  options.tls = core::TlsServerOptions{.certificate_chain_file = settings.certificate_file,
+                                       .private_key_file = settings.key_file};
+  options.readiness = [raw = serving.webhook.get()] { return raw->synced(); };
+  core::Router router;
+  serving.webhook->AddRoutes(router);
+  auto server = core::HttpServer::Create(std::move(options), std::move(router));
+  if (!server) return std::unexpected(server.error());
+  serving.server = std::move(*server);
+  serving.revisions->Start();
+  serving.syncer = std::thread([&serving, &runtime] {
+    while (!serving.revisions->WaitForSync(std::chrono::seconds(1))) {
+      if (runtime.shutdown().cancelled()) return;
+    }
+    serving.webhook->SetSynced(true);
+  });
+  runtime.logger().Info("webhook_listening",
+                        {{"address", settings.address},
+                         {"port", static_cast<std::int64_t>(serving.server->port())},
+                         {"path", std::string(kPodWebhookPath)}});
+  return core::Ok();
+}
+
+struct RolloutGateServing {
+  std::unique_ptr<RolloutGateService> service;
+  std::unique_ptr<core::HttpServer> server;
+
+  ~RolloutGateServing() {
+    if (server) server->Stop();
+  }
+};
+
+core::Status StartRolloutGates(const OperatorConfig& config, core::ComponentRuntime& runtime,
+                               const core::KubeConnection& connection,
+                               RolloutGateServing& serving) {
+  auto service = RolloutGateService::Create(
+      *connection.client, runtime.logger().WithComponent("operator.rollout-gates"),
+      runtime.metrics());
+  if (!service) return std::unexpected(service.error());
+  serving.service = std::move(*service);
+  core::ServerOptions options;
+  options.address = config.rollout_gates.address;
+  options.port = config.rollout_gates.port;
+  options.threads = 1;
+  options.body_limit = 64 * 1024;
+  core::Router router;
+  serving.service->AddRoutes(router);
+  auto server = core::HttpServer::Create(std::move(options), std::move(router));
+  if (!server) return std::unexpected(server.error());
+  serving.server = std::move(*server);
+  runtime.logger().Info("rollout_gates_listening",
+                        {{"address", config.rollout_gates.address},
+                         {"port", static_cast<std::int64_t>(serving.server->port())},
+                         {"path", std::string(kRolloutGatePathPrefix) + "<hook>"}});
+  return core::Ok();
+}
+
 }  // namespace
 
 int RunOperator(const OperatorConfig& config, core::ComponentRuntime& runtime) {
   const core::Logger& logger = runtime.logger();
   auto connection = core::ConnectAndLog(config.kubernetes, runtime.clock(), logger);
   if (!connection) return 1;
+  WebhookServing webhook;
+  if (config.webhook.enabled) {
+    if (auto started = StartWebhook(config, runtime, *connection, webhook); !started) {
+      logger.Error("webhook_start_failed", {{"error", started.error().ToString()}});
+      return 1;
+    }
+  }
+  RolloutGateServing gates;
+  if (config.rollout_gates.enabled) {
+    if (auto started = StartRolloutGates(config, runtime, *connection, gates); !started) {
+      logger.Error("rollout_gates_start_failed", {{"error", started.error().ToString()}});
+      return 1;
+    }
+  }
 
   auto leader_gauge =
       runtime.metrics().AddGauge({.name = "modelplane_operator_leader",

@@ -23,12 +23,35 @@ void BindConfig(core::ConfigMap& map, ControllersConfig& config) {
   map.Optional("cacheWorkers", config.cache_workers, core::InRange(1, 64));
 }
 
+void BindConfig(core::ConfigMap& map, WebhookConfig& config) {
+  map.Optional("enabled", config.enabled);
+  map.Optional("address", config.address);
+  map.Optional("port", config.port);  // 0: the kernel picks (tests); the log line says which
+  map.Optional("threads", config.threads, core::InRange(1, 64));
+  map.Optional("certificateFile", config.certificate_file);
+  map.Optional("keyFile", config.key_file);
+  map.Optional("schedulerName", config.scheduler_name);
+  map.Optional("volumeMode", config.volume_mode, core::OneOf({"csi", "hostPath"}));
+  map.Optional("hostCacheRoot", config.host_cache_root);
+  if (config.host_cache_root.empty() || config.host_cache_root.front() != '/') {
+    map.Fail("hostCacheRoot must be an absolute path");
+  }
+}
+
+void BindConfig(core::ConfigMap& map, RolloutGatesConfig& config) {
+  map.Optional("enabled", config.enabled);
+  map.Optional("address", config.address);
+  map.Optional("port", config.port);
+}
+
 void BindConfig(core::ConfigMap& map, OperatorConfig& config) {
   map.Optional("admin", config.admin);
   map.Optional("log", config.log);
   map.Optional("kubernetes", config.kubernetes);
   map.Optional("leaderElection", config.leader_election);
   map.Optional("controllers", config.controllers);
+  map.Optional("webhook", config.webhook);
+  map.Optional("rolloutGates", config.rollout_gates);
 }
 
 }  // namespace modelplane::controller

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <string>
 
 #include "core/config/config_map.h"
@@ -26,16 +27,43 @@ struct ControllersConfig {
   int cache_workers = 2;
 };
 
+// The mutating admission webhook for serving pods (webhook/pod_webhook.h). Every replica serves
+// it, leader or not, so admission does not pause while the lease changes hands.
+struct WebhookConfig {
+  bool enabled = false;
+  std::string address = "0.0.0.0";
+  std::uint16_t port = 9443;
+  int threads = 2;
+  std::string certificate_file = "/etc/modelplane/webhook/tls.crt";  // PEM chain
+  std::string key_file = "/etc/modelplane/webhook/tls.key";
+  // Set on pods that name no scheduler ("" leaves schedulerName alone).
+  std::string scheduler_name = "modelplane-scheduler";
+  std::string volume_mode = "csi";                            // csi | hostPath
+  std::string host_cache_root = "/var/lib/modelplane/cache";  // the agents' cacheRoot (hostPath)
+};
+
+// Answers for progressive-delivery webhooks (rollouts/rollout_gate_service.h), plain HTTP on
+// every replica: Flagger calls it from inside the cluster and its answers carry no secrets.
+struct RolloutGatesConfig {
+  bool enabled = false;
+  std::string address = "0.0.0.0";
+  std::uint16_t port = 8082;  // 0: the kernel picks (tests)
+};
+
 struct OperatorConfig {
   core::AdminConfig admin;
   core::LogConfig log;
   core::KubernetesConfig kubernetes;
   LeaderElectionConfig leader_election;
   ControllersConfig controllers;
+  WebhookConfig webhook;
+  RolloutGatesConfig rollout_gates;
 };
 
 void BindConfig(core::ConfigMap& map, LeaderElectionConfig& config);
 void BindConfig(core::ConfigMap& map, ControllersConfig& config);
+void BindConfig(core::ConfigMap& map, WebhookConfig& config);
+void BindConfig(core::ConfigMap& map, RolloutGatesConfig& config);
 void BindConfig(core::ConfigMap& map, OperatorConfig& config);
 
 }  // namespace modelplane::controller

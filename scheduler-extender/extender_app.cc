@@ -1,16 +1,19 @@
 #include "scheduler-extender/extender_app.h"
 
 #include "core/http/http_server.h"
+#include "core/kube/kube_config.h"
 #include "core/runtime/kube_connection.h"
 #include "scheduler-extender/extender_service.h"
 #include "scheduler-extender/inventory_sync.h"
+#include "scheduler-extender/verb_server_options.h"
 
 namespace modelplane::extender {
 
 int RunExtender(const ExtenderConfig& config, core::ComponentRuntime& runtime) {
   const core::Logger& logger = runtime.logger();
-  if (auto valid = ValidateServerConfig(config.server); !valid) {
-    logger.Error("extender_config_invalid", {{"error", valid.error().message()}});
+  auto options = VerbServerOptions(config.server, core::ProcessEnvironment("POD_IP"), logger);
+  if (!options) {
+    logger.Error("extender_config_invalid", {{"error", options.error().message()}});
     return 2;
   }
   auto connection = core::ConnectAndLog(config.kubernetes, runtime.clock(), logger);
@@ -18,32 +21,34 @@ int RunExtender(const ExtenderConfig& config, core::ComponentRuntime& runtime) {
 
   CacheInventory inventory;
   auto service = ExtenderService::Create(inventory, Placement::Default(), logger, runtime.metrics(),
-                                         {.body_limit = config.server.body_limit.bytes});
+                                         VerbServiceOptions(config.server));
   if (!service) {
     logger.Error("extender_start_failed", {{"error", service.error().ToString()}});
     return 1;
   }
   // The verbs listen at once (answering 503 until synced), so kube-scheduler's first calls get
   // a clear refusal rather than a connection error.
-  core::ServerOptions options;
-  options.address = config.server.address;
-  options.port = config.server.port;
-  options.threads = config.server.threads;
-  options.body_limit = config.server.body_limit.bytes;
-  options.body_timeout = config.server.body_timeout;
   // The verbs port's own /readyz tells the same as the admin port's.
-  options.readiness = [raw = service->get()] { return raw->synced(); };
+  options->readiness = [raw = service->get()] { return raw->synced(); };
   core::Router router;
   (*service)->AddRoutes(router, config.server);
-  auto server = core::HttpServer::Create(std::move(options), std::move(router));
+  const std::string address = options->address;
+  auto server = core::HttpServer::Create(std::move(*options), std::move(router));
   if (!server) {
     logger.Error("extender_start_failed", {{"error", server.error().ToString()}});
     return 1;
   }
-  logger.Info("extender_listening", {{"address", config.server.address},
-                                     {"port", static_cast<std::int64_t>((*server)->port())},
-                                     {"filter", config.server.FilterPath()},
-                                     {"prioritize", config.server.PrioritizePath()}});
+  logger.Info(
+      "extender_listening",
+      {{"address", address},
+       {"port", static_cast<std::int64_t>((*server)->port())},
+       {"filter", config.server.FilterPath()},
+       {"prioritize", config.server.PrioritizePath()},
+       {"tls", config.server.tls.Enabled()},
+       {"mutual_tls", config.server.tls.MutualTls()},
+       {"body_limit", config.server.body_limit.bytes},
+       {"max_nodes", static_cast<std::uint64_t>(config.server.max_nodes)},
+       {"max_concurrent_bodies", static_cast<std::uint64_t>(config.server.max_concurrent_bodies)}});
 
   InventorySync sync(*connection->client, *connection->watcher, runtime.clock(), inventory,
                      logger.WithComponent("scheduler-extender.inventory"));

@@ -8,7 +8,8 @@
 // ExtenderFilterResult {Nodes, NodeNames, FailedNodes, FailedAndUnresolvableNodes, Error}; a
 // prioritize answers HostPriorityList [{Host, Score}] with Score in 0..MaxExtenderPriority (10).
 // Only the fields modelplane needs are read from the Pod, leniently, so an extender that cannot
-// read some pod never blocks its scheduling.
+// read some pod never blocks its scheduling; extender_request_reader.h reads requests, this file
+// holds the types and writes the answers.
 // Thread safety: pure functions over values.
 #pragma once
 
@@ -19,9 +20,6 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
-
-#include "core/api/json_document.h"
-#include "core/error/error.h"
 
 namespace modelplane::extender {
 
@@ -62,12 +60,6 @@ struct HostPriority {
   std::string host;
   std::int64_t score = 0;  // kMinExtenderPriority..kMaxExtenderPriority
 };
-
-// Parses a request body. Fails (kInvalidArgument) on JSON that is not ExtenderArgs: no Pod
-// object, neither or both of Nodes and NodeNames, a node without a name. `limits` bounds the
-// body size and nesting.
-[[nodiscard]] core::Result<ExtenderArgs> ParseExtenderArgs(std::string_view body,
-                                                           const core::api::JsonLimits& limits);
 
 // ExtenderFilterResult in the form the request used: NodeNames, or Nodes carrying the passed
 // nodes' objects exactly as sent. Every key is present, as Go's encoder would write it.

@@ -1,5 +1,7 @@
 #include "scheduler-extender/extender_service.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "core/metrics/histogram_buckets.h"
@@ -168,13 +170,26 @@ core::ServerResponse ExtenderService::Handle(Verb verb, const core::ServerReques
     return response;
   };
 
+  if (!options_.client_names.empty()) {
+    const std::string name =
+        request.peer_certificate ? request.peer_certificate->common_name : std::string();
+    if (name.empty() || std::find(options_.client_names.begin(), options_.client_names.end(),
+                                  name) == options_.client_names.end()) {
+      logger_.Warn("extender_request_forbidden",
+                   {{"verb", verb_name},
+                    {"remote", request.remote_endpoint},
+                    {"client", request.peer_certificate ? request.peer_certificate->subject : ""}});
+      return finish(
+          core::ServerResponse::Text(http::status::forbidden, "client certificate not allowed\n"),
+          "forbidden");
+    }
+  }
   if (!synced_.load()) {
     return finish(
         core::ServerResponse::Text(http::status::service_unavailable, "inventory not synced yet\n"),
         "not_ready");
   }
-  auto args = ParseExtenderArgs(
-      request.body, {.max_bytes = options_.body_limit, .max_depth = core::api::kMaxJsonDepth * 2});
+  auto args = ParseExtenderArgs(request.body, options_.limits);
   if (!args) {
     logger_.Warn("extender_request_rejected", {{"verb", verb_name},
                                                {"remote", request.remote_endpoint},

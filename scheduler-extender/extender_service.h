@@ -8,7 +8,9 @@
 // know (not created yet, a typo, another namespace) is treated the same and logged as a
 // warning: the operator reports revision problems, the scheduler is not the place to.
 // Until the informers have synced, both verbs answer 503, so a scheduler with `ignorable: true`
-// carries on without the extender instead of acting on an empty inventory.
+// carries on without the extender instead of acting on an empty inventory. With client names
+// set, a caller whose verified certificate names none of them gets 403 before its body is read
+// as JSON.
 //
 // Thread safety: the handlers may run on many server threads at once.
 #pragma once
@@ -20,13 +22,13 @@
 #include <string>
 #include <vector>
 
-#include "core/api/json_document.h"
 #include "core/http/router.h"
 #include "core/log/logger.h"
 #include "core/metrics/metrics_registry.h"
 #include "scheduler-extender/cache_inventory.h"
 #include "scheduler-extender/extender_config.h"
 #include "scheduler-extender/extender_protocol.h"
+#include "scheduler-extender/extender_request_reader.h"
 #include "scheduler-extender/placement.h"
 
 namespace modelplane::extender {
@@ -57,7 +59,10 @@ struct PodDecision {
 class ExtenderService {
  public:
   struct Options {
-    std::uint64_t body_limit = 64ULL * 1024 * 1024;
+    ExtenderRequestLimits limits;
+    // Non-empty: a request must come over mutual TLS from a certificate whose CN is one of
+    // these, else 403 (ExtenderTlsConfig::client_names).
+    std::vector<std::string> client_names;
   };
 
   [[nodiscard]] static core::Result<std::unique_ptr<ExtenderService>> Create(

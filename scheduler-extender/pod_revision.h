@@ -6,11 +6,12 @@
 #include <string>
 #include <string_view>
 
+#include "core/api/serving_pod.h"
 #include "scheduler-extender/extender_protocol.h"
 
 namespace modelplane::extender {
 
-inline constexpr std::string_view kRevisionAnnotation = "modelplane.io/revision";
+using core::api::kRevisionAnnotation;
 
 struct PodRevision {
   enum class Kind {

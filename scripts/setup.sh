@@ -14,6 +14,7 @@ debian_packages=(
   libyaml-cpp-dev libssl-dev openssl nlohmann-json3-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   libspdlog-dev libfmt-dev libcli11-dev liburing-dev
+  libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   clang-16 libclang-rt-16-dev clang-format clang-tidy-16
   python3 python3-venv curl fio nginx-light iproute2 procps psmisc golang-go
 )

@@ -20,6 +20,7 @@ inline constexpr std::size_t kMaxPathLength = 512;
 inline constexpr std::size_t kMaxSources = 8;
 inline constexpr std::size_t kMaxConditions = 16;
 inline constexpr std::size_t kMaxStatusNodes = 5000;
+inline constexpr std::size_t kMaxStatusWorkloads = 256;
 inline constexpr std::size_t kMaxCacheRevisions = 1024;
 inline constexpr std::size_t kMaxMapEntries = 256;      // labels, annotations
 inline constexpr std::size_t kMaxSmallMapEntries = 32;  // nodeSelector, quantization parameters

@@ -27,6 +27,7 @@ Result<DesiredRevision> DesiredFromJson(const JsonObjectReader& reader) {
       reader.String("digest", desired.digest, kMaxDigestLength, Presence::kRequired));
   MODELPLANE_API_TRY(reader.Bool("pinned", desired.pinned));
   MODELPLANE_API_TRY(reader.String("reason", desired.reason, kMaxEnumLength));
+  MODELPLANE_API_TRY(reader.Time("pinnedUntil", desired.pinned_until));
   return desired;
 }
 
@@ -59,6 +60,9 @@ Result<CachedRevision> CachedFromJson(const JsonObjectReader& reader) {
   cached.timestamps = stamps.value_or(StageTimestamps{});
   MODELPLANE_API_TRY(reader.Time("lastUsed", cached.last_used));
   MODELPLANE_API_TRY(reader.String("message", cached.message, 4096));
+  MODELPLANE_API_TRY(reader.String("reason", cached.reason, kMaxEnumLength));
+  MODELPLANE_API_TRY(reader.Int64("uniqueBytes", cached.unique_bytes));
+  MODELPLANE_API_TRY(reader.StringList("protection", cached.protection, 8, kMaxEnumLength));
   return cached;
 }
 
@@ -71,6 +75,11 @@ Result<ModelCacheStatus> StatusFromReader(const JsonObjectReader& reader) {
   MODELPLANE_API_TRY(
       reader.Int64("mediaBandwidthBytesPerSecond", status.media_bandwidth_bytes_per_second));
   MODELPLANE_API_TRY(reader.String("peerEndpoint", status.peer_endpoint, 512));
+  MODELPLANE_API_TRY(reader.String("zone", status.zone, 63));
+  MODELPLANE_API_TRY(reader.Int64("highWatermarkBytes", status.high_watermark_bytes));
+  MODELPLANE_API_TRY(reader.Int64("lowWatermarkBytes", status.low_watermark_bytes));
+  MODELPLANE_API_TRY(reader.Int64("reclaimableBytes", status.reclaimable_bytes));
+  MODELPLANE_API_TRY(reader.Int64("protectedBytes", status.protected_bytes));
   MODELPLANE_API_TRY(ReadConditions(reader, status.conditions));
   MODELPLANE_API_TRY(reader.ObjectArray<CachedRevision>("revisions", status.revisions,
                                                         kMaxCacheRevisions, CachedFromJson));
@@ -112,6 +121,7 @@ nlohmann::json ToJson(const ModelCacheSpec& spec) {
         {"digest", desired.digest},
         {"pinned", desired.pinned}};
     if (!desired.reason.empty()) item["reason"] = desired.reason;
+    SetTime(item, "pinnedUntil", desired.pinned_until);
     revisions.push_back(std::move(item));
   }
   return {{"revisions", std::move(revisions)}};
@@ -124,6 +134,14 @@ nlohmann::json ToJson(const ModelCacheStatus& status) {
                         {"mediaBandwidthBytesPerSecond", status.media_bandwidth_bytes_per_second}};
   if (status.observed_generation != 0) out["observedGeneration"] = status.observed_generation;
   if (!status.peer_endpoint.empty()) out["peerEndpoint"] = status.peer_endpoint;
+  if (!status.zone.empty()) out["zone"] = status.zone;
+  // Written only by agents that evict: an older agent's status has none of them.
+  if (status.high_watermark_bytes != 0) {
+    out["highWatermarkBytes"] = status.high_watermark_bytes;
+    out["lowWatermarkBytes"] = status.low_watermark_bytes;
+    out["reclaimableBytes"] = status.reclaimable_bytes;
+    out["protectedBytes"] = status.protected_bytes;
+  }
   if (!status.conditions.empty()) out["conditions"] = ConditionsToJson(status.conditions);
   if (!status.revisions.empty()) {
     nlohmann::json revisions = nlohmann::json::array();
@@ -142,6 +160,9 @@ nlohmann::json ToJson(const ModelCacheStatus& status) {
       if (!stamps.empty()) item["timestamps"] = std::move(stamps);
       SetTime(item, "lastUsed", cached.last_used);
       if (!cached.message.empty()) item["message"] = cached.message;
+      if (!cached.reason.empty()) item["reason"] = cached.reason;
+      if (cached.unique_bytes != 0) item["uniqueBytes"] = cached.unique_bytes;
+      if (!cached.protection.empty()) item["protection"] = cached.protection;
       revisions.push_back(std::move(item));
     }
     out["revisions"] = std::move(revisions);

@@ -27,6 +27,8 @@ inline constexpr std::string_view kModelCacheKind = "ModelCache";
 inline constexpr std::string_view kReasonPrestage = "prestage";
 inline constexpr std::string_view kReasonInUse = "in-use";
 inline constexpr std::string_view kReasonRollback = "rollback";
+// A workload's pods are moving to this revision: it is staged where they run before they roll.
+inline constexpr std::string_view kReasonRollout = "rollout";
 
 // Per-revision states reported by the agent.
 inline constexpr std::string_view kCacheStatePending = "Pending";
@@ -34,6 +36,31 @@ inline constexpr std::string_view kCacheStateStaging = "Staging";
 inline constexpr std::string_view kCacheStateReady = "Ready";
 inline constexpr std::string_view kCacheStateEvicting = "Evicting";
 inline constexpr std::string_view kCacheStateFailed = "Failed";
+
+// Why an entry is in a state (CachedRevision::reason), where the state alone does not say.
+// Failed: the staging was refused before it started, because the revision cannot fit without
+// evicting protected content (or content worth more than a speculative staging).
+inline constexpr std::string_view kCacheReasonInsufficientCapacity = "InsufficientCapacity";
+// Evicting: the revision is revoked; the entry stays, bytesDone counting the bytes still held,
+// until its blobs are purged (the message says what the purge waits for).
+inline constexpr std::string_view kCacheReasonRevoked = "Revoked";
+// Evicting: the cache is above its high watermark, or room is made for an admitted staging.
+inline constexpr std::string_view kCacheReasonHighWatermark = "HighWatermark";
+inline constexpr std::string_view kCacheReasonMakingRoom = "MakingRoom";
+
+// Why the node agent will not evict a revision (CachedRevision::protection). Each revision
+// lists every class it is in.
+inline constexpr std::string_view kProtectionInUse = "inUse";        // mounted, or a pod runs it
+inline constexpr std::string_view kProtectionReserved = "reserved";  // staging or admitted
+inline constexpr std::string_view kProtectionPinned = "pinned";      // a pin that has not lapsed
+inline constexpr std::string_view kProtectionWanted = "wanted";      // the spec lists it
+// The zone's last Ready copy while the revision's origin looks down.
+inline constexpr std::string_view kProtectionLastZoneCopy = "lastZoneCopy";
+
+// The annotation on a ModelRevision that purges a revoked revision's bytes at once, even while
+// pods mount it (their open files stay readable until closed; new reads find nothing).
+inline constexpr std::string_view kPurgeAnnotation = "modelplane.io/purge";
+inline constexpr std::string_view kPurgeForce = "force";
 
 struct RevisionReference {
   std::string namespace_name;  // "namespace" in JSON
@@ -46,7 +73,9 @@ struct DesiredRevision {
   RevisionReference revision;
   std::string digest;
   bool pinned = false;
-  std::string reason;  // prestage, in-use or rollback
+  std::string reason;  // prestage, in-use, rollout or rollback
+  // A pinned entry's pin lapses then (a rollback window's end); absent: while the entry stays.
+  std::optional<Timestamp> pinned_until;
 
   friend bool operator==(const DesiredRevision&, const DesiredRevision&) = default;
 };
@@ -75,8 +104,13 @@ struct CachedRevision {
   std::int64_t bytes_total = 0;
   std::string source_tier;  // see the kTier* constants in model_revision.h
   StageTimestamps timestamps;
-  std::optional<Timestamp> last_used;
+  std::optional<Timestamp> last_used;  // a pod on this node last had it mounted or ran it
   std::string message;
+  std::string reason;  // kCacheReason*, when the state needs one
+  // Bytes of blobs no other revision on this node (held or being staged) references: what
+  // evicting it would free.
+  std::int64_t unique_bytes = 0;
+  std::vector<std::string> protection;  // kProtection*, empty when evictable
 
   friend bool operator==(const CachedRevision&, const CachedRevision&) = default;
 };
@@ -88,6 +122,13 @@ struct ModelCacheStatus {
   std::int64_t reserved_bytes = 0;
   std::int64_t media_bandwidth_bytes_per_second = 0;
   std::string peer_endpoint;
+  std::string zone;  // the node's topology.kubernetes.io/zone, "" when unlabelled
+  // Eviction: the watermarks in bytes, what it could free without touching a protected
+  // revision, and what protected revisions hold (each byte counted once).
+  std::int64_t high_watermark_bytes = 0;
+  std::int64_t low_watermark_bytes = 0;
+  std::int64_t reclaimable_bytes = 0;
+  std::int64_t protected_bytes = 0;
   std::vector<Condition> conditions;
   std::vector<CachedRevision> revisions;
 

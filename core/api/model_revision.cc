@@ -142,6 +142,17 @@ Result<NodeServing> NodeServingFromJson(const JsonObjectReader& reader) {
   return node;
 }
 
+Result<WorkloadUse> WorkloadUseFromJson(const JsonObjectReader& reader) {
+  WorkloadUse use;
+  MODELPLANE_API_TRY(reader.String("kind", use.kind, kMaxEnumLength, Presence::kRequired));
+  MODELPLANE_API_TRY(reader.String("name", use.name, 253, Presence::kRequired));
+  MODELPLANE_API_TRY(reader.String("role", use.role, kMaxEnumLength, Presence::kRequired));
+  MODELPLANE_API_TRY(reader.Int32("pods", use.pods));
+  MODELPLANE_API_TRY(reader.Int32("readyPods", use.ready_pods));
+  MODELPLANE_API_TRY(reader.Time("completedAt", use.completed_at));
+  return use;
+}
+
 Result<LatencyPercentiles> PercentilesFromJson(const JsonObjectReader& reader) {
   std::optional<double> p50;
   std::optional<double> p95;
@@ -167,6 +178,8 @@ Result<ModelRevisionStatus> StatusFromReader(const JsonObjectReader& reader) {
       "bytesToReadySeconds", status.bytes_to_ready_seconds, PercentilesFromJson));
   MODELPLANE_API_TRY(
       reader.ObjectArray<NodeServing>("nodes", status.nodes, kMaxStatusNodes, NodeServingFromJson));
+  MODELPLANE_API_TRY(reader.ObjectArray<WorkloadUse>("workloads", status.workloads,
+                                                     kMaxStatusWorkloads, WorkloadUseFromJson));
   return status;
 }
 
@@ -296,6 +309,19 @@ nlohmann::json ToJson(const ModelRevisionStatus& status) {
       nodes.push_back(std::move(item));
     }
     out["nodes"] = std::move(nodes);
+  }
+  if (!status.workloads.empty()) {
+    nlohmann::json workloads = nlohmann::json::array();
+    for (const WorkloadUse& use : status.workloads) {
+      nlohmann::json item = {{"kind", use.kind},
+                             {"name", use.name},
+                             {"role", use.role},
+                             {"pods", use.pods},
+                             {"readyPods", use.ready_pods}};
+      if (use.completed_at) item["completedAt"] = FormatTimestamp(*use.completed_at);
+      workloads.push_back(std::move(item));
+    }
+    out["workloads"] = std::move(workloads);
   }
   return out;
 }

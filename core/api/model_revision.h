@@ -184,6 +184,21 @@ struct NodeServing {
   friend bool operator==(const NodeServing&, const NodeServing&) = default;
 };
 
+// A workload whose pod template names the revision now (current) or named it before its
+// latest rollout (previous: what `kubectl rollout undo` returns to).
+struct WorkloadUse {
+  std::string kind;  // Deployment, StatefulSet
+  std::string name;  // in the revision's namespace
+  std::string role;  // current, previous
+  std::int32_t pods = 0;
+  std::int32_t ready_pods = 0;
+  // Role previous: when the workload finished rolling away from this revision; the rollback
+  // window counts from here.
+  std::optional<Timestamp> completed_at;
+
+  friend bool operator==(const WorkloadUse&, const WorkloadUse&) = default;
+};
+
 struct ModelRevisionStatus {
   std::int64_t observed_generation = 0;
   std::string digest;
@@ -196,6 +211,7 @@ struct ModelRevisionStatus {
   std::int32_t failed_nodes = 0;
   std::optional<LatencyPercentiles> bytes_to_ready_seconds;
   std::vector<NodeServing> nodes;
+  std::vector<WorkloadUse> workloads;
 
   friend bool operator==(const ModelRevisionStatus&, const ModelRevisionStatus&) = default;
 };

@@ -34,7 +34,9 @@ bool IsRetryableByDefault(ErrorCode code) {
 }
 
 Error Error::Wrap(std::string_view context) const {
-  return Error(code_, std::string(context) + ": " + message_, retryable_);
+  Error wrapped(code_, std::string(context) + ": " + message_, retryable_);
+  wrapped.terminal_ = terminal_;
+  return wrapped;
 }
 
 std::string Error::ToString() const {

@@ -47,6 +47,16 @@ class Error {
   [[nodiscard]] ErrorCode code() const { return code_; }
   [[nodiscard]] const std::string& message() const { return message_; }
   [[nodiscard]] bool retryable() const { return retryable_; }
+  // Terminal: trying again cannot succeed until the input changes (an invalid spec). A work
+  // queue retries every other error with backoff, retryable or not (a 403 from a policy, a 422,
+  // a failed write can all clear), as controller-runtime does; only terminal ones are dropped.
+  [[nodiscard]] bool terminal() const { return terminal_; }
+  [[nodiscard]] Error MarkTerminal() const {
+    Error copy = *this;
+    copy.terminal_ = true;
+    copy.retryable_ = false;
+    return copy;
+  }
 
   // Returns a copy whose message is prefixed with what the caller was doing,
   // e.g. Wrap("reading shard model-00001.safetensors").
@@ -61,6 +71,7 @@ class Error {
   ErrorCode code_;
   std::string message_;
   bool retryable_;
+  bool terminal_ = false;
 };
 
 template <typename T>

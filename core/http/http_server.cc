@@ -146,7 +146,8 @@ class HttpServer::Impl {
   std::uint16_t port() const { return port_; }
 
   ServerStats stats() {
-    return {accepted_.load(), shared_.registry.size(), shared_.requests.load()};
+    return {accepted_.load(), shared_.registry.size(), shared_.requests.load(),
+            shared_.refused_busy.load()};
   }
 
  private:

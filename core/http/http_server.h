@@ -23,6 +23,7 @@ struct ServerStats {
   std::uint64_t accepted_connections = 0;  // since start
   std::uint64_t open_connections = 0;      // now
   std::uint64_t requests = 0;              // fully read requests since start
+  std::uint64_t refused_busy = 0;          // 503s for max_concurrent_bodies since start
 };
 
 class HttpServer {

@@ -1,12 +1,14 @@
 #include "core/http/server_connection.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <exception>
 #include <optional>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -57,6 +59,38 @@ bool IsParseError(const error_code& error) {
 ServerResponse ErrorResponse(http::status status, std::string_view text) {
   return ServerResponse::Text(status, std::string(text) + "\n");
 }
+
+// One of ServerOptions::max_concurrent_bodies, held from the end of a request's headers until
+// its response is written, so the body and what the handler builds from it are counted.
+class BodySlot {
+ public:
+  static std::optional<BodySlot> TryAcquire(std::atomic<std::size_t>& in_flight, std::size_t max) {
+    if (in_flight.fetch_add(1) >= max) {
+      in_flight.fetch_sub(1);
+      return std::nullopt;
+    }
+    return BodySlot(in_flight);
+  }
+  BodySlot(BodySlot&& other) noexcept : in_flight_(std::exchange(other.in_flight_, nullptr)) {}
+  BodySlot& operator=(BodySlot&& other) noexcept {
+    if (this != &other) {
+      Release();
+      in_flight_ = std::exchange(other.in_flight_, nullptr);
+    }
+    return *this;
+  }
+  BodySlot(const BodySlot&) = delete;
+  BodySlot& operator=(const BodySlot&) = delete;
+  ~BodySlot() { Release(); }
+
+ private:
+  explicit BodySlot(std::atomic<std::size_t>& in_flight) : in_flight_(&in_flight) {}
+  void Release() {
+    if (in_flight_ != nullptr) in_flight_->fetch_sub(1);
+    in_flight_ = nullptr;
+  }
+  std::atomic<std::size_t>* in_flight_;
+};
 
 template <class Stream>
 class Connection final : public ConnectionControl,
@@ -132,11 +166,20 @@ class Connection final : public ConnectionControl,
       }
       idle_ = false;
 
+      // Declared before the request and response, so it is released after both are gone.
+      std::optional<BodySlot> body_slot;
       http::request_parser<http::string_body> parser;
       parser.header_limit(static_cast<std::uint32_t>(options().header_limit));
       parser.body_limit(options().body_limit);
       Lowest().expires_after(options().header_timeout);
       co_await http::async_read_header(stream_, buffer, parser, Redirect(error));
+      if (!error && !parser.is_done() && options().max_concurrent_bodies > 0) {
+        body_slot = BodySlot::TryAcquire(shared_.bodies_in_flight, options().max_concurrent_bodies);
+        if (!body_slot) {
+          co_await RefuseBusy();
+          co_return;
+        }
+      }
       if (!error && !parser.is_done()) {
         Lowest().expires_after(options().body_timeout);
         co_await http::async_read(stream_, buffer, parser, Redirect(error));
@@ -172,6 +215,20 @@ class Connection final : public ConnectionControl,
     if (!response) co_return;  // timeouts (slowloris) and resets get no answer
     ServerRequest request;
     if (co_await Write(request, *response, false)) co_await Close(true);
+  }
+
+  // Too many bodies in flight: answer before reading this one, then close (its unread body
+  // leaves the connection unusable).
+  net::awaitable<void> RefuseBusy() {
+    ++shared_.refused_busy;
+    shared_.Log(HttpLogLevel::kWarning, "request_refused",
+                fmt::format("remote={} reason=too_many_bodies_in_flight limit={} status=503",
+                            remote_, options().max_concurrent_bodies));
+    ServerResponse response =
+        ErrorResponse(http::status::service_unavailable, "too many requests in flight");
+    response.headers.set(http::field::retry_after, "1");
+    ServerRequest request;
+    if (co_await Write(request, response, false)) co_await Close(true);
   }
 
   ServerRequest MakeRequest(http::request<http::string_body> message) {

@@ -71,6 +71,8 @@ struct ServerShared {
   ConnectionRegistry registry;
   std::atomic<bool> stopping{false};
   std::atomic<std::uint64_t> requests{0};
+  std::atomic<std::size_t> bodies_in_flight{0};
+  std::atomic<std::uint64_t> refused_busy{0};
 };
 
 // Takes over an accepted socket (whose executor is a strand) and serves it on that strand.

@@ -35,6 +35,10 @@ struct ServerOptions {
   std::size_t header_limit = 16 * 1024;    // larger request headers get 431
   std::uint64_t body_limit = 1024 * 1024;  // larger request bodies get 413
   std::size_t max_connections = 10'000;    // accepted beyond this are closed at once
+  // Requests with a body being read or handled at once; beyond it a request gets 503 with
+  // Retry-After as soon as its headers are read, its body unread (so bodies in memory stay
+  // below this times body_limit). 0: no bound.
+  std::size_t max_concurrent_bodies = 0;
 
   // Every read and write has one of these deadlines.
   std::chrono::milliseconds idle_timeout{60'000};       // keep-alive wait for the next request

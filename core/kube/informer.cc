@@ -124,7 +124,10 @@ Status Informer::ListAndReplace() {
 
   std::vector<ObjectPtr> objects;
   objects.reserve(page->items.size());
-  for (auto& item : page->items) objects.push_back(std::make_shared<const json>(std::move(item)));
+  for (auto& item : page->items) {
+    if (options_.transform) item = options_.transform(std::move(item));
+    objects.push_back(std::make_shared<const json>(std::move(item)));
+  }
 
   std::lock_guard dispatch(dispatch_mutex_);
   // Announce adds and updates against what the store held, then deletes for what vanished.
@@ -175,6 +178,7 @@ Status Informer::Apply(WatchEvent event) {
     if (!version.empty()) SetResourceVersion(version);
     return {};
   }
+  if (options_.transform) event.object = options_.transform(std::move(event.object));
   auto object = std::make_shared<const json>(std::move(event.object));
   std::lock_guard dispatch(dispatch_mutex_);
   if (event.type == WatchEvent::Type::kDeleted) {

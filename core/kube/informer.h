@@ -46,6 +46,10 @@ struct InformerOptions {
   // resume point go stale on purpose.
   bool allow_bookmarks = true;
   int page_size = 500;
+  // Applied to every object before it is stored and handed to handlers, to keep only the
+  // fields a controller reads (a cluster's pods are large; client-go's SetTransform). It must
+  // keep metadata.name, namespace and resourceVersion.
+  std::function<nlohmann::json(nlohmann::json)> transform;
   std::chrono::milliseconds initial_backoff{100};
   std::chrono::milliseconds max_backoff{30'000};
 };

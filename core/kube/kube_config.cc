@@ -5,8 +5,9 @@
 #include <fstream>
 #include <sstream>
 
-#include <boost/beast/core/detail/base64.hpp>
 #include <yaml-cpp/yaml.h>
+
+#include "core/text/base64.h"
 
 namespace modelplane::core {
 namespace {
@@ -26,22 +27,6 @@ Result<std::string> ReadSmallFile(const std::string& path) {
   content << in.rdbuf();
   if (!in) return MakeError(ErrorCode::kIo, "cannot read " + path);
   return content.str();
-}
-
-Result<std::string> DecodeBase64(const std::string& text, const std::string& field) {
-  namespace base64 = boost::beast::detail::base64;
-  std::string clean;
-  for (char c : text) {
-    if (c != '\n' && c != '\r' && c != ' ') clean.push_back(c);
-  }
-  std::string out(base64::decoded_size(clean.size()), '\0');
-  const auto [written, read] = base64::decode(out.data(), clean.data(), clean.size());
-  // The decoder stops at padding; anything but '=' after that point is corruption.
-  if (clean.find_first_not_of('=', read) != std::string::npos) {
-    return MakeError(ErrorCode::kInvalidArgument, field + " is not valid base64");
-  }
-  out.resize(written);
-  return out;
 }
 
 std::string Resolve(const std::string& base_directory, const std::string& path) {

@@ -122,6 +122,17 @@ std::vector<ObjectPtr> ObjectStore::ByIndex(const std::string& index,
   return matches;
 }
 
+std::vector<std::string> ObjectStore::IndexValues(const std::string& index) const {
+  std::shared_lock lock(mutex_);
+  std::vector<std::string> values;
+  auto found_index = indexes_.find(index);
+  if (found_index == indexes_.end()) return values;
+  for (const auto& [value, keys] : found_index->second) {
+    if (!keys.empty()) values.push_back(value);
+  }
+  return values;
+}
+
 std::size_t ObjectStore::Size() const {
   std::shared_lock lock(mutex_);
   return objects_.size();

@@ -45,6 +45,8 @@ class ObjectStore {
   [[nodiscard]] std::vector<std::string> Keys() const;
   [[nodiscard]] std::vector<ObjectPtr> ByIndex(const std::string& index,
                                                const std::string& value) const;
+  // The values under which an index holds at least one object.
+  [[nodiscard]] std::vector<std::string> IndexValues(const std::string& index) const;
   [[nodiscard]] std::size_t Size() const;
 
  private:

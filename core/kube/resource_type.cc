@@ -39,6 +39,18 @@ ResourceType ModelRevisions() {
 ResourceType ModelCaches() {
   return {"modelplane.io", "v1alpha1", "modelcaches", "ModelCache", false};
 }
+ResourceType Deployments() {
+  return {"apps", "v1", "deployments", "Deployment", true};
+}
+ResourceType StatefulSets() {
+  return {"apps", "v1", "statefulsets", "StatefulSet", true};
+}
+ResourceType ReplicaSets() {
+  return {"apps", "v1", "replicasets", "ReplicaSet", true};
+}
+ResourceType ControllerRevisions() {
+  return {"apps", "v1", "controllerrevisions", "ControllerRevision", true};
+}
 }  // namespace resources
 
 }  // namespace modelplane::core

@@ -32,6 +32,10 @@ ResourceType ConfigMaps();
 ResourceType Namespaces();
 ResourceType ModelRevisions();
 ResourceType ModelCaches();
+ResourceType Deployments();
+ResourceType StatefulSets();
+ResourceType ReplicaSets();
+ResourceType ControllerRevisions();
 }  // namespace resources
 
 }  // namespace modelplane::core

@@ -53,12 +53,12 @@ void ControllerRunner::ProcessOne(const std::string& key) {
     return;
   }
   if (on_error_) on_error_(key, result.error());
-  if (result.error().retryable()) {
-    stats_.retryable_errors++;
-    queue_.AddRateLimited(key);
-  } else {
+  if (result.error().terminal()) {
     stats_.terminal_errors++;
     queue_.Forget(key);
+  } else {
+    stats_.retried_errors++;
+    queue_.AddRateLimited(key);
   }
 }
 

@@ -3,8 +3,12 @@
 // A reconcile gets a key, never an event, and answers one of:
 //   done                 -> the key's backoff is forgotten;
 //   requeue after T      -> looked at again after T (polling something external);
-//   retryable error      -> retried with the queue's rate limiter (per-item backoff + bucket);
-//   terminal error       -> backoff forgotten, not retried until the object changes again.
+//   an error             -> retried with the queue's rate limiter (per-item backoff + bucket),
+//                           whether or not the error says a retry can succeed: a 403 from a
+//                           policy, a 401 during token rotation or a 422 can all clear (as in
+//                           controller-runtime); an exception from the reconciler is an error;
+//   a terminal error     -> (Error::MarkTerminal) backoff forgotten, not retried until the
+//                           object changes again.
 // Because the queue never hands one key to two workers, a reconciler needs no per-object lock.
 // Thread safety: Start and Stop from one owner thread; the reconciler is called concurrently
 // for different keys and must be safe for that.
@@ -39,7 +43,7 @@ using Reconciler = std::function<Result<ReconcileResult>(const std::string& key)
 struct ControllerStats {
   std::atomic<std::uint64_t> reconciles{0};
   std::atomic<std::uint64_t> requeues_after{0};
-  std::atomic<std::uint64_t> retryable_errors{0};
+  std::atomic<std::uint64_t> retried_errors{0};
   std::atomic<std::uint64_t> terminal_errors{0};
 };
 

@@ -45,11 +45,70 @@ json ShapeOf(json status) {
   return status;
 }
 
+// Why a pod whose weights-ready is True must go back to False, if it must.
+struct LostWeights {
+  std::string_view reason;
+  std::string message;
+};
+
+std::optional<LostWeights> WeightsLost(const std::string& key,
+                                       const std::map<std::string, std::string>& revoked,
+                                       const std::map<std::string, std::string>& unverified) {
+  if (auto found = revoked.find(key); found != revoked.end()) {
+    return LostWeights{kReasonRevisionRevoked,
+                       fmt::format("revision {} ({}) is revoked", key, found->second)};
+  }
+  if (auto found = unverified.find(key); found != unverified.end()) {
+    return LostWeights{kReasonWeightsNotVerified,
+                       fmt::format("revision {} ({}) is no longer verified in this node's cache",
+                                   key, found->second)};
+  }
+  return std::nullopt;
+}
+
 struct Wanted {
   core::api::RevisionReference reference;
   std::string digest_hint;  // from the ModelCache spec; the revision's own digest wins
   std::string reason;
+  bool pinned = false;  // and the pin has not lapsed
 };
+
+// Who stages first when room is short: a pod waits for it, then a rollout step, a rollback
+// refill, and last a prestage (speculative).
+int StagingPriority(std::string_view reason) {
+  if (reason == core::api::kReasonInUse) return 0;
+  if (reason == core::api::kReasonRollout) return 1;
+  if (reason == core::api::kReasonRollback) return 2;
+  return 3;
+}
+
+// A revision to stage on this pass, decided after the pass knows everything it protects.
+struct ToStage {
+  std::string key;
+  const LoadedRevision* loaded = nullptr;
+  std::string reason;
+};
+
+// Where other nodes hold a revision Ready: in this node's zone, or elsewhere.
+struct PeerCopies {
+  bool in_zone = false;
+  bool elsewhere = false;
+};
+
+bool PodIsLive(const core::Pod& pod) {
+  return pod.phase != "Succeeded" && pod.phase != "Failed";
+}
+
+// The revision a pod names in its annotation, gated or not.
+std::optional<std::string> NamedRevisionKey(const core::Pod& pod) {
+  const auto annotation = pod.metadata.annotations.find(std::string(kRevisionAnnotation));
+  if (annotation == pod.metadata.annotations.end() || annotation->second.empty()) {
+    return std::nullopt;
+  }
+  const std::string& value = annotation->second;
+  if (value.find('/') != std::string::npos) return value;
+  return pod.metadata.namespace_name + "/" + value;
+}
 
 }  // namespace
 
@@ -133,20 +192,49 @@ core::Status NodeController::EnsureCacheExists() {
 
 std::vector<std::string> NodeController::PeersHolding(const core::Sha256Bytes& digest) const {
   const std::string wanted = core::FormatDigest(digest);
-  std::vector<std::string> endpoints;
+  std::vector<std::pair<bool, std::string>> endpoints;  // (other zone, endpoint)
   for (const core::ObjectPtr& object : caches_.store().List()) {
     auto cache = core::api::ModelCacheFromJson(*object);
     if (!cache || cache->metadata.name == options_.node_name || !cache->status) continue;
     if (cache->status->peer_endpoint.empty()) continue;
     for (const core::api::CachedRevision& revision : cache->status->revisions) {
       if (revision.digest == wanted && revision.state == core::api::kCacheStateReady) {
-        endpoints.push_back(cache->status->peer_endpoint);
+        endpoints.emplace_back(cache->status->zone != options_.zone, cache->status->peer_endpoint);
         break;
       }
     }
   }
+  // Same zone first (the design's fan-out order), then by endpoint for a stable order.
   std::sort(endpoints.begin(), endpoints.end());
-  return endpoints;
+  std::vector<std::string> result;
+  for (auto& [elsewhere, endpoint] : endpoints) result.push_back(std::move(endpoint));
+  return result;
+}
+
+RevisionStatus NodeController::ResolveRevision(std::string_view namespace_name,
+                                               std::string_view name) const {
+  RevisionStatus status;
+  const core::ObjectPtr object = revisions_.store().Get(fmt::format("{}/{}", namespace_name, name));
+  if (!object) {
+    status.problem = "not found";
+    return status;
+  }
+  auto parsed = core::api::ModelRevisionFromJson(*object);
+  auto loaded = parsed ? CheckRevision(std::move(*parsed))
+                       : core::Result<LoadedRevision>(std::unexpected(parsed.error()));
+  if (!loaded) {
+    status.problem = "invalid: " + loaded.error().message();
+    return status;
+  }
+  status.known = true;
+  status.digest = loaded->digest;
+  status.revoked = loaded->revision.spec.revoked;
+  status.ready_here = dependencies_.store.FindRevision(loaded->digest).has_value();
+  return status;
+}
+
+bool NodeController::RevisionsSynced() const {
+  return caches_.HasSynced() && revisions_.HasSynced() && pods_.HasSynced();
 }
 
 core::Status NodeController::ApplyStatus(const json& status) {
@@ -161,8 +249,46 @@ core::Status NodeController::ApplyStatus(const json& status) {
   return core::Ok();
 }
 
+void NodeController::RecordEvent(const core::api::ModelCache& cache, const std::string& type,
+                                 const std::string& reason, const std::string& action,
+                                 const std::string& note) {
+  if (retention_.events == nullptr) return;
+  const json regarding = {
+      {"apiVersion", core::api::kApiVersion},
+      {"kind", core::api::kModelCacheKind},
+      {"metadata", {{"name", cache.metadata.name}, {"uid", cache.metadata.uid}}}};
+  if (auto recorded = retention_.events->Record(regarding, type, reason, action, note); !recorded) {
+    logger_.Warn("event_failed", {{"reason", reason}, {"error", recorded.error().ToString()}});
+  }
+}
+
+std::string NodeController::NowStamp() const {
+  return core::api::FormatTimestamp(
+      std::chrono::time_point_cast<std::chrono::microseconds>(dependencies_.clock.WallNow()));
+}
+
+core::Status NodeController::SetWeightsNotReady(const core::Pod& pod, std::string_view reason,
+                                                const std::string& message) {
+  auto patched = dependencies_.client.Patch(core::resources::Pods(), pod.metadata.namespace_name,
+                                            pod.metadata.name, core::PatchType::kStrategicMerge,
+                                            WeightsNotReadyPatch(reason, message, NowStamp()),
+                                            {.subresource = "status"});
+  if (!patched && patched.error().code() != core::ErrorCode::kNotFound) {
+    return std::unexpected(
+        patched.error().Wrap("setting weights-ready False on pod " + pod.metadata.name));
+  }
+  if (patched) {
+    logger_.Warn("pod_weights_not_ready",
+                 {{"pod", pod.metadata.namespace_name + "/" + pod.metadata.name},
+                  {"reason", reason},
+                  {"message", message}});
+  }
+  return core::Ok();
+}
+
 core::Result<core::ReconcileResult> NodeController::Reconcile() {
   const auto now = dependencies_.clock.Now();
+  const auto wall_now = dependencies_.clock.WallNow();
   const core::ObjectPtr cache_object = caches_.store().Get(options_.node_name);
   if (!cache_object) {
     if (auto created = EnsureCacheExists(); !created) return std::unexpected(created.error());
@@ -171,20 +297,31 @@ core::Result<core::ReconcileResult> NodeController::Reconcile() {
   auto cache = core::api::ModelCacheFromJson(*cache_object);
   if (!cache)
     return std::unexpected(cache.error().Wrap("reading ModelCache " + options_.node_name));
+  index_.Refresh(revisions_.store().List());
+  CacheRetention* const retention = retention_.retention;
 
-  // What this node should hold: the operator's list, then revisions that gated pods here need.
+  // What this node should hold: the operator's list (less entries whose pin lapsed: the
+  // operator drops those, and until it does they are not worth keeping), then revisions that
+  // gated pods here need.
   std::vector<Wanted> wanted;
   std::set<std::string> wanted_keys;
   for (const core::api::DesiredRevision& desired : cache->spec.revisions) {
+    const bool lapsed = desired.pinned && desired.pinned_until && *desired.pinned_until <= wall_now;
+    if (lapsed) continue;
     const std::string key = desired.revision.namespace_name + "/" + desired.revision.name;
     if (wanted_keys.insert(key).second) {
-      wanted.push_back({desired.revision, desired.digest, desired.reason});
+      wanted.push_back({desired.revision, desired.digest, desired.reason, desired.pinned});
     }
   }
   std::vector<core::Pod> gated_pods;
+  std::map<std::string, std::set<std::string>> pod_users;  // "ns/name" -> pod uids, live pods
   for (const core::ObjectPtr& object : pods_.store().List()) {
     auto pod = core::PodFromJson(*object);
-    if (!pod || pod->metadata.deletion_timestamp) continue;
+    if (!pod) continue;
+    if (PodIsLive(*pod)) {
+      if (auto key = NamedRevisionKey(*pod)) pod_users[*key].insert(pod->metadata.uid);
+    }
+    if (pod->metadata.deletion_timestamp) continue;
     auto reference = GatedRevision(*pod);
     if (!reference) continue;
     const std::string key = reference->namespace_name + "/" + reference->name;
@@ -203,9 +340,15 @@ core::Result<core::ReconcileResult> NodeController::Reconcile() {
   core::api::ModelCacheStatus status;
   status.observed_generation = cache->metadata.generation;
   status.peer_endpoint = options_.peer_endpoint;
+  status.zone = options_.zone;
   std::map<std::string, core::api::CachedRevision> entries;  // by digest
   std::map<std::string, std::string> digest_of_reference;    // "ns/name" -> digest when Ready
+  // "ns/name" -> digest, for pods whose weights-ready must go False again.
+  std::map<std::string, std::string> revoked_references;
+  std::map<std::string, std::string> unverified_references;  // valid, not in the store
   std::set<core::Sha256Bytes> now_wanted;
+  std::map<core::Sha256Bytes, const Wanted*> wanted_digests;
+  std::vector<ToStage> to_stage;
   bool moving = false;
   std::optional<core::Clock::SteadyTime> next_retry;
 
@@ -213,33 +356,36 @@ core::Result<core::ReconcileResult> NodeController::Reconcile() {
     const std::string key = item.reference.namespace_name + "/" + item.reference.name;
     core::api::CachedRevision entry{.digest = item.digest_hint,
                                     .state = std::string(core::api::kCacheStatePending)};
-    const core::ObjectPtr revision_object = revisions_.store().Get(key);
-    if (!revision_object) {
+    const RevisionIndex::Entry* indexed = index_.Find(key);
+    if (indexed == nullptr) {
       entry.state = core::api::kCacheStateFailed;
       entry.message = fmt::format("ModelRevision {} not found", key);
       if (!entry.digest.empty()) entries[entry.digest] = entry;
       continue;
     }
-    auto parsed = core::api::ModelRevisionFromJson(*revision_object);
-    auto loaded = parsed ? CheckRevision(std::move(*parsed))
-                         : core::Result<LoadedRevision>(std::unexpected(parsed.error()));
-    if (!loaded) {
+    if (!indexed->loaded) {
       entry.state = core::api::kCacheStateFailed;
-      entry.message = fmt::format("ModelRevision {} is invalid: {}", key, loaded.error().message());
+      entry.message = fmt::format("ModelRevision {} is invalid: {}", key, indexed->problem);
       if (!entry.digest.empty()) entries[entry.digest] = entry;
       continue;
     }
-    if (loaded->revision.spec.revoked) continue;  // never staged; purging comes with revocation
-    entry.digest = core::FormatDigest(loaded->digest);
-    for (const auto& file : loaded->revision.spec.files) {
+    const LoadedRevision& loaded = *indexed->loaded;
+    if (loaded.revision.spec.revoked) {
+      // Never staged; what the node holds of it is purged (retention).
+      revoked_references[key] = core::FormatDigest(loaded.digest);
+      continue;
+    }
+    entry.digest = core::FormatDigest(loaded.digest);
+    for (const auto& file : loaded.revision.spec.files) {
       entry.bytes_total += file.size;
     }
     // Wanted either way: a staging that just published keeps its stager entry (tier, times).
-    now_wanted.insert(loaded->digest);
-    if (auto manifest = dependencies_.store.FindRevision(loaded->digest)) {
+    now_wanted.insert(loaded.digest);
+    wanted_digests.emplace(loaded.digest, &item);
+    if (auto manifest = dependencies_.store.FindRevision(loaded.digest)) {
       entry.state = core::api::kCacheStateReady;
       entry.bytes_done = entry.bytes_total;
-      auto staged = stager_ != nullptr ? stager_->State(loaded->digest) : std::nullopt;
+      auto staged = stager_ != nullptr ? stager_->State(loaded.digest) : std::nullopt;
       if (staged && staged->phase == StagingPhase::kReady) {
         entry.source_tier = staged->tier;
         entry.timestamps = ToStageTimestamps(staged->times);
@@ -253,26 +399,160 @@ core::Result<core::ReconcileResult> NodeController::Reconcile() {
             core::api::Timestamp(std::chrono::seconds(manifest->published_unix_seconds));
       }
       digest_of_reference[key] = entry.digest;
-    } else if (stager_ != nullptr) {
-      stager_->Want(*loaded);
-      if (auto staged = stager_->State(loaded->digest)) {
-        entry.state = std::string(StagingPhaseName(staged->phase));
-        entry.bytes_done = staged->bytes_done;
-        entry.source_tier = staged->tier;
-        entry.timestamps = ToStageTimestamps(staged->times);
-        entry.message = staged->message;
-        if (staged->phase == StagingPhase::kQueued || staged->phase == StagingPhase::kStaging) {
-          moving = true;
-        }
-        if (staged->phase == StagingPhase::kReady) moving = true;  // the store will say Ready
-        if (auto retry = stager_->RetryAt(loaded->digest)) {
-          next_retry = next_retry ? std::min(*next_retry, *retry) : *retry;
-        }
-      }
+    } else {
+      unverified_references[key] = entry.digest;
+      to_stage.push_back({key, &loaded, item.reason});
     }
     entries[entry.digest] = entry;
   }
-  // Revisions no longer wanted stop staging (their bytes stay until garbage collection).
+
+  // Everything retention must weigh: what the store holds, what is wanted, what is revoked and
+  // still has bytes here.
+  if (retention != nullptr) {
+    std::map<core::Sha256Bytes, std::set<std::string>> users;
+    if (retention_.leases) {
+      for (const VolumeLease& lease : retention_.leases()) {
+        users[lease.revision_digest].insert(lease.pod_uid.empty() ? lease.target_path
+                                                                  : lease.pod_uid);
+      }
+    }
+    for (const auto& [key, uids] : pod_users) {
+      const RevisionIndex::Entry* indexed = index_.Find(key);
+      if (indexed == nullptr || !indexed->loaded) continue;
+      users[indexed->loaded->digest].insert(uids.begin(), uids.end());
+    }
+    std::map<core::Sha256Bytes, PeerCopies> peers;
+    for (const core::ObjectPtr& object : caches_.store().List()) {
+      auto other = core::api::ModelCacheFromJson(*object);
+      if (!other || other->metadata.name == options_.node_name || !other->status) continue;
+      if (other->status->peer_endpoint.empty()) continue;
+      const bool same_zone = other->status->zone == options_.zone;
+      for (const core::api::CachedRevision& held : other->status->revisions) {
+        if (held.state != core::api::kCacheStateReady) continue;
+        auto digest = core::ParseDigest(held.digest);
+        if (!digest) continue;
+        (same_zone ? peers[*digest].in_zone : peers[*digest].elsewhere) = true;
+      }
+    }
+    std::map<core::Sha256Bytes, RevisionFacts> facts;
+    auto facts_for = [&](const core::Sha256Bytes& digest) -> RevisionFacts& {
+      auto [found, inserted] = facts.try_emplace(digest);
+      RevisionFacts& item = found->second;
+      if (inserted) {
+        item.digest = digest;
+        if (const LoadedRevision* loaded = index_.AnyWithDigest(digest)) {
+          item.name =
+              loaded->revision.metadata.namespace_name + "/" + loaded->revision.metadata.name;
+          item.files = SpecFiles(*loaded);
+        }
+        item.origin_sources = index_.OriginSources(digest);
+        item.revoked = index_.Revoked(digest);
+        item.force_purge = index_.ForcePurge(digest);
+        if (auto user = users.find(digest); user != users.end()) {
+          item.users = user->second;
+          item.protection.Add(Protection::kInUse);
+        }
+        if (auto peer = peers.find(digest); peer != peers.end()) {
+          item.peer_in_zone = peer->second.in_zone;
+          item.peer_elsewhere = peer->second.elsewhere;
+        }
+        if (auto listed = wanted_digests.find(digest); listed != wanted_digests.end()) {
+          item.protection.Add(Protection::kWanted);
+          if (listed->second->pinned) item.protection.Add(Protection::kPinned);
+        }
+        if (stager_ != nullptr) {
+          auto staged = stager_->State(digest);
+          if (staged &&
+              (staged->phase == StagingPhase::kQueued || staged->phase == StagingPhase::kStaging)) {
+            item.protection.Add(Protection::kReserved);
+          }
+        }
+      }
+      return item;
+    };
+    for (const RevisionManifest& manifest : dependencies_.store.ListRevisions()) {
+      RevisionFacts& item = facts_for(manifest.revision_digest);
+      item.stored = true;
+      item.files = manifest.files;  // what the store holds is what eviction frees
+      if (item.name.empty()) item.name = manifest.name;
+      item.published = core::Clock::WallTime(std::chrono::seconds(manifest.published_unix_seconds));
+    }
+    for (const auto& [digest, item] : wanted_digests) (void)facts_for(digest);
+    for (const auto& [digest, keys] : index_.by_digest()) {
+      if (!index_.Revoked(digest)) continue;
+      const LoadedRevision* loaded = index_.AnyWithDigest(digest);
+      const bool held = std::ranges::any_of(loaded->revision.spec.files, [&](const auto& file) {
+        auto blob = core::ParseDigest(file.sha256);
+        return blob && dependencies_.store.HasBlob(*blob);
+      });
+      if (held) (void)facts_for(digest);
+    }
+    std::vector<RevisionFacts> list;
+    for (auto& [digest, item] : facts) list.push_back(std::move(item));
+    retention->BeginPass(std::move(list));
+  }
+
+  // Stagings in priority order, each admitted only if it fits (retention).
+  std::stable_sort(to_stage.begin(), to_stage.end(), [](const ToStage& a, const ToStage& b) {
+    return StagingPriority(a.reason) < StagingPriority(b.reason);
+  });
+  std::set<core::Sha256Bytes> refused_now;
+  for (const ToStage& item : to_stage) {
+    const LoadedRevision& loaded = *item.loaded;
+    core::api::CachedRevision& entry = entries[core::FormatDigest(loaded.digest)];
+    if (stager_ == nullptr) continue;
+    auto staged = stager_->State(loaded.digest);
+    const bool active = staged && (staged->phase == StagingPhase::kQueued ||
+                                   staged->phase == StagingPhase::kStaging);
+    const auto retry = stager_->RetryAt(loaded.digest);
+    const bool backing_off = retry && now < *retry;
+    if (retention != nullptr && active && staged->phase == StagingPhase::kQueued) {
+      retention->AddPendingBytes(dependencies_.store.BytesToStage(SpecFiles(loaded)));
+    }
+    if (retention != nullptr && !active && !backing_off) {
+      const AdmissionDecision decision =
+          retention->Admit(loaded.digest, item.reason == core::api::kReasonPrestage);
+      if (decision.outcome == AdmissionDecision::Outcome::kRefuse) {
+        entry.state = core::api::kCacheStateFailed;
+        entry.reason = core::api::kCacheReasonInsufficientCapacity;
+        entry.message = decision.message;
+        refused_now.insert(loaded.digest);
+        if (!refused_.contains(loaded.digest)) {
+          logger_.Warn("staging_refused", {{"revision", item.key},
+                                           {"digest", entry.digest},
+                                           {"reason", entry.reason},
+                                           {"message", entry.message}});
+          RecordEvent(*cache, "Warning", entry.reason, "Stage",
+                      fmt::format("ModelRevision {} ({}) is not staged: {}", item.key, entry.digest,
+                                  entry.message));
+        }
+        continue;
+      }
+      if (decision.outcome == AdmissionDecision::Outcome::kEvictFirst) {
+        entry.state = core::api::kCacheStatePending;
+        entry.message = decision.message;
+        moving = true;
+        continue;
+      }
+    }
+    stager_->Want(loaded);
+    if (auto state = stager_->State(loaded.digest)) {
+      entry.state = std::string(StagingPhaseName(state->phase));
+      entry.bytes_done = state->bytes_done;
+      entry.source_tier = state->tier;
+      entry.timestamps = ToStageTimestamps(state->times);
+      entry.message = state->message;
+      if (state->phase == StagingPhase::kQueued || state->phase == StagingPhase::kStaging) {
+        moving = true;
+      }
+      if (state->phase == StagingPhase::kReady) moving = true;  // the store will say Ready
+      if (auto again = stager_->RetryAt(loaded.digest)) {
+        next_retry = next_retry ? std::min(*next_retry, *again) : *again;
+      }
+    }
+  }
+  refused_ = std::move(refused_now);
+  // Revisions no longer wanted stop staging (their bytes stay until eviction wants the room).
   if (stager_ != nullptr) {
     for (const core::Sha256Bytes& digest : staging_wanted_) {
       if (!now_wanted.contains(digest)) stager_->Forget(digest);
@@ -294,27 +574,82 @@ core::Result<core::ReconcileResult> NodeController::Reconcile() {
     }
     entries[digest] = entry;
   }
+
+  if (retention != nullptr) {
+    RetentionSummary summary = retention->EndPass();
+    for (const auto& [digest, account] : summary.accounts) {
+      const std::string formatted = core::FormatDigest(digest);
+      auto [found, inserted] = entries.try_emplace(formatted);
+      core::api::CachedRevision& entry = found->second;
+      if (inserted) {
+        // Held here without a manifest any more: being evicted, or a revoked remnant.
+        entry.digest = formatted;
+        if (const LoadedRevision* loaded = index_.AnyWithDigest(digest)) {
+          for (const auto& file : loaded->revision.spec.files) entry.bytes_total += file.size;
+        }
+      }
+      entry.unique_bytes = static_cast<std::int64_t>(account.unique_bytes);
+      entry.protection = account.protection;
+      if (account.last_used) {
+        entry.last_used =
+            std::chrono::time_point_cast<std::chrono::microseconds>(*account.last_used);
+      }
+      if (account.evicting_reason) {
+        entry.state = core::api::kCacheStateEvicting;
+        entry.reason = *account.evicting_reason;
+        entry.message = account.message;
+        if (entry.reason == core::api::kCacheReasonRevoked) {
+          entry.bytes_done = static_cast<std::int64_t>(account.bytes_held);
+          entry.source_tier.clear();
+        }
+        moving = true;
+      } else if (inserted) {
+        entries.erase(found);  // neither held nor evicting: nothing to report
+      }
+    }
+    for (const EvictionResult& result : summary.finished) {
+      if (!result.evicted || result.digest == core::Sha256Bytes{}) continue;
+      const bool purged = result.reason == kEvictedRevoked;
+      RecordEvent(
+          *cache, "Normal", purged ? "Purged" : "Evicted", purged ? "Purge" : "Evict",
+          fmt::format("{} {} ({}): {} bytes freed ({})", purged ? "purged revoked" : "evicted",
+                      result.name.empty() ? "revision" : result.name,
+                      core::FormatDigest(result.digest), result.bytes_freed, result.reason));
+    }
+    status.high_watermark_bytes = static_cast<std::int64_t>(summary.watermarks.high);
+    status.low_watermark_bytes = static_cast<std::int64_t>(summary.watermarks.low);
+    status.reclaimable_bytes = static_cast<std::int64_t>(summary.reclaimable_bytes);
+    status.protected_bytes = static_cast<std::int64_t>(summary.protected_bytes);
+    if (summary.evicting) moving = true;
+  }
   for (auto& [digest, entry] : entries) status.revisions.push_back(std::move(entry));
   const SpaceUsage usage = dependencies_.store.Usage();
   status.capacity_bytes = static_cast<std::int64_t>(usage.capacity_bytes);
   status.used_bytes = static_cast<std::int64_t>(usage.used_bytes);
   status.reserved_bytes = static_cast<std::int64_t>(usage.reserved_bytes);
 
-  // Gated pods whose revision is verified here may go Ready.
+  // Gated pods whose revision is verified here may go Ready; Ready ones whose revision is no
+  // longer verified here, or revoked, go back.
   for (const core::Pod& pod : gated_pods) {
-    if (WeightsReadyIsTrue(pod)) continue;
     const auto reference = GatedRevision(pod);
-    const auto ready = digest_of_reference.find(reference->namespace_name + "/" + reference->name);
+    const std::string key = reference->namespace_name + "/" + reference->name;
+    if (WeightsReadyIsTrue(pod)) {
+      if (auto lost = WeightsLost(key, revoked_references, unverified_references)) {
+        if (auto patched = SetWeightsNotReady(pod, lost->reason, lost->message); !patched) {
+          return std::unexpected(patched.error());
+        }
+      }
+      continue;
+    }
+    const auto ready = digest_of_reference.find(key);
     if (ready == digest_of_reference.end()) continue;
     std::string tier;
     for (const auto& entry : status.revisions) {
       if (entry.digest == ready->second) tier = entry.source_tier;
     }
-    const std::string stamp = core::api::FormatTimestamp(
-        std::chrono::time_point_cast<std::chrono::microseconds>(dependencies_.clock.WallNow()));
     auto patched = dependencies_.client.Patch(core::resources::Pods(), pod.metadata.namespace_name,
                                               pod.metadata.name, core::PatchType::kStrategicMerge,
-                                              WeightsReadyPatch(ready->second, tier, stamp),
+                                              WeightsReadyPatch(ready->second, tier, NowStamp()),
                                               {.subresource = "status"});
     if (!patched && patched.error().code() != core::ErrorCode::kNotFound) {
       return std::unexpected(
@@ -343,10 +678,16 @@ core::Result<core::ReconcileResult> NodeController::Reconcile() {
     last_status_write_ = now;
   }
   if (moving) return core::ReconcileResult::RequeueAfter(options_.status_interval);
+  std::optional<core::Clock::SteadyTime::duration> wait;
   if (next_retry) {
-    return core::ReconcileResult::RequeueAfter(
-        std::max<core::Clock::SteadyTime::duration>(*next_retry - now, std::chrono::seconds(1)));
+    wait = std::max<core::Clock::SteadyTime::duration>(*next_retry - now, std::chrono::seconds(1));
   }
+  // Retention looks again on its own: the disk fills from outside too, pins lapse, uses age.
+  if (retention != nullptr && retention->enabled()) {
+    wait = wait ? std::min<core::Clock::SteadyTime::duration>(*wait, options_.retention_interval)
+                : options_.retention_interval;
+  }
+  if (wait) return core::ReconcileResult::RequeueAfter(*wait);
   return core::ReconcileResult::Done();
 }
 

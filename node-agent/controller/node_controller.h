@@ -8,45 +8,67 @@
 //     server-side apply when it changed, at most once per status interval while only byte
 //     counts move,
 //   - sets the `modelplane.io/weights-ready` condition True on gated pods whose revision is
-//     verified here.
+//     verified here, and False again (reason WeightsNotVerified or RevisionRevoked) on pods
+//     whose condition is True but whose revision is no longer verified here or is revoked.
+// With retention set (cache_retention.h), every pass also protects what is in use (CSI mount
+// leases, live pods on this node naming a revision), reserved, pinned or wanted, admits each
+// staging only if it fits (else Failed with reason InsufficientCapacity and an Event on the
+// ModelCache), withholds revoked revisions' blobs from peers and purges them, evicts between the
+// watermarks, and reports per revision its unique bytes, protection, lastUsed and Evicting.
+// Spec entries whose pin lapsed (pinned, pinnedUntil past) count as no longer listed.
+// It also answers the CSI plugin's questions about revisions (RevisionResolver) from its
+// ModelRevision informer and the store.
 // It never reads its own status back as input, except to carry over tier and timestamps of
 // revisions staged before a restart (the store keeps bytes, not history).
 //
-// Thread safety: Start and Stop from the owning thread; Poke from anywhere.
+// Thread safety: Start and Stop from the owning thread; Poke and the RevisionResolver calls from
+// anywhere.
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "core/api/model_cache.h"
 #include "core/cancel/cancellation_token.h"
 #include "core/clock/clock.h"
+#include "core/kube/builtin_types.h"
+#include "core/kube/event_recorder.h"
 #include "core/kube/informer.h"
 #include "core/kube/kube_client.h"
 #include "core/kube/watch_stream.h"
 #include "core/log/logger.h"
 #include "core/workqueue/controller_runner.h"
 #include "core/workqueue/work_queue.h"
+#include "node-agent/controller/cache_retention.h"
+#include "node-agent/controller/revision_index.h"
 #include "node-agent/controller/stager.h"
+#include "node-agent/csi/revision_resolver.h"
+#include "node-agent/csi/volume_leases.h"
 #include "node-agent/store/cache_store.h"
 
 namespace modelplane::agent {
 
 struct NodeControllerOptions {
   std::string node_name;
+  std::string zone;           // the node's topology.kubernetes.io/zone; peers compare it
   std::string peer_endpoint;  // "host:port" other agents dial; empty when not serving
   std::chrono::milliseconds status_interval{1'000};
   std::chrono::seconds resync_period{300};
+  // With retention: how often a pass runs when nothing else wakes it (watermarks, lapsing pins).
+  std::chrono::milliseconds retention_interval{30'000};
   std::string field_manager = "modelplane-node-agent";
 };
 
-class NodeController {
+class NodeController final : public RevisionResolver {
  public:
   struct Dependencies {
     core::KubeClient& client;
@@ -59,10 +81,18 @@ class NodeController {
   NodeController(Dependencies dependencies, NodeControllerOptions options);
   NodeController(const NodeController&) = delete;
   NodeController& operator=(const NodeController&) = delete;
-  ~NodeController();
+  ~NodeController() override;
 
   // The stager is created by the caller with Poke as its on_change; set before Start.
   void SetStager(Stager* stager) { stager_ = stager; }
+  // Retention and what it needs from the rest of the agent; set before Start. Without it the
+  // loop stages whatever is wanted and never evicts.
+  struct RetentionHooks {
+    CacheRetention* retention = nullptr;
+    std::function<std::vector<VolumeLease>()> leases;  // the CSI plugin's; empty without it
+    core::EventRecorder* events = nullptr;
+  };
+  void SetRetention(RetentionHooks hooks) { retention_ = std::move(hooks); }
   // Starts the informers and, once they synced, the loop. False if `stop` fired first.
   [[nodiscard]] bool Start(core::CancellationToken& stop);
   void Stop();
@@ -71,15 +101,27 @@ class NodeController {
   // Peer endpoints of other nodes whose ModelCache status says the revision is Ready there.
   [[nodiscard]] std::vector<std::string> PeersHolding(const core::Sha256Bytes& digest) const;
 
+  // RevisionResolver: the ModelRevision from the informer (digest as the agent computes it),
+  // Ready here when the store holds its manifest.
+  [[nodiscard]] RevisionStatus ResolveRevision(std::string_view namespace_name,
+                                               std::string_view name) const override;
+  [[nodiscard]] bool RevisionsSynced() const override;
+
  private:
   [[nodiscard]] core::Result<core::ReconcileResult> Reconcile();
   [[nodiscard]] core::Status EnsureCacheExists();
   [[nodiscard]] core::Status ApplyStatus(const nlohmann::json& status);
+  [[nodiscard]] core::Status SetWeightsNotReady(const core::Pod& pod, std::string_view reason,
+                                                const std::string& message);
+  [[nodiscard]] std::string NowStamp() const;
+  void RecordEvent(const core::api::ModelCache& cache, const std::string& type,
+                   const std::string& reason, const std::string& action, const std::string& note);
 
   const Dependencies dependencies_;
   const NodeControllerOptions options_;
   const core::Logger logger_;
   Stager* stager_ = nullptr;
+  RetentionHooks retention_;
   core::Informer caches_;
   core::Informer revisions_;
   core::Informer pods_;
@@ -88,6 +130,8 @@ class NodeController {
 
   // Loop state, touched only by the single reconcile worker.
   std::set<core::Sha256Bytes> staging_wanted_;
+  RevisionIndex index_;
+  std::set<core::Sha256Bytes> refused_;  // stagings refused for capacity (one Event each time)
   nlohmann::json last_status_;
   nlohmann::json last_status_shape_;  // last_status_ without byte counts
   core::Clock::SteadyTime last_status_write_{};

@@ -30,17 +30,31 @@ bool WeightsReadyIsTrue(const core::Pod& pod) {
   return condition != nullptr && condition->status == "True";
 }
 
+namespace {
+
+nlohmann::json ConditionPatch(std::string_view status, std::string_view reason,
+                              std::string_view message, std::string_view now_rfc3339) {
+  return {{"status",
+           {{"conditions", nlohmann::json::array({{{"type", kWeightsReadyCondition},
+                                                   {"status", status},
+                                                   {"reason", reason},
+                                                   {"message", message},
+                                                   {"lastTransitionTime", now_rfc3339}}})}}}};
+}
+
+}  // namespace
+
 nlohmann::json WeightsReadyPatch(std::string_view digest, std::string_view tier,
                                  std::string_view now_rfc3339) {
-  return {{"status",
-           {{"conditions",
-             nlohmann::json::array(
-                 {{{"type", kWeightsReadyCondition},
-                   {"status", "True"},
-                   {"reason", "WeightsVerified"},
-                   {"message", fmt::format("revision {} is verified in this node's cache ({})",
-                                           digest, tier.empty() ? "local" : tier)},
-                   {"lastTransitionTime", now_rfc3339}}})}}}};
+  return ConditionPatch("True", "WeightsVerified",
+                        fmt::format("revision {} is verified in this node's cache ({})", digest,
+                                    tier.empty() ? "local" : tier),
+                        now_rfc3339);
+}
+
+nlohmann::json WeightsNotReadyPatch(std::string_view reason, std::string_view message,
+                                    std::string_view now_rfc3339) {
+  return ConditionPatch("False", reason, message, now_rfc3339);
 }
 
 }  // namespace modelplane::agent

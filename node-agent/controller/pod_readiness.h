@@ -29,5 +29,13 @@ inline constexpr std::string_view kWeightsReadyCondition = "modelplane.io/weight
 // A strategic-merge patch for pods/status: conditions merge by type.
 [[nodiscard]] nlohmann::json WeightsReadyPatch(std::string_view digest, std::string_view tier,
                                                std::string_view now_rfc3339);
+// The same condition set False again: the readiness gate is the second protection after the
+// scheduling gate, so a pod whose weights went away (manifest gone, revision revoked) stops
+// receiving traffic. `reason` is CamelCase (kReasonWeightsNotVerified, kReasonRevisionRevoked).
+[[nodiscard]] nlohmann::json WeightsNotReadyPatch(std::string_view reason, std::string_view message,
+                                                  std::string_view now_rfc3339);
+
+inline constexpr std::string_view kReasonWeightsNotVerified = "WeightsNotVerified";
+inline constexpr std::string_view kReasonRevisionRevoked = "RevisionRevoked";
 
 }  // namespace modelplane::agent

@@ -150,6 +150,7 @@ void Stager::Stage(const core::Sha256Bytes& digest) {
         },
         &report);
     if (!fetched) outcome = std::unexpected(fetched.error());
+    if (dependencies_.on_fetched) dependencies_.on_fetched(report);
   }
   {
     std::lock_guard lock(mutex_);

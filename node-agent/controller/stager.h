@@ -54,6 +54,8 @@ class Stager {
     const core::Logger* logger = nullptr;
     const core::Clock* clock = nullptr;
     std::function<void()> on_change;
+    // Every fetch's report once it returned (throughput measurements); may be empty.
+    std::function<void(const FetchReport&)> on_fetched;
   };
 
   Stager(Dependencies dependencies, int concurrency);

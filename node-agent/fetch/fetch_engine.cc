@@ -279,6 +279,11 @@ std::size_t FetchEngine::Run::Start() {
 core::Result<FetchReport> FetchEngine::Run::Execute(FetchReport* report_out) {
   const auto started = clock_.Now();
   core::ScopedCancellationCallback forward(outer_cancel_, [this] { run_cancel_.Cancel(); });
+  // Before Prepare looks for local copies, and until the manifest is published or the fetch
+  // gave up: eviction must not remove a blob this fetch counted as already here.
+  std::vector<core::Sha256Bytes> wanted_blobs;
+  for (const FetchFile& file : request_.files) wanted_blobs.push_back(file.sha256);
+  const BlobHold hold = store_.HoldBlobs(wanted_blobs);
   core::Status prepared = Prepare();
   if (prepared && blobs_remaining_ > 0) {
     const std::size_t ranges = Start();
@@ -480,6 +485,7 @@ core::Status FetchEngine::Run::ReadRange(Blob& blob, std::size_t index,
     if (metrics_ != nullptr) metrics_->InFlight(-1);
     ReleaseSlot(*source);
     if (read) {
+      if (reader.tier() != core::api::kTierPeer) health_.ReportRangeOutcome(reader.name(), true);
       if (metrics_ != nullptr) {
         metrics_->RangeDone(reader.tier(), reader.name(), bytes.size(),
                             SecondsBetween(started, clock_.Now()));
@@ -493,6 +499,7 @@ core::Status FetchEngine::Run::ReadRange(Blob& blob, std::size_t index,
       return core::Ok();
     }
     if (run_cancel_.cancelled()) return core::MakeError(core::ErrorCode::kCancelled, "stopped");
+    if (reader.tier() != core::api::kTierPeer) health_.ReportRangeOutcome(reader.name(), false);
     if (metrics_ != nullptr)
       metrics_->RangeFailed(reader.tier(), reader.name(), read.error().code());
     if (!ShouldRetry(blob, index, *source, read.error(), attempts)) {

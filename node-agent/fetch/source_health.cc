@@ -26,4 +26,23 @@ std::uint64_t SourceHealth::quarantines() const {
   return quarantines_;
 }
 
+void SourceHealth::ReportRangeOutcome(std::string_view source_name, bool served) {
+  std::lock_guard lock(mutex_);
+  auto found = outcomes_.find(source_name);
+  if (found == outcomes_.end()) {
+    // Bounded by the sources revisions name; peers are not origins and are not tracked.
+    found = outcomes_.emplace(std::string(source_name), Outcomes{}).first;
+  }
+  (served ? found->second.last_success : found->second.last_failure) = clock_.Now();
+}
+
+bool SourceHealth::LooksDown(std::string_view source_name, std::chrono::seconds within) const {
+  std::lock_guard lock(mutex_);
+  const auto found = outcomes_.find(source_name);
+  if (found == outcomes_.end() || !found->second.last_failure) return false;
+  const Outcomes& outcomes = found->second;
+  if (outcomes.last_success && *outcomes.last_success >= *outcomes.last_failure) return false;
+  return clock_.Now() - *outcomes.last_failure < within;
+}
+
 }  // namespace modelplane::agent

@@ -10,12 +10,23 @@
 // - One process per root: Open takes an exclusive flock on LOCK and fails if another holds it.
 // - Space is reserved before a staging writes (SpaceLedger), so concurrent stagings cannot
 //   overcommit the disk.
+// - A blob is removed only when no manifest names it, no staging stages it and no BlobHold
+//   holds it (a fetch holds every blob of its revision from before it looks for local copies
+//   until it is over), so eviction never takes a blob from under a staging that counted on it.
+// - Removing a revision takes it out of memory, then unlinks its manifest and syncs the folder,
+//   and only then removes its view and (RemoveUnreferencedBlobs) its blobs: after a crash at any
+//   point a manifest on disk still has every blob it names.
+//
+// The code is split by idea: cache_store.cc (open, blobs, publication), cache_store_recovery.cc
+// (what Open finds and repairs), cache_store_revisions.cc (manifests and their views),
+// cache_store_collection.cc (holds, removal of unreferenced blobs, garbage collection, verify).
 //
 // Thread safety: every method may be called from any thread.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -66,6 +77,34 @@ struct BlobVerification {
   std::string problem;  // when not ok; the blob was moved to quarantine
 };
 
+class CacheStore;
+
+// Keeps blobs from removal while it lives (see the invariants above). Move-only; must not
+// outlive its store.
+class BlobHold {
+ public:
+  BlobHold() = default;
+  BlobHold(const BlobHold&) = delete;
+  BlobHold& operator=(const BlobHold&) = delete;
+  BlobHold(BlobHold&& other) noexcept;
+  BlobHold& operator=(BlobHold&& other) noexcept;
+  ~BlobHold();
+  void Release();
+
+ private:
+  friend class CacheStore;
+  BlobHold(CacheStore* store, std::uint64_t id) : store_(store), id_(id) {}
+  CacheStore* store_ = nullptr;
+  std::uint64_t id_ = 0;
+};
+
+struct BlobRemovalReport {
+  std::size_t blobs_removed = 0;
+  std::uint64_t bytes_freed = 0;
+  std::size_t kept_referenced = 0;  // candidates a manifest, a staging or a hold still needs
+  bool stopped = false;             // `before_each` said stop
+};
+
 class CacheStore final : public BlobCatalog {
  public:
   [[nodiscard]] static core::Result<std::unique_ptr<CacheStore>> Open(CacheStoreOptions options);
@@ -96,8 +135,9 @@ class CacheStore final : public BlobCatalog {
   // Ends a staging that may be resumed later (cancellation, shutdown): files stay.
   void SuspendBlob(std::unique_ptr<PartialBlob> partial);
 
-  // Writes the revision's folder view (models/<hex>/<path> -> blob) and then its manifest;
-  // every blob it names must be published.
+  // Writes the revision's folder view (models/<hex>/<path>, hard links to the blobs, see
+  // revision_view.h; a view already right is kept) and then its manifest; every blob it names
+  // must be published.
   [[nodiscard]] core::Status PublishRevision(const RevisionManifest& manifest);
   // Ready revisions, from memory: manifests are read from disk once, when the store opens (the
   // store is the only writer of its root; the lock sees to that), and the agent's control loop
@@ -105,10 +145,26 @@ class CacheStore final : public BlobCatalog {
   [[nodiscard]] std::optional<RevisionManifest> FindRevision(
       const core::Sha256Bytes& revision_digest) const;
   [[nodiscard]] std::vector<RevisionManifest> ListRevisions() const;
-  // Removes the manifest; its blobs stay until CollectGarbage finds them unreferenced.
+  // Takes the revision out of memory (FindRevision no longer finds it), unlinks its manifest
+  // and syncs the folder, then removes its view. Its blobs stay until RemoveUnreferencedBlobs
+  // or CollectGarbage finds them unreferenced. Removing what is not there succeeds.
   [[nodiscard]] core::Status RemoveRevision(const core::Sha256Bytes& revision_digest);
 
-  // Removes blobs no manifest names (except those being staged or held by `keep_blobs`),
+  // Holds `blobs` (published or not) against removal until the hold is released.
+  [[nodiscard]] BlobHold HoldBlobs(const std::vector<core::Sha256Bytes>& blobs);
+  // Removes the published blobs among `candidates` that no manifest names, no staging stages
+  // and no hold holds; the rest stay (counted in kept_referenced). `before_each(size)` runs
+  // before each unlink and may wait (pacing) or return false to stop. Syncs the folder.
+  [[nodiscard]] core::Result<BlobRemovalReport> RemoveUnreferencedBlobs(
+      const std::set<core::Sha256Bytes>& candidates,
+      const std::function<bool(std::uint64_t size)>& before_each = {});
+  // Published blobs and their sizes.
+  [[nodiscard]] std::map<core::Sha256Bytes, std::uint64_t> BlobSizes() const;
+  // Bytes a staging of these files would still have to reserve: distinct blobs not published,
+  // less the space a recovered partial staging of one already holds.
+  [[nodiscard]] std::uint64_t BytesToStage(const std::vector<ManifestFile>& files) const;
+
+  // Removes blobs no manifest names (except those being staged, held, or in `keep_blobs`),
   // partial stagings not in progress, and the quarantine.
   [[nodiscard]] core::Result<GarbageReport> CollectGarbage(
       const std::set<core::Sha256Bytes>& keep_blobs = {});
@@ -119,13 +175,18 @@ class CacheStore final : public BlobCatalog {
   [[nodiscard]] std::vector<core::Sha256Bytes> ListBlobs() const;
 
  private:
+  friend class BlobHold;
   CacheStore(CacheStoreOptions options, core::UniqueFd lock, std::uint64_t capacity);
   [[nodiscard]] core::Status Recover();
+  [[nodiscard]] core::Status RecoverRevisions();
+  void RecoverTemporaryFiles();
+  void ReleaseHold(std::uint64_t id);
   [[nodiscard]] core::Status Quarantine(const std::filesystem::path& path,
                                         const core::Sha256Bytes& digest);
   void DropRevisionsNaming(const core::Sha256Bytes& blob);
   // Under mutex_.
   [[nodiscard]] bool AllBlobsPublished(const RevisionManifest& manifest) const;
+  [[nodiscard]] bool BlobReferenced(const core::Sha256Bytes& blob) const;
   [[nodiscard]] core::Status WriteRevisionView(const RevisionManifest& manifest);
   void RemoveRevisionView(const core::Sha256Bytes& revision_digest);
 
@@ -135,12 +196,18 @@ class CacheStore final : public BlobCatalog {
   SpaceLedger ledger_;
   RecoveryReport recovery_;
 
+  // Serialises what writes or removes manifests and views (publication, removal), so a view is
+  // never rebuilt and removed at once. Taken before mutex_, never while holding it.
+  std::mutex revision_writes_;
   mutable std::mutex mutex_;
   std::map<core::Sha256Bytes, std::uint64_t> blobs_;         // published: digest -> size
   std::map<core::Sha256Bytes, RevisionManifest> revisions_;  // as on disk under revisions/
   std::set<core::Sha256Bytes> staging_;                      // BeginBlob .. Publish/Abandon/Suspend
   // Space of partial stagings found at Open, handed to BeginBlob when it resumes them.
   std::map<core::Sha256Bytes, Reservation> recovered_partials_;
+  std::map<std::uint64_t, std::vector<core::Sha256Bytes>> holds_;  // hold id -> blobs
+  std::map<core::Sha256Bytes, std::size_t> held_;                  // blob -> holds naming it
+  std::uint64_t next_hold_ = 1;
 };
 
 }  // namespace modelplane::agent

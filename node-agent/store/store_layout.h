@@ -7,8 +7,13 @@
 //                                             blob it names is published
 //   <root>/tmp/<hex>.partial, <hex>.progress  stagings in progress and which ranges they hold
 //   <root>/quarantine/<hex>.<unix-nanos>      bytes that failed verification, kept for a look
-//   <root>/models/<hex>/<path>                a ready revision as its files: symlinks to the
-//                                             blobs, so loaders open it like a model folder
+//   <root>/models/<hex>/<path>                a ready revision as its files: hard links to the
+//                                             blobs (revision_view.h), so loaders open it like a
+//                                             model folder and the CSI plugin can bind-mount it
+//   <root>/csi/volumes/<hex>.json             the CSI plugin's in-use leases, one per published
+//                                             volume (node-agent/csi/volume_leases.h)
+//   <root>/eviction/uses.json                 how often each revision was used, aged
+//                                             (node-agent/eviction/use_history.h)
 //
 // Thread safety: immutable after construction.
 #pragma once
@@ -33,6 +38,12 @@ class StoreLayout {
   [[nodiscard]] std::filesystem::path TemporaryDirectory() const { return root_ / "tmp"; }
   [[nodiscard]] std::filesystem::path QuarantineDirectory() const { return root_ / "quarantine"; }
   [[nodiscard]] std::filesystem::path ModelDirectory() const { return root_ / "models"; }
+  [[nodiscard]] std::filesystem::path CsiVolumeDirectory() const {
+    return root_ / "csi" / "volumes";
+  }
+  [[nodiscard]] std::filesystem::path UseHistoryPath() const {
+    return root_ / "eviction" / "uses.json";
+  }
   // The folder view of a ready revision (what `load(revision)` opens).
   [[nodiscard]] std::filesystem::path RevisionView(const core::Sha256Bytes& digest) const {
     return ModelDirectory() / core::ToHex(digest);

@@ -1,4 +1,4 @@
-// What the operator's controllers share: the API client, the three informers' caches, the
+// What the operator's controllers share: the API client, the four informers' caches, the
 // event recorder, logging, metrics and time. Owned by ControllerManager, which outlives the
 // controllers it hands this to.
 // Thread safety: every member is safe to use from any worker thread.
@@ -12,6 +12,7 @@
 #include "core/kube/kube_client.h"
 #include "core/log/logger.h"
 #include "operator/controllers/controller_metrics.h"
+#include "operator/controllers/workload_inventory.h"
 
 namespace modelplane::controller {
 
@@ -20,6 +21,9 @@ struct ControllerContext {
   const core::Informer& revisions;  // ModelRevisions in scope, indexed by status digest
   const core::Informer& caches;     // every ModelCache, indexed by the revisions they list
   const core::Informer& nodes;
+  const core::Informer& pods;  // non-terminal pods, trimmed (gating/serving_pods.h), indexed
+                               // by node and by the revision they name
+  const WorkloadInventory& workloads;  // Deployments and StatefulSets, their history and pods
   core::EventRecorder& events;
   const core::Logger& logger;
   const core::Clock& clock;

@@ -3,6 +3,8 @@
 #include "core/kube/builtin_types.h"
 #include "core/workqueue/rate_limiter.h"
 #include "operator/controllers/cache_entries.h"
+#include "operator/gating/serving_pods.h"
+#include "operator/rollouts/workload.h"
 
 namespace modelplane::controller {
 namespace {
@@ -35,6 +37,46 @@ bool PlacementInputsChanged(const json& before, const json& after) {
          old_node->metadata.resource_version == new_node->metadata.resource_version;
 }
 
+// A trimmed pod's content apart from its resourceVersion: status writes that change nothing the
+// gates read (conditions, IPs) wake nobody.
+bool GatingInputsChanged(const json& before, const json& after) {
+  json a = before;
+  json b = after;
+  if (a.contains("metadata")) a["metadata"].erase("resourceVersion");
+  if (b.contains("metadata")) b["metadata"].erase("resourceVersion");
+  return a != b || ResourceVersionOf(before) == ResourceVersionOf(after);
+}
+
+bool IsBound(const json& pod) {
+  const auto spec = pod.find("spec");
+  return spec != pod.end() && spec->is_object() && !spec->value("nodeName", "").empty();
+}
+
+// Workloads live in the namespaces the operator serves; they are trimmed to what rollouts read.
+core::InformerOptions WorkloadInformer(core::ResourceType type, const ControllerOptions& options) {
+  return {.type = std::move(type),
+          .namespace_name = options.namespace_scope,
+          .resync_period = options.resync_period,
+          .transform = TrimWorkload};
+}
+
+std::string TemplateRevisionKey(const json& object) {
+  const std::string ns =
+      object.contains("metadata") ? object["metadata"].value("namespace", "") : std::string();
+  for (const json* pod_template :
+       {object.contains("spec") && object["spec"].contains("template") ? &object["spec"]["template"]
+                                                                       : nullptr,
+        object.contains("data") && object["data"].contains("spec") &&
+                object["data"]["spec"].contains("template")
+            ? &object["data"]["spec"]["template"]
+            : nullptr}) {
+    if (pod_template == nullptr) continue;
+    const std::string name = TemplateRevision(*pod_template, ns);
+    if (!name.empty()) return ns + "/" + name;
+  }
+  return {};
+}
+
 bool Prestages(const json& revision) {
   const auto spec = revision.find("spec");
   if (spec == revision.end() || !spec->is_object()) return false;
@@ -59,6 +101,26 @@ ControllerManager::ControllerManager(core::KubeClient& client, const core::Watch
               InformerFor(core::resources::ModelCaches(), "", options_.resync_period), clock),
       nodes_(client, watcher, InformerFor(core::resources::Nodes(), "", options_.resync_period),
              clock),
+      pods_(client, watcher,
+            {.type = core::resources::Pods(),
+             .field_selector = kNonTerminalPods,
+             .resync_period = options_.resync_period,
+             .transform = TrimPod},
+            clock),
+      deployments_(client, watcher, WorkloadInformer(core::resources::Deployments(), options_),
+                   clock),
+      stateful_sets_(client, watcher, WorkloadInformer(core::resources::StatefulSets(), options_),
+                     clock),
+      replica_sets_(client, watcher, WorkloadInformer(core::resources::ReplicaSets(), options_),
+                    clock),
+      controller_revisions_(client, watcher,
+                            WorkloadInformer(core::resources::ControllerRevisions(), options_),
+                            clock),
+      workload_inventory_({.deployments = deployments_,
+                           .stateful_sets = stateful_sets_,
+                           .replica_sets = replica_sets_,
+                           .controller_revisions = controller_revisions_,
+                           .pods = pods_}),
       events_(client,
               {.reporting_controller = "modelplane.io/operator",
                .reporting_instance = options_.reporting_instance},
@@ -69,6 +131,8 @@ ControllerManager::ControllerManager(core::KubeClient& client, const core::Watch
                             .revisions = revisions_,
                             .caches = caches_,
                             .nodes = nodes_,
+                            .pods = pods_,
+                            .workloads = workload_inventory_,
                             .events = events_,
                             .logger = logger_,
                             .clock = clock,
@@ -78,6 +142,8 @@ ControllerManager::ControllerManager(core::KubeClient& client, const core::Watch
                          .revisions = revisions_,
                          .caches = caches_,
                          .nodes = nodes_,
+                         .pods = pods_,
+                         .workloads = workload_inventory_,
                          .events = events_,
                          .logger = logger_,
                          .clock = clock,
@@ -105,7 +171,13 @@ ControllerManager::ControllerManager(core::KubeClient& client, const core::Watch
           }) {
   revisions_.AddIndexer(kRevisionsByDigest, RevisionsByDigestIndex());
   caches_.AddIndexer(kCachesByRevision, CachesByRevisionIndex());
+  pods_.AddIndexer(kPodsByNode, core::indexers::ByNodeName());
+  pods_.AddIndexer(kPodsByRevision, PodsByRevisionIndex());
+  pods_.AddIndexer(kGatedPodsByRevision, GatedPodsByRevisionIndex());
+  pods_.AddIndexer(kPodsByOwner, ControllerUidIndex());
+  workload_inventory_.AddIndexers();
   WireHandlers();
+  WireWorkloadHandlers();
 }
 
 ControllerManager::~ControllerManager() {
@@ -134,6 +206,7 @@ void ControllerManager::WireHandlers() {
             EnqueueRevisionsOfCache(*object);
             // A new cache is a new placement candidate.
             EnqueuePrestagingRevisions();
+            EnqueueRevisionsWithGatedPods();
           },
       .on_update =
           [this](const core::ObjectPtr& old_object, const core::ObjectPtr& object) {
@@ -156,18 +229,74 @@ void ControllerManager::WireHandlers() {
           [this](const core::ObjectPtr& object) {
             cache_queue_.Add(core::ObjectStore::KeyOf(*object));
             EnqueuePrestagingRevisions();
+            EnqueueRevisionsWithGatedPods();
           },
       .on_update =
           [this](const core::ObjectPtr& old_object, const core::ObjectPtr& object) {
             cache_queue_.Add(core::ObjectStore::KeyOf(*object));
-            if (PlacementInputsChanged(*old_object, *object)) EnqueuePrestagingRevisions();
+            if (PlacementInputsChanged(*old_object, *object)) {
+              EnqueuePrestagingRevisions();
+              EnqueueRevisionsWithGatedPods();
+            }
           },
       .on_delete =
           [this](const core::ObjectPtr& object) {
             cache_queue_.Add(core::ObjectStore::KeyOf(*object));
             EnqueuePrestagingRevisions();
+            EnqueueRevisionsWithGatedPods();
           },
   });
+  const auto enqueue_revision_of = [this](const json& pod) {
+    if (auto key = RevisionKeyOfPod(pod)) EnqueueRevisionKeys({*key});
+    // The revisions its workload rolls between plan with where its pods run.
+    EnqueueRevisionKeys(workload_inventory_.RevisionKeysOfPodOwner(pod));
+  };
+  pods_.AddHandlers({
+      .on_add = [enqueue_revision_of](const core::ObjectPtr& pod) { enqueue_revision_of(*pod); },
+      .on_update =
+          [this, enqueue_revision_of](const core::ObjectPtr& old_pod, const core::ObjectPtr& pod) {
+            if (!GatingInputsChanged(*old_pod, *pod)) return;
+            enqueue_revision_of(*old_pod);
+            enqueue_revision_of(*pod);
+          },
+      .on_delete =
+          [this, enqueue_revision_of](const core::ObjectPtr& pod) {
+            enqueue_revision_of(*pod);
+            if (IsBound(*pod)) EnqueueRevisionsWithGatedPods();
+          },
+  });
+}
+
+void ControllerManager::WireWorkloadHandlers() {
+  for (auto [informer, kind] :
+       {std::pair{&deployments_, kKindDeployment}, std::pair{&stateful_sets_, kKindStatefulSet}}) {
+    const auto enqueue = [this, kind](const json& object) {
+      EnqueueRevisionKeys(workload_inventory_.RevisionKeysOf(object, kind));
+    };
+    informer->AddHandlers({
+        .on_add = [enqueue](const core::ObjectPtr& object) { enqueue(*object); },
+        .on_update =
+            [enqueue](const core::ObjectPtr& old_object, const core::ObjectPtr& object) {
+              enqueue(*old_object);
+              enqueue(*object);
+            },
+        .on_delete = [enqueue](const core::ObjectPtr& object) { enqueue(*object); },
+    });
+  }
+  // History objects name a revision their workload may return to.
+  for (core::Informer* informer : {&replica_sets_, &controller_revisions_}) {
+    const auto enqueue = [this](const json& object) {
+      if (const std::string key = TemplateRevisionKey(object); !key.empty()) {
+        EnqueueRevisionKeys({key});
+      }
+    };
+    informer->AddHandlers({
+        .on_add = [enqueue](const core::ObjectPtr& object) { enqueue(*object); },
+        .on_update = [enqueue](const core::ObjectPtr&,
+                               const core::ObjectPtr& object) { enqueue(*object); },
+        .on_delete = [enqueue](const core::ObjectPtr& object) { enqueue(*object); },
+    });
+  }
 }
 
 void ControllerManager::EnqueueRevisionsOfCache(const json& cache) {
@@ -198,16 +327,30 @@ void ControllerManager::EnqueuePrestagingRevisions() {
   }
 }
 
+void ControllerManager::EnqueueRevisionsWithGatedPods() {
+  EnqueueRevisionKeys(pods_.store().IndexValues(kGatedPodsByRevision));
+}
+
 bool ControllerManager::Start(core::CancellationToken& stop) {
   revisions_.Start();
   caches_.Start();
   nodes_.Start();
-  while (!(revisions_.HasSynced() && caches_.HasSynced() && nodes_.HasSynced())) {
+  pods_.Start();
+  for (core::Informer* informer :
+       {&deployments_, &stateful_sets_, &replica_sets_, &controller_revisions_}) {
+    informer->Start();
+  }
+  while (!(revisions_.HasSynced() && caches_.HasSynced() && nodes_.HasSynced() &&
+           pods_.HasSynced() && deployments_.HasSynced() && stateful_sets_.HasSynced() &&
+           replica_sets_.HasSynced() && controller_revisions_.HasSynced())) {
     if (!stop.SleepFor(kSyncPoll)) return false;
   }
   logger_.Info("informers_synced", {{"revisions", revisions_.store().Size()},
                                     {"caches", caches_.store().Size()},
-                                    {"nodes", nodes_.store().Size()}});
+                                    {"nodes", nodes_.store().Size()},
+                                    {"pods", pods_.store().Size()},
+                                    {"deployments", deployments_.store().Size()},
+                                    {"statefulsets", stateful_sets_.store().Size()}});
   revision_runner_.Start();
   cache_runner_.Start();
   started_ = true;
@@ -220,6 +363,11 @@ void ControllerManager::Stop() {
     cache_runner_.Stop();
     started_ = false;
   }
+  for (core::Informer* informer :
+       {&deployments_, &stateful_sets_, &replica_sets_, &controller_revisions_}) {
+    informer->Stop();
+  }
+  pods_.Stop();
   revisions_.Stop();
   caches_.Stop();
   nodes_.Stop();

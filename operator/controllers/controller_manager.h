@@ -1,13 +1,20 @@
-// Owns everything the operator runs while it leads: informers on ModelRevisions, ModelCaches
-// and Nodes, one work queue and runner per controller, the event recorder, and the wiring from
-// informer events to queue keys:
+// Owns everything the operator runs while it leads: informers on ModelRevisions, ModelCaches,
+// Nodes, Pods and the workloads that roll revisions (Deployments, StatefulSets, their
+// ReplicaSets and ControllerRevisions), one work queue and runner per controller, the event
+// recorder, and the wiring from informer events to queue keys:
 //   ModelRevision change         -> that revision;
 //   ModelCache added or deleted  -> the revisions its spec lists and those whose digest its
 //                                   status reports, plus its lifecycle key;
 //   ModelCache updated           -> only the revisions whose spec or status entry changed (all of
 //                                   them on a resync), plus its lifecycle key;
 //   Node added, removed, or its labels / readiness / cordon changed
-//                                -> its lifecycle key and every revision that prestages.
+//                                -> its lifecycle key, every revision that prestages and every
+//                                   revision with gated pods;
+//   Pod naming a revision added, deleted, or its gates / node / phase changed
+//                                -> that revision (which need not exist yet);
+//   a bound pod deleted          -> every revision with gated pods (room was freed);
+//   Deployment or StatefulSet, or a ReplicaSet or ControllerRevision of one, changed
+//                                -> the revisions its template names now and named before.
 // RunOperator builds one when it gains the lease and destroys it when it loses it; cluster
 // tests build one directly.
 // Thread safety: Start, WaitForSync and Stop from the owning thread.
@@ -26,6 +33,7 @@
 #include "core/workqueue/work_queue.h"
 #include "operator/controllers/model_cache_controller.h"
 #include "operator/controllers/model_revision_controller.h"
+#include "operator/controllers/workload_inventory.h"
 
 namespace modelplane::controller {
 
@@ -57,16 +65,24 @@ class ControllerManager {
 
  private:
   void WireHandlers();
+  void WireWorkloadHandlers();
   void EnqueueRevisionsOfCache(const nlohmann::json& cache);
   void EnqueueRevisionKeys(const std::vector<std::string>& keys);
   void EnqueueRevisionsWithDigests(const std::vector<std::string>& digests);
   void EnqueuePrestagingRevisions();
+  void EnqueueRevisionsWithGatedPods();
 
   const ControllerOptions options_;
   const core::Logger logger_;
   core::Informer revisions_;
   core::Informer caches_;
   core::Informer nodes_;
+  core::Informer pods_;
+  core::Informer deployments_;
+  core::Informer stateful_sets_;
+  core::Informer replica_sets_;
+  core::Informer controller_revisions_;
+  WorkloadInventory workload_inventory_;
   core::EventRecorder events_;
   core::WorkQueue revision_queue_;
   core::WorkQueue cache_queue_;

@@ -67,8 +67,13 @@ core::Result<core::ReconcileResult> ModelRevisionController::Reconcile(const std
   const core::ObjectPtr object = context_.revisions.store().Get(key);
   if (!object) {
     // Gone: the finalizer saw its entries removed; ModelCacheController prunes any left by a
-    // revision deleted while no operator ran.
+    // revision deleted while no operator ran. Pods may name a revision before it exists (Helm
+    // creates custom resources after Deployments): they wait, gated, and are told so.
     context_.metrics.SetPhase(key, "");
+    gates_.ReportBlocked(key, "Normal", "WaitingForRevision",
+                         fmt::format("waiting for ModelRevision {}, which does not exist yet; "
+                                     "the pod stays gated until it is created and staged",
+                                     key));
     return core::ReconcileResult::Done();
   }
   const json& raw = *object;
@@ -85,8 +90,20 @@ core::Result<core::ReconcileResult> ModelRevisionController::Reconcile(const std
   }
 
   Plan plan = Observe(raw, deleting);
-  if (auto synced = SyncEntries(reference, plan.observation.digest, plan.chosen); !synced) {
+  if (auto synced = SyncEntries(reference, plan.observation.digest, plan.desired); !synced) {
     return std::unexpected(synced.error());
+  }
+  std::optional<core::Error> gate_error;
+  if (plan.rollouts) rollouts_.Report(key, *plan.rollouts);
+  if (plan.gates) {
+    if (auto applied = gates_.Apply(key, *plan.gates); !applied) gate_error = applied.error();
+  } else if (!deleting) {
+    const bool revoked = plan.observation.revoked;
+    gates_.ReportBlocked(key, "Warning", revoked ? "RevisionRevoked" : "RevisionInvalid",
+                         revoked
+                             ? fmt::format("ModelRevision {} is revoked; the pod stays gated", key)
+                             : fmt::format("ModelRevision {} is invalid ({}); the pod stays gated",
+                                           key, fmt::join(plan.observation.problems, "; ")));
   }
   if (deleting) {
     if (has_finalizer) {
@@ -109,6 +126,13 @@ core::Result<core::ReconcileResult> ModelRevisionController::Reconcile(const std
     RecordInvalid(raw, status, previous);
   }
   context_.metrics.SetPhase(key, status.phase);
+  if (gate_error) return std::unexpected(*gate_error);
+  // A rollback window that ends must unpin even if nothing else changes by then.
+  if (plan.rollouts && plan.rollouts->plan.next_change) {
+    const auto left = *plan.rollouts->plan.next_change - context_.clock.WallNow();
+    return core::ReconcileResult::RequeueAfter(
+        std::max<std::chrono::nanoseconds>(left, std::chrono::seconds(1)));
+  }
   return core::ReconcileResult::Done();
 }
 
@@ -137,16 +161,45 @@ ModelRevisionController::Plan ModelRevisionController::Observe(const json& raw, 
   for (const api::ModelFile& file : spec.files) observation.total_bytes += file.size;
   observation.revoked = spec.revoked;
   observation.requested_nodes = spec.prestage ? spec.prestage->nodes : 0;
-  if (deleting || observation.revoked || observation.requested_nodes <= 0) return plan;
+  if (deleting || observation.revoked) return plan;
 
   const std::string key = core::ObjectStore::KeyOf(raw);
-  const PlacementResult placed = ChooseNodes({.node_selector = spec.prestage->node_selector,
-                                              .nodes = observation.requested_nodes,
-                                              .total_bytes = observation.total_bytes},
-                                             Candidates(key, observation.digest));
-  plan.chosen = placed.chosen;
-  observation.ineligible_nodes = placed.ineligible;
-  for (const std::string& node : plan.chosen) {
+  const std::vector<PlacementCandidate> candidates = Candidates(key, observation.digest);
+  if (observation.requested_nodes > 0) {
+    const PlacementResult placed = ChooseNodes({.node_selector = spec.prestage->node_selector,
+                                                .nodes = observation.requested_nodes,
+                                                .total_bytes = observation.total_bytes},
+                                               candidates);
+    for (const std::string& node : placed.chosen) {
+      plan.desired[node] = {.reason = std::string(api::kReasonPrestage)};
+    }
+    observation.ineligible_nodes = placed.ineligible;
+  }
+  // Workloads rolling to it stage it where their pods run; those rolling away pin it there.
+  plan.rollouts =
+      rollouts_.Plan(key, *revision, observation.total_bytes, candidates, observation.digest);
+  for (const auto& [node, intent] : plan.rollouts->plan.nodes) {
+    plan.desired[node] = {
+        .reason = intent.reason, .pinned = intent.pinned, .pinned_until = intent.pinned_until};
+  }
+  observation.workloads = plan.rollouts->plan.workloads;
+  // Nodes that run a pod of the revision keep it, and waiting pods get nodes to stage it on;
+  // in-use says the most, and a pin stays.
+  plan.gates = gates_.Plan(key, observation.digest, observation.total_bytes, candidates,
+                           plan.rollouts->held_pods);
+  for (const std::vector<std::string>* nodes :
+       {&plan.gates->bound_nodes, &plan.gates->plan.staging_nodes}) {
+    for (const std::string& node : *nodes) {
+      plan.desired[node].reason = std::string(api::kReasonInUse);
+    }
+  }
+  ObserveNodes(plan);
+  return plan;
+}
+
+void ModelRevisionController::ObserveNodes(Plan& plan) {
+  RevisionObservation& observation = plan.observation;
+  for (const auto& [node, intent] : plan.desired) {
     DesiredNodeState state{.node = node};
     if (const core::ObjectPtr cache_object = context_.caches.store().Get(node)) {
       if (auto cache = api::ModelCacheFromJson(*cache_object); cache && cache->status) {
@@ -157,7 +210,6 @@ ModelRevisionController::Plan ModelRevisionController::Observe(const json& raw, 
     }
     observation.nodes.push_back(std::move(state));
   }
-  return plan;
 }
 
 std::vector<PlacementCandidate> ModelRevisionController::Candidates(const std::string& key,
@@ -216,26 +268,33 @@ std::vector<PlacementCandidate> ModelRevisionController::Candidates(const std::s
   return candidates;
 }
 
-core::Status ModelRevisionController::SyncEntries(const api::RevisionReference& reference,
-                                                  const std::string& digest,
-                                                  const std::vector<std::string>& chosen) {
+core::Status ModelRevisionController::SyncEntries(
+    const api::RevisionReference& reference, const std::string& digest,
+    const std::map<std::string, EntryIntent>& desired) {
   const std::string key = RevisionKey(reference);
-  std::set<std::string> targets(chosen.begin(), chosen.end());
+  std::set<std::string> targets;
+  for (const auto& [node, intent] : desired) targets.insert(node);
   for (const core::ObjectPtr& cache : context_.caches.store().ByIndex(kCachesByRevision, key)) {
     targets.insert((*cache)["metadata"].value("name", ""));
   }
-  const api::DesiredRevision desired{.revision = reference,
-                                     .digest = digest,
-                                     .pinned = false,
-                                     .reason = std::string(api::kReasonPrestage)};
   std::optional<core::Error> first_error;
   for (const std::string& name : targets) {
     const core::ObjectPtr cache_object = context_.caches.store().Get(name);
     if (!cache_object) continue;
-    const bool want = std::binary_search(chosen.begin(), chosen.end(), name);
+    const auto wanted = desired.find(name);
+    const bool want = wanted != desired.end();
+    api::DesiredRevision entry{.revision = reference, .digest = digest};
+    if (want) {
+      entry.pinned = wanted->second.pinned;
+      entry.reason = wanted->second.reason;
+      // Seconds, as the API server keeps them: an unchanged pin compares equal when read back.
+      if (wanted->second.pinned_until) {
+        entry.pinned_until = std::chrono::floor<std::chrono::seconds>(*wanted->second.pinned_until);
+      }
+    }
     auto written = UpdateCacheEntries(
         context_.client, *cache_object, [&](const std::vector<api::DesiredRevision>& entries) {
-          return ReplaceEntry(entries, reference, want ? &desired : nullptr);
+          return ReplaceEntry(entries, reference, want ? &entry : nullptr);
         });
     if (!written) {
       // The runner logs the first error as reconcile_failed; the rest are detail.

@@ -1,7 +1,11 @@
 // The ModelRevision controller: for one revision ("namespace/name") it validates the spec,
-// computes the digest, places prestaged copies (placement.h), writes its entries into the
-// chosen nodes' ModelCache specs (and out of every other), and rebuilds the revision's status
-// from those ModelCaches' statuses (revision_status.h).
+// computes the digest, places prestaged copies (placement.h), plans what the workloads rolling
+// to or from it ask of the caches (revision_rollouts.h) and the gates of the pods that name it
+// (pod_gates.h: which may go, which nodes must stage it for the others), writes its entries
+// into the chosen nodes' ModelCache specs (and out of every other: reason in-use where a pod
+// runs or waits for it, else rollback (pinned) or rollout, else prestage), lets the pods go
+// whose weights are verified, and rebuilds the revision's status from those ModelCaches'
+// statuses (revision_status.h).
 //
 // Level-based: each pass compares the whole desired state with what the informers show and
 // writes only differences, so any event (or a resync) for the revision leads to the same place.
@@ -11,12 +15,16 @@
 // key to two workers).
 #pragma once
 
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/api/model_revision.h"
 #include "core/workqueue/controller_runner.h"
 #include "operator/controllers/controller_context.h"
+#include "operator/controllers/pod_gates.h"
+#include "operator/controllers/revision_rollouts.h"
 #include "operator/placement/placement.h"
 #include "operator/status/revision_status.h"
 
@@ -26,26 +34,38 @@ namespace api = core::api;
 
 class ModelRevisionController {
  public:
-  explicit ModelRevisionController(ControllerContext context) : context_(context) {}
+  explicit ModelRevisionController(ControllerContext context)
+      : context_(context), gates_(context), rollouts_(context) {}
 
   [[nodiscard]] core::Result<core::ReconcileResult> Reconcile(const std::string& key);
 
  private:
+  // What a node's ModelCache entry for the revision says.
+  struct EntryIntent {
+    std::string reason;
+    bool pinned = false;
+    std::optional<api::Timestamp> pinned_until;
+  };
   struct Plan {
     RevisionObservation observation;
-    std::vector<std::string> chosen;
+    std::map<std::string, EntryIntent> desired;   // by node
+    std::optional<RevisionGates> gates;           // set while the revision can be staged
+    std::optional<RevisionRolloutPlan> rollouts;  // likewise
   };
 
   Plan Observe(const nlohmann::json& raw, bool deleting);
+  void ObserveNodes(Plan& plan);
   std::vector<PlacementCandidate> Candidates(const std::string& key, const std::string& digest);
   core::Status SyncEntries(const api::RevisionReference& reference, const std::string& digest,
-                           const std::vector<std::string>& chosen);
+                           const std::map<std::string, EntryIntent>& desired);
   core::Status SetFinalizer(const nlohmann::json& raw, bool present);
   core::Status WriteStatus(const nlohmann::json& raw, const api::ModelRevisionStatus& status);
   void RecordInvalid(const nlohmann::json& raw, const api::ModelRevisionStatus& status,
                      const std::vector<api::Condition>& previous);
 
   ControllerContext context_;
+  PodGates gates_;
+  RevisionRollouts rollouts_;
 };
 
 }  // namespace modelplane::controller

@@ -86,6 +86,7 @@ api::ModelRevisionStatus BuildRevisionStatus(const RevisionObservation& observat
     return status;
   }
   status.digest = observation.digest;
+  status.workloads = observation.workloads;
   set(kConditionValid, true, "Validated", "the spec passed validation; status.digest is its key");
 
   std::vector<double> ready_seconds;

@@ -41,6 +41,7 @@ struct RevisionObservation {
   int requested_nodes = 0;   // spec.prestage.nodes
   int ineligible_nodes = 0;  // matching nodes left out (not Ready, cordoned, full)
   std::vector<DesiredNodeState> nodes;
+  std::vector<api::WorkloadUse> workloads;  // the Deployments and StatefulSets that use it
 };
 
 // Nearest-rank percentile (q in (0, 1]) of values sorted ascending; 0 for none.

@@ -45,5 +45,28 @@ TEST(OperatorConfigTest, ControllersSection) {
   EXPECT_FALSE(bad.has_value());
 }
 
+TEST(OperatorConfigTest, WebhookSection) {
+  auto defaults = core::LoadConfigString<OperatorConfig>("");
+  ASSERT_TRUE(defaults.has_value()) << defaults.error().ToString();
+  EXPECT_FALSE(defaults->webhook.enabled);
+  EXPECT_EQ(defaults->webhook.port, 9443);
+  EXPECT_EQ(defaults->webhook.volume_mode, "csi");
+  EXPECT_EQ(defaults->webhook.scheduler_name, "modelplane-scheduler");
+  auto custom = core::LoadConfigString<OperatorConfig>(
+      "webhook:\n  enabled: true\n  port: 8443\n  certificateFile: /tls/tls.crt\n"
+      "  keyFile: /tls/tls.key\n  schedulerName: \"\"\n  volumeMode: hostPath\n"
+      "  hostCacheRoot: /mnt/nvme/modelplane\n");
+  ASSERT_TRUE(custom.has_value()) << custom.error().ToString();
+  EXPECT_TRUE(custom->webhook.enabled);
+  EXPECT_EQ(custom->webhook.port, 8443);
+  EXPECT_EQ(custom->webhook.key_file, "/tls/tls.key");
+  EXPECT_EQ(custom->webhook.volume_mode, "hostPath");
+  EXPECT_EQ(custom->webhook.host_cache_root, "/mnt/nvme/modelplane");
+  for (const char* bad : {"webhook:\n  volumeMode: nfs\n", "webhook:\n  hostCacheRoot: cache\n",
+                          "webhook:\n  port: 70000\n", "webhook:\n  certFile: x\n"}) {
+    EXPECT_FALSE(core::LoadConfigString<OperatorConfig>(bad).has_value()) << bad;
+  }
+}
+
 }  // namespace
 }  // namespace modelplane::controller

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "scheduler-extender/extender_request_reader.h"
 #include "tests/scheduler-extender/test_files.h"
 
 namespace modelplane::extender {
@@ -14,7 +15,7 @@ namespace {
 using nlohmann::json;
 using testing::ReadTestData;
 
-const core::api::JsonLimits kLimits{.max_bytes = 1 << 20, .max_depth = 64};
+const ExtenderRequestLimits kLimits;
 
 std::set<std::string> Keys(const json& object) {
   std::set<std::string> keys;
@@ -104,51 +105,6 @@ TEST(ExtenderProtocolTest, HostPriorityListUsesGoFieldNamesAndClampsScores) {
   EXPECT_EQ(out, json::parse(R"([{"Host":"a","Score":10},{"Host":"b","Score":0},
                                  {"Host":"c","Score":10},{"Host":"d","Score":0}])"));
   for (const json& entry : out) EXPECT_EQ(Keys(entry), (std::set<std::string>{"Host", "Score"}));
-}
-
-TEST(ExtenderProtocolTest, RejectsWhatKubeSchedulerNeverSends) {
-  const char* bad[] = {
-      "",                                                                    // not JSON
-      "[]",                                                                  // not an object
-      R"({"Nodes":null,"NodeNames":["a"]})",                                 // no Pod
-      R"({"Pod":null,"Nodes":null,"NodeNames":["a"]})",                      // null Pod
-      R"({"Pod":{"spec":{}},"NodeNames":["a"]})",                            // Pod without metadata
-      R"({"Pod":{"metadata":{"namespace":"x"}},"NodeNames":["a"]})",         // Pod without a name
-      R"({"Pod":{"metadata":{"name":"p"}},"Nodes":null,"NodeNames":null})",  // no nodes at all
-      R"({"Pod":{"metadata":{"name":"p"}}})",
-      R"({"Pod":{"metadata":{"name":"p"}},"Nodes":{"items":[]},"NodeNames":["a"]})",  // both
-      R"({"Pod":{"metadata":{"name":"p"}},"NodeNames":"a"})",                         // not a list
-      R"({"Pod":{"metadata":{"name":"p"}},"NodeNames":[1]})",                         // not names
-      R"({"Pod":{"metadata":{"name":"p"}},"NodeNames":[""]})",
-      R"({"Pod":{"metadata":{"name":"p"}},"Nodes":{"items":[{"metadata":{}}]}})",  // nameless
-      R"({"Pod":{"metadata":{"name":"p"}},"Nodes":{"items":{}}})",
-      R"({"Pod":{"metadata":{"name":"p"}},"Nodes":[]})",
-      R"({"Pod":{"metadata":{"name":"p"}},"Pod":{"metadata":{"name":"q"}},"NodeNames":[]})",  // dup
-  };
-  for (const char* body : bad) {
-    auto args = ParseExtenderArgs(body, kLimits);
-    EXPECT_FALSE(args) << body;
-    if (!args) {
-      EXPECT_EQ(args.error().code(), core::ErrorCode::kInvalidArgument) << body;
-    }
-  }
-}
-
-TEST(ExtenderProtocolTest, BoundsBodySizeAndNesting) {
-  const std::string body = ReadTestData("filter_node_list.json");
-  EXPECT_FALSE(ParseExtenderArgs(body, {.max_bytes = body.size() - 1, .max_depth = 64}));
-  EXPECT_FALSE(ParseExtenderArgs(body, {.max_bytes = body.size(), .max_depth = 4}));
-  EXPECT_TRUE(ParseExtenderArgs(body, {.max_bytes = body.size(), .max_depth = 64}));
-}
-
-TEST(ExtenderProtocolTest, AnnotationsThatAreNotStringsAreIgnoredNotFatal) {
-  auto args = ParseExtenderArgs(
-      R"({"Pod":{"metadata":{"name":"p","annotations":{"a":1,"modelplane.io/revision":"r"}}},
-          "NodeNames":[]})",
-      kLimits);
-  ASSERT_TRUE(args) << args.error().ToString();
-  EXPECT_EQ(args->pod.annotations.size(), 1u);
-  EXPECT_EQ(args->pod.annotations.at("modelplane.io/revision"), "r");
 }
 
 }  // namespace

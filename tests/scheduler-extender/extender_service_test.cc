@@ -3,6 +3,7 @@
 // decision log line, 503 before sync, 400/413 for bad bodies and the latency histogram.
 #include "scheduler-extender/extender_service.h"
 
+#include <optional>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -10,6 +11,8 @@
 #include "core/api/model_cache.h"
 #include "core/http/http_client.h"
 #include "core/http/http_server.h"
+#include "scheduler-extender/verb_server_options.h"
+#include "tests/core/http/test_certificates.h"
 #include "tests/scheduler-extender/test_files.h"
 
 namespace modelplane::extender {
@@ -50,8 +53,7 @@ void FillInventory(CacheInventory& inventory) {
 }
 
 ExtenderArgs Args(std::string_view file) {
-  auto args =
-      ParseExtenderArgs(ReadTestData(std::string(file)), {.max_bytes = 1 << 20, .max_depth = 64});
+  auto args = ParseExtenderArgs(ReadTestData(std::string(file)), {});
   EXPECT_TRUE(args) << args.error().ToString();
   return args.value_or(ExtenderArgs{});
 }
@@ -96,32 +98,40 @@ TEST(DecideTest, NeverFailsAPodItDoesNotManage) {
   expect_pass_through(malformed, PodDecision::Outcome::kMalformed);
 }
 
-// The service behind a real HttpServer on 127.0.0.1, and a client as kube-scheduler would be.
+// The service behind a real HttpServer on 127.0.0.1 with the options the binary uses
+// (verb_server_options.h), and a client as kube-scheduler would be.
 class ExtenderHttpTest : public ::testing::Test {
  protected:
   void SetUp() override {
     FillInventory(inventory_);
+    config_.address = "127.0.0.1";
+    config_.port = 0;
+    config_.path_prefix = "/scheduler";
+    config_.body_limit.bytes = 256ULL * 1024;
+  }
+
+  // Starts the server for config_, and a client with these TLS options (none: plain HTTP).
+  void Start(std::optional<core::TlsClientOptions> client_tls = std::nullopt) {
     auto logger = core::Logger::Create({.component = "scheduler-extender",
                                         .level = core::LogLevel::kDebug,
                                         .sink = core::LogSink::Stream(log_)});
     ASSERT_TRUE(logger);
     auto service = ExtenderService::Create(inventory_, Placement::Default(), *logger, metrics_,
-                                           {.body_limit = 256ULL * 1024});
+                                           VerbServiceOptions(config_));
     ASSERT_TRUE(service) << service.error().ToString();
     service_ = std::move(*service);
-    config_.path_prefix = "/scheduler";
     core::Router router;
     service_->AddRoutes(router, config_);
-    core::ServerOptions options;
-    options.address = "127.0.0.1";
-    options.port = 0;
-    options.body_limit = 256ULL * 1024;
-    options.metrics = [this] { return metrics_.ExposeText(); };
-    auto server = core::HttpServer::Create(options, std::move(router));
+    auto options = VerbServerOptions(config_, std::nullopt, *logger);
+    ASSERT_TRUE(options) << options.error().ToString();
+    options->metrics = [this] { return metrics_.ExposeText(); };
+    auto server = core::HttpServer::Create(std::move(*options), std::move(router));
     ASSERT_TRUE(server) << server.error().ToString();
     server_ = std::move(*server);
+    scheme_ = client_tls ? "https" : "http";
     core::ClientOptions client_options;
     client_options.retry.max_attempts = 1;
+    client_options.tls = std::move(client_tls);
     auto client = core::HttpClient::Create(client_options);
     ASSERT_TRUE(client) << client.error().ToString();
     client_ = std::move(*client);
@@ -132,7 +142,7 @@ class ExtenderHttpTest : public ::testing::Test {
   }
 
   std::string Url(const std::string& path) const {
-    return "http://127.0.0.1:" + std::to_string(server_->port()) + path;
+    return scheme_ + "://127.0.0.1:" + std::to_string(server_->port()) + path;
   }
 
   core::Result<core::ClientResponse> Post(const std::string& verb, std::string body) {
@@ -146,12 +156,15 @@ class ExtenderHttpTest : public ::testing::Test {
   core::MetricsRegistry metrics_;
   CacheInventory inventory_;
   ExtenderServerConfig config_;
+  std::string scheme_ = "http";
   std::unique_ptr<ExtenderService> service_;
   std::unique_ptr<core::HttpServer> server_;
   std::unique_ptr<core::HttpClient> client_;
 };
 
 TEST_F(ExtenderHttpTest, AnswersServiceUnavailableUntilTheInventorySynced) {
+  Start();
+  ASSERT_FALSE(HasFatalFailure());
   auto response = Post("filter", ReadTestData("filter_node_names.json"));
   ASSERT_FALSE(response);
   EXPECT_NE(response.error().message().find("HTTP 503"), std::string::npos)
@@ -161,6 +174,8 @@ TEST_F(ExtenderHttpTest, AnswersServiceUnavailableUntilTheInventorySynced) {
 }
 
 TEST_F(ExtenderHttpTest, FilterAndPrioritizeInNodeNamesForm) {
+  Start();
+  ASSERT_FALSE(HasFatalFailure());
   service_->SetSynced(true);
   auto filter = Post("filter", ReadTestData("filter_node_names.json"));
   ASSERT_TRUE(filter) << filter.error().ToString();
@@ -189,6 +204,8 @@ TEST_F(ExtenderHttpTest, FilterAndPrioritizeInNodeNamesForm) {
 }
 
 TEST_F(ExtenderHttpTest, FilterInNodeListFormReturnsTheNodeObjects) {
+  Start();
+  ASSERT_FALSE(HasFatalFailure());
   service_->SetSynced(true);
   const std::string body = ReadTestData("filter_node_list.json");
   auto filter = Post("filter", body);
@@ -204,6 +221,8 @@ TEST_F(ExtenderHttpTest, FilterInNodeListFormReturnsTheNodeObjects) {
 }
 
 TEST_F(ExtenderHttpTest, RejectsMalformedAndOversizedBodies) {
+  Start();
+  ASSERT_FALSE(HasFatalFailure());
   service_->SetSynced(true);
   auto bad = Post("filter", R"({"Pod":{"metadata":{"name":"p"}}})");
   ASSERT_FALSE(bad);
@@ -218,6 +237,8 @@ TEST_F(ExtenderHttpTest, RejectsMalformedAndOversizedBodies) {
 }
 
 TEST_F(ExtenderHttpTest, RecordsLatencyPerVerbOnMetrics) {
+  Start();
+  ASSERT_FALSE(HasFatalFailure());
   service_->SetSynced(true);
   ASSERT_TRUE(Post("filter", ReadTestData("filter_node_names.json")));
   ASSERT_TRUE(Post("filter", ReadTestData("unmanaged_node_names.json")));
@@ -238,6 +259,95 @@ TEST_F(ExtenderHttpTest, RecordsLatencyPerVerbOnMetrics) {
       text.find("modelplane_extender_requests_total{verb=\"filter\",outcome=\"unmanaged\"} 1"),
       std::string::npos)
       << text;
+}
+
+TEST_F(ExtenderHttpTest, RefusesMoreCandidatesThanMaxNodes) {
+  config_.max_nodes = 2;  // the golden requests name three
+  Start();
+  ASSERT_FALSE(HasFatalFailure());
+  service_->SetSynced(true);
+  for (const char* file : {"filter_node_names.json", "filter_node_list.json"}) {
+    auto response = Post("filter", ReadTestData(file));
+    ASSERT_FALSE(response) << file;
+    EXPECT_NE(response.error().message().find("HTTP 400"), std::string::npos)
+        << response.error().ToString();
+  }
+  EXPECT_NE(log_.str().find("more than 2 nodes"), std::string::npos) << log_.str();
+}
+
+// HTTPS with mutual TLS, as the chart configures it: kube-scheduler presents its client
+// certificate and verifies the extender's against the CA.
+class ExtenderTlsTest : public ExtenderHttpTest {
+ protected:
+  void StartTls(const std::string& client_common_name) {
+    auto directory = core::testing::TemporaryDirectory::Create("extender-tls");
+    ASSERT_TRUE(directory) << directory.error().ToString();
+    directory_.emplace(std::move(*directory));
+    auto pki = core::testing::MakeTestPki(directory_->path(), client_common_name);
+    ASSERT_TRUE(pki) << pki.error().ToString();
+    pki_ = *pki;
+    config_.tls = {.certificate_file = pki_.server_certificate_file,
+                   .private_key_file = pki_.server_key_file,
+                   .client_ca_file = pki_.ca_file,
+                   .client_names = {"modelplane-scheduler"}};
+    Start(core::TlsClientOptions{.ca_file = pki_.ca_file,
+                                 .certificate_chain_file = pki_.client_certificate_file,
+                                 .private_key_file = pki_.client_key_file});
+    ASSERT_FALSE(HasFatalFailure());
+    service_->SetSynced(true);
+  }
+
+  core::Result<core::ClientResponse> PostWith(const core::TlsClientOptions& tls,
+                                              const std::string& url) {
+    core::ClientOptions options;
+    options.retry.max_attempts = 1;
+    options.tls = tls;
+    auto client = core::HttpClient::Create(options);
+    if (!client) return std::unexpected(client.error());
+    core::ClientRequest request{
+        .method = http::verb::post, .url = url, .body = ReadTestData("filter_node_names.json")};
+    return (*client)->Fetch(request);
+  }
+
+  std::optional<core::testing::TemporaryDirectory> directory_;
+  core::testing::TestPki pki_;
+};
+
+TEST_F(ExtenderTlsTest, ServesTheSchedulerOverMutualTls) {
+  StartTls("modelplane-scheduler");
+  ASSERT_FALSE(HasFatalFailure());
+  auto response = Post("filter", ReadTestData("filter_node_names.json"));
+  ASSERT_TRUE(response) << response.error().ToString();
+  EXPECT_EQ(json::parse(response->body)["NodeNames"],
+            json::parse(R"(["gpu-node-0","gpu-node-1"])"));
+
+  // Without a client certificate the handshake is refused; with another CA's trust the
+  // extender's certificate is; plain HTTP gets nowhere.
+  auto anonymous = PostWith({.ca_file = pki_.ca_file}, Url("/scheduler/filter"));
+  EXPECT_FALSE(anonymous);
+  auto wrong_ca = PostWith({.ca_file = pki_.other_ca_file,
+                            .certificate_chain_file = pki_.client_certificate_file,
+                            .private_key_file = pki_.client_key_file},
+                           Url("/scheduler/filter"));
+  EXPECT_FALSE(wrong_ca);
+  core::ClientRequest plain{
+      .method = http::verb::post,
+      .url = "http://127.0.0.1:" + std::to_string(server_->port()) + "/scheduler/filter",
+      .body = "{}"};
+  auto plain_client = core::HttpClient::Create({.retry = {.max_attempts = 1}});
+  ASSERT_TRUE(plain_client);
+  EXPECT_FALSE((*plain_client)->Fetch(plain));
+}
+
+TEST_F(ExtenderTlsTest, RefusesAClientCertificateWithAnotherName) {
+  StartTls("someone-else");  // signed by the same CA, but not the scheduler
+  ASSERT_FALSE(HasFatalFailure());
+  auto response = Post("filter", ReadTestData("filter_node_names.json"));
+  ASSERT_FALSE(response);
+  EXPECT_NE(response.error().message().find("HTTP 403"), std::string::npos)
+      << response.error().ToString();
+  EXPECT_NE(log_.str().find("event=extender_request_forbidden"), std::string::npos) << log_.str();
+  EXPECT_NE(log_.str().find("CN=someone-else"), std::string::npos) << log_.str();
 }
 
 }  // namespace

@@ -63,3 +63,14 @@ seccompProfile:
 {{- define "modelplane.extenderUrlPrefix" -}}
 {{- printf "http://%s.%s.svc:%d%s" (include "modelplane.extenderName" .) .Release.Namespace (int .Values.extender.port) .Values.extender.pathPrefix -}}
 {{- end -}}
+
+{{/* The admission webhook: configuration, Service and certificate Secret. */}}
+{{- define "modelplane.webhookName" -}}
+{{- include "modelplane.componentName" (dict "root" . "component" "webhook") -}}
+{{- end -}}
+{{- define "modelplane.webhookServiceName" -}}
+{{- include "modelplane.componentName" (dict "root" . "component" "webhook") -}}
+{{- end -}}
+{{- define "modelplane.webhookSecretName" -}}
+{{- default (printf "%s-tls" (include "modelplane.webhookName" .)) .Values.operator.webhook.certificate.secretName -}}
+{{- end -}}

@@ -11,6 +11,7 @@ namespace {
 using ::testing::HasSubstr;
 
 const std::string kDigest = "sha256:" + std::string(64, 'b');
+const std::string kOtherDigest = "sha256:" + std::string(64, 'c');
 
 nlohmann::json SampleCache() {
   return {{"apiVersion", "modelplane.io/v1alpha1"},
@@ -21,13 +22,23 @@ nlohmann::json SampleCache() {
              {{{"revision", {{"namespace", "models"}, {"name", "llama-r1"}}},
                {"digest", kDigest},
                {"pinned", true},
-               {"reason", "in-use"}}}}}},
+               {"reason", "in-use"}},
+              {{"revision", {{"namespace", "models"}, {"name", "llama-r0"}}},
+               {"digest", kDigest},
+               {"pinned", true},
+               {"reason", "rollback"},
+               {"pinnedUntil", "2024-05-02T12:00:00Z"}}}}}},
           {"status",
            {{"capacityBytes", 3840000000000},
             {"usedBytes", 6154944939},
             {"reservedBytes", 0},
             {"mediaBandwidthBytesPerSecond", 6500000000},
             {"peerEndpoint", "https://10.0.0.7:9443"},
+            {"zone", "zone-a"},
+            {"highWatermarkBytes", 3072000000000},
+            {"lowWatermarkBytes", 2688000000000},
+            {"reclaimableBytes", 1000},
+            {"protectedBytes", 6154944939},
             {"revisions",
              {{{"digest", kDigest},
                {"state", "Ready"},
@@ -40,24 +51,40 @@ nlohmann::json SampleCache() {
                  {"lastByte", "2024-05-01T12:00:41.5Z"},
                  {"verified", "2024-05-01T12:00:42.000001Z"},
                  {"published", "2024-05-01T12:00:42.100Z"}}},
-               {"lastUsed", "2024-05-01T13:00:00Z"}}}}}}};
+               {"lastUsed", "2024-05-01T13:00:00Z"},
+               {"uniqueBytes", 6154944939},
+               {"protection", {"inUse", "wanted"}}},
+              {{"digest", kOtherDigest},
+               {"state", "Failed"},
+               {"reason", "InsufficientCapacity"},
+               {"message", "needs 10 bytes"}}}}}}};
 }
 
 TEST(ModelCacheTest, RoundTrips) {
   auto cache = ModelCacheFromJson(SampleCache());
   ASSERT_TRUE(cache.has_value()) << cache.error().message();
   EXPECT_EQ(cache->metadata.name, "gpu-node-1");
-  ASSERT_EQ(cache->spec.revisions.size(), 1u);
+  ASSERT_EQ(cache->spec.revisions.size(), 2u);
   EXPECT_EQ(cache->spec.revisions[0].revision.namespace_name, "models");
   EXPECT_EQ(cache->spec.revisions[0].reason, kReasonInUse);
+  EXPECT_FALSE(cache->spec.revisions[0].pinned_until);
+  EXPECT_EQ(cache->spec.revisions[1].reason, kReasonRollback);
+  ASSERT_TRUE(cache->spec.revisions[1].pinned_until);
   ASSERT_TRUE(cache->status.has_value());
   const CachedRevision& cached = cache->status->revisions[0];
   EXPECT_EQ(cached.state, kCacheStateReady);
   EXPECT_EQ(*cached.timestamps.published - *cached.timestamps.queued,
             std::chrono::milliseconds(42100));
+  EXPECT_EQ(cache->status->zone, "zone-a");
+  EXPECT_EQ(cache->status->reclaimable_bytes, 1000);
+  EXPECT_EQ(cached.unique_bytes, 6154944939);
+  EXPECT_EQ(cached.protection, (std::vector<std::string>{"inUse", "wanted"}));
+  EXPECT_EQ(cache->status->revisions[1].reason, kCacheReasonInsufficientCapacity);
   const nlohmann::json written = ToJson(*cache);
   EXPECT_EQ(written["status"]["revisions"][0]["timestamps"]["lastByte"],
             "2024-05-01T12:00:41.500000Z");
+  EXPECT_EQ(written["spec"]["revisions"][1]["pinnedUntil"], "2024-05-02T12:00:00Z");
+  EXPECT_FALSE(written["spec"]["revisions"][0].contains("pinnedUntil"));
   auto reparsed = ParseModelCache(written.dump());
   ASSERT_TRUE(reparsed.has_value()) << reparsed.error().message();
   EXPECT_EQ(*reparsed, *cache);

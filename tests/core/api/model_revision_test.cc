@@ -85,12 +85,21 @@ TEST(ModelRevisionTest, RoundTripsThroughJsonIncludingStatusAndUnknownMetadata) 
       {"readyNodes", 2},
       {"failedNodes", 0},
       {"bytesToReadySeconds", {{"p50", 41.5}, {"p95", 60.25}, {"p99", 75.0}}},
-      {"nodes", {{{"node", "gpu-1"}, {"tier", "peer"}, {"bytesToReadySeconds", 12.5}}}}};
+      {"nodes", {{{"node", "gpu-1"}, {"tier", "peer"}, {"bytesToReadySeconds", 12.5}}}},
+      {"workloads",
+       {{{"kind", "Deployment"},
+         {"name", "llm"},
+         {"role", "current"},
+         {"pods", 4},
+         {"readyPods", 3}}}}};
   auto revision = ParseModelRevision(document.dump(2));
   ASSERT_TRUE(revision.has_value()) << revision.error().message();
   EXPECT_EQ(revision->metadata.unknown_fields["managedFields"][0]["manager"], "kubectl");
   ASSERT_TRUE(revision->status.has_value());
   EXPECT_EQ(revision->status->nodes[0].tier, kTierPeer);
+  ASSERT_EQ(revision->status->workloads.size(), 1u);
+  EXPECT_EQ(revision->status->workloads[0].kind, "Deployment");
+  EXPECT_EQ(revision->status->workloads[0].ready_pods, 3);
 
   const nlohmann::json written = ToJson(*revision);
   EXPECT_EQ(written["metadata"]["managedFields"][0]["manager"], "kubectl");

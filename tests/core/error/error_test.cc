@@ -44,3 +44,18 @@ TEST(ErrorTest, EveryCodeHasAName) {
 
 }  // namespace
 }  // namespace modelplane::core
+
+namespace modelplane::core {
+namespace {
+
+TEST(ErrorTest, TerminalErrorsAreMarkedAndNeverRetryable) {
+  const Error plain(ErrorCode::kPermissionDenied, "denied");
+  EXPECT_FALSE(plain.terminal());
+  const Error terminal = Error(ErrorCode::kUnavailable, "spec names nothing").MarkTerminal();
+  EXPECT_TRUE(terminal.terminal());
+  EXPECT_FALSE(terminal.retryable());
+  EXPECT_TRUE(terminal.Wrap("reconciling").terminal()) << "wrapping keeps it terminal";
+}
+
+}  // namespace
+}  // namespace modelplane::core

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <chrono>
 #include <fstream>
+#include <functional>
 #include <future>
 #include <string>
 #include <thread>
@@ -174,6 +175,76 @@ TEST(HttpServerTest, OversizedBodyGets413WhetherDeclaredOrChunked) {
   auto small = fits->RoundTrip(MakeRawRequest("POST", "/echo", "", std::string(1000, 'd')));
   ASSERT_TRUE(small);
   EXPECT_EQ(small->result(), http::status::ok);
+}
+
+// max_concurrent_bodies: while one body is being handled, the next request with a body is
+// answered 503 from its headers alone (its 64 MiB are never sent), requests without a body are
+// not counted, and the slot frees when the first response is written.
+TEST(HttpServerTest, RequestBodiesBeyondTheConcurrencyBoundGet503BeforeTheBodyIsRead) {
+  std::promise<void> entered;
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  Router router = HelloRouter();
+  router.Handle(http::verb::post, "/wait", [&](const ServerRequest& request) {
+    entered.set_value();
+    released.wait();
+    return ServerResponse::Text(http::status::ok, request.body);
+  });
+  ServerOptions options = TestOptions();
+  // Connections are dealt out to the threads in turn, and the accept loop runs on the first
+  // one: the blocked handler must hold neither the accept loop nor the other connections.
+  options.threads = 4;
+  options.body_limit = 128ULL * 1024 * 1024;
+  options.max_concurrent_bodies = 1;
+  auto server = StartServer(std::move(options), std::move(router));
+  ASSERT_TRUE(server);
+
+  auto on_first_thread = Connect(*server);
+  ASSERT_TRUE(on_first_thread);
+  ASSERT_TRUE(on_first_thread->RoundTrip(MakeRawRequest("GET", "/hello")));
+  auto busy = Connect(*server);
+  ASSERT_TRUE(busy);
+  auto held = std::async(std::launch::async,
+                         [&] { return busy->RoundTrip(MakeRawRequest("POST", "/wait", "", "x")); });
+  // Declared after `held`, so a failed assertion releases the handler before `held` joins.
+  auto release_once = [&release] {
+    try {
+      release.set_value();
+    } catch (const std::future_error&) {  // already released
+    }
+  };
+  struct ReleaseGuard {
+    std::function<void()> release;
+    ~ReleaseGuard() { release(); }
+  } guard{release_once};
+  ASSERT_EQ(entered.get_future().wait_for(10s), std::future_status::ready);
+
+  auto refused = Connect(*server);
+  ASSERT_TRUE(refused);
+  const auto started = std::chrono::steady_clock::now();
+  ASSERT_TRUE(refused->Send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 67108864\r\n\r\n"));
+  auto response = refused->ReadResponse();
+  ASSERT_TRUE(response) << response.error().ToString();
+  EXPECT_EQ(response->result(), http::status::service_unavailable);
+  EXPECT_EQ(response->at(http::field::retry_after), "1");
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 2s);
+  EXPECT_TRUE(refused->WaitClosed(5s));
+  EXPECT_EQ(server->stats().refused_busy, 1U);
+
+  auto no_body = Connect(*server);
+  ASSERT_TRUE(no_body);
+  auto hello = no_body->RoundTrip(MakeRawRequest("GET", "/hello"));
+  ASSERT_TRUE(hello) << hello.error().ToString();
+  EXPECT_EQ(hello->result(), http::status::ok);
+
+  release_once();
+  auto first = held.get();
+  ASSERT_TRUE(first) << first.error().ToString();
+  EXPECT_EQ(first->result(), http::status::ok);
+  auto after = busy->RoundTrip(MakeRawRequest("POST", "/echo", "", "again"));
+  ASSERT_TRUE(after) << after.error().ToString();
+  EXPECT_EQ(after->result(), http::status::ok);
+  EXPECT_EQ(after->body(), "again");
 }
 
 TEST(HttpServerTest, ClientSendingHeadersSlowerThanTheDeadlineIsDisconnected) {

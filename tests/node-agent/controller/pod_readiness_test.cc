@@ -54,6 +54,39 @@ TEST(PodReadinessTest, PatchMergesOneConditionByType) {
   EXPECT_NE(conditions[0]["message"].get<std::string>().find("peer"), std::string::npos);
 }
 
+TEST(PodReadinessTest, NotReadyPatchSetsTheSameConditionFalseWithItsReason) {
+  const auto patch = WeightsNotReadyPatch(
+      kReasonRevisionRevoked, "revision serving/llama-r1 is revoked", "2026-11-29T21:00:00Z");
+  const auto& conditions = patch["status"]["conditions"];
+  ASSERT_EQ(conditions.size(), 1u);
+  EXPECT_EQ(conditions[0]["type"], "modelplane.io/weights-ready");
+  EXPECT_EQ(conditions[0]["status"], "False");
+  EXPECT_EQ(conditions[0]["reason"], "RevisionRevoked");
+  EXPECT_EQ(conditions[0]["message"], "revision serving/llama-r1 is revoked");
+  EXPECT_EQ(conditions[0]["lastTransitionTime"], "2026-11-29T21:00:00Z");
+}
+
+TEST(AgentConfigTest, CsiIsOffByDefaultAndItsPathsAreChecked) {
+  auto defaults = core::LoadConfigString<AgentConfig>("nodeName: n\n");
+  ASSERT_TRUE(defaults) << defaults.error().ToString();
+  EXPECT_FALSE(defaults->csi.enabled);
+  EXPECT_EQ(defaults->csi.socket_path, "/var/lib/kubelet/plugins/csi.modelplane.io/csi.sock");
+  EXPECT_EQ(defaults->csi.target_root, "/var/lib/kubelet/pods");
+  auto config = core::LoadConfigString<AgentConfig>(
+      "csi: {enabled: true, socketPath: /run/csi/csi.sock, targetRoot: /data/kubelet/pods}\n");
+  ASSERT_TRUE(config) << config.error().ToString();
+  EXPECT_TRUE(config->csi.enabled);
+  EXPECT_EQ(config->csi.socket_path, "/run/csi/csi.sock");
+  EXPECT_EQ(config->csi.target_root, "/data/kubelet/pods");
+  for (const char* bad : {"csi: {socketPath: relative.sock}\n", "csi: {targetRoot: /}\n",
+                          "csi: {targetRoot: /var/lib/kubelet/../pods}\n",
+                          "csi: {targetRoot: /var/lib/kubelet/pods/}\n", "csi: {enable: true}\n"}) {
+    EXPECT_FALSE(core::LoadConfigString<AgentConfig>(bad)) << bad;
+  }
+  EXPECT_FALSE(
+      core::LoadConfigString<AgentConfig>("csi: {socketPath: /" + std::string(120, 's') + "}\n"));
+}
+
 TEST(AgentConfigTest, ReadsEveryKeyAndRefusesBadRanges) {
   auto config = core::LoadConfigString<AgentConfig>(R"(
 nodeName: gpu-node-0

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "core/digest/sha256.h"
+#include "node-agent/store/revision_view.h"
 
 namespace modelplane::agent {
 namespace {
@@ -25,7 +26,8 @@ class CacheStoreTest : public ::testing::Test {
              ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::remove_all(root_);
   }
-  void TearDown() override { std::filesystem::remove_all(root_); }
+  // RemoveTree: views have read-only folders, which a non-root owner cannot empty as they are.
+  void TearDown() override { RemoveTree(root_); }
 
   std::unique_ptr<CacheStore> OpenStore(std::uint64_t capacity = 0) {
     auto store = CacheStore::Open({.root = root_, .capacity_bytes = capacity, .headroom_bytes = 0});
@@ -216,6 +218,89 @@ TEST_F(CacheStoreTest, RevisionIsReadyOnlyWhileAllItsBlobsArePresent) {
   EXPECT_FALSE(std::filesystem::exists(store->layout().RevisionView(manifest.revision_digest)));
 }
 
+// Views are what the CSI plugin bind-mounts into containers: regular files (the blobs' own
+// inodes, not symlinks that would dangle there), world-readable, read-only.
+TEST_F(CacheStoreTest, ViewIsHardLinksToTheBlobsWithReadOnlyModes) {
+  const std::string a = RandomBytes(kRange + 1, 10);
+  const std::string b = RandomBytes(300, 11);
+  const RevisionManifest manifest{.revision_digest = core::Sha256Of("view"),
+                                  .files = {{"model.safetensors", a.size(), core::Sha256Of(a)},
+                                            {"tokenizer/vocab.json", b.size(), core::Sha256Of(b)}}};
+  auto store = OpenStore();
+  ASSERT_TRUE(Stage(*store, a, core::Sha256Of(a)));
+  ASSERT_TRUE(Stage(*store, b, core::Sha256Of(b)));
+  ASSERT_TRUE(store->PublishRevision(manifest));
+  const auto view = store->layout().RevisionView(manifest.revision_digest);
+  for (const ManifestFile& file : manifest.files) {
+    struct stat link {};
+    struct stat blob {};
+    ASSERT_EQ(::lstat((view / file.path).c_str(), &link), 0) << file.path;
+    ASSERT_EQ(::stat(store->layout().BlobPath(file.sha256).c_str(), &blob), 0);
+    EXPECT_TRUE(S_ISREG(link.st_mode)) << file.path;
+    EXPECT_EQ(link.st_ino, blob.st_ino) << file.path;
+    EXPECT_EQ(link.st_mode & 07777, 0444u) << file.path;
+  }
+  for (const auto& folder : {view, view / "tokenizer"}) {
+    struct stat info {};
+    ASSERT_EQ(::lstat(folder.c_str(), &info), 0);
+    EXPECT_TRUE(S_ISDIR(info.st_mode));
+    EXPECT_EQ(info.st_mode & 07777, 0555u) << folder;
+  }
+  EXPECT_TRUE(ViewMatches(store->layout(), manifest));
+  std::ifstream vocab(view / "tokenizer/vocab.json", std::ios::binary);
+  EXPECT_EQ(std::string((std::istreambuf_iterator<char>(vocab)), {}), b);
+}
+
+// A view may be mounted into pods: reopening the store or publishing the revision again must
+// keep it (same folder inode), while a view of the older symlink layout is rebuilt.
+TEST_F(CacheStoreTest, RightViewIsKeptAndSymlinkViewIsRebuilt) {
+  const std::string content = RandomBytes(2000, 12);
+  const RevisionManifest manifest{.revision_digest = core::Sha256Of("kept"),
+                                  .files = {{"w", content.size(), core::Sha256Of(content)}}};
+  const StoreLayout layout(root_);
+  const auto view = layout.RevisionView(manifest.revision_digest);
+  auto inode = [](const std::filesystem::path& path) {
+    struct stat info {};
+    return ::lstat(path.c_str(), &info) == 0 ? info.st_ino : 0;
+  };
+  ino_t first = 0;
+  {
+    auto store = OpenStore();
+    ASSERT_TRUE(Stage(*store, content, core::Sha256Of(content)));
+    ASSERT_TRUE(store->PublishRevision(manifest));
+    first = inode(view);
+    ASSERT_NE(first, 0u);
+    ASSERT_TRUE(store->PublishRevision(manifest));
+    EXPECT_EQ(inode(view), first);
+  }
+  {
+    auto store = OpenStore();
+    EXPECT_EQ(inode(view), first);
+  }
+  // The layout before hard links: models/<hex>/w -> blobs/sha256/<hex>.
+  RemoveTree(view);
+  std::filesystem::create_directories(view);
+  std::filesystem::create_symlink(layout.BlobPath(core::Sha256Of(content)), view / "w");
+  EXPECT_FALSE(ViewMatches(layout, manifest));
+  auto store = OpenStore();
+  EXPECT_TRUE(ViewMatches(layout, manifest));
+  EXPECT_FALSE(std::filesystem::is_symlink(view / "w"));
+}
+
+// A crash while a view was being built leaves tmp/view-<hex> with files and read-only folders in
+// it; opening the store removes it (std::filesystem::remove alone throws on a non-empty folder).
+TEST_F(CacheStoreTest, LeftoverViewFolderIsRemovedOnOpen) {
+  { auto store = OpenStore(); }
+  const StoreLayout layout(root_);
+  const auto leftover = layout.TemporaryDirectory() / ("view-" + std::string(64, 'c'));
+  std::filesystem::create_directories(leftover / "sub");
+  std::ofstream(leftover / "sub" / "file") << "x";
+  ::chmod((leftover / "sub").c_str(), 0555);
+  auto store = OpenStore();
+  EXPECT_FALSE(std::filesystem::exists(leftover));
+  EXPECT_TRUE(std::filesystem::is_empty(layout.TemporaryDirectory()));
+}
+
 TEST_F(CacheStoreTest, StrayFilesAreMovedAsideOrRemovedOnOpen) {
   { auto store = OpenStore(); }
   const StoreLayout layout(root_);
@@ -332,6 +417,147 @@ TEST(RelativePathTest, RejectsTraversalAndAcceptsUnicode) {
   EXPECT_FALSE(ValidateRelativePath("a\\b"));
   EXPECT_FALSE(ValidateRelativePath(std::string("a\0b", 3)));
   EXPECT_FALSE(ValidateRelativePath("\xff\xfe"));
+}
+
+}  // namespace
+}  // namespace modelplane::agent
+
+namespace modelplane::agent {
+namespace {
+
+class CacheStoreRemovalTest : public CacheStoreTest {
+ protected:
+  // Two revisions sharing one blob: r1 = {shared, only1}, r2 = {shared, only2}.
+  void StageTwo(CacheStore& store) {
+    for (const std::string* content : {&shared_, &only1_, &only2_}) {
+      ASSERT_TRUE(Stage(store, *content, core::Sha256Of(*content)));
+    }
+    ASSERT_TRUE(store.PublishRevision({.revision_digest = r1_,
+                                       .files = {{"s", shared_.size(), core::Sha256Of(shared_)},
+                                                 {"a", only1_.size(), core::Sha256Of(only1_)}}}));
+    ASSERT_TRUE(store.PublishRevision({.revision_digest = r2_,
+                                       .files = {{"s", shared_.size(), core::Sha256Of(shared_)},
+                                                 {"b", only2_.size(), core::Sha256Of(only2_)}}}));
+  }
+  std::set<core::Sha256Bytes> AllBlobs() const {
+    return {core::Sha256Of(shared_), core::Sha256Of(only1_), core::Sha256Of(only2_)};
+  }
+
+  const std::string shared_ = RandomBytes(3000, 11);
+  const std::string only1_ = RandomBytes(1000, 12);
+  const std::string only2_ = RandomBytes(2000, 13);
+  const core::Sha256Bytes r1_ = core::Sha256Of("r1");
+  const core::Sha256Bytes r2_ = core::Sha256Of("r2");
+};
+
+// Leftovers of every kind where files belong, and files where folders belong: Open neither
+// throws nor fails, and what it cannot use is gone (or quarantined) afterwards.
+TEST_F(CacheStoreTest, RecoveryRemovesLeftoverFoldersWithoutThrowing) {
+  { auto store = OpenStore(); }
+  const StoreLayout layout(root_);
+  auto non_empty_folder = [](const std::filesystem::path& path, bool read_only) {
+    std::filesystem::create_directories(path / "inner");
+    std::ofstream(path / "inner" / "file") << "x";
+    if (read_only) {
+      ::chmod((path / "inner").c_str(), 0555);
+      ::chmod(path.c_str(), 0555);
+    }
+  };
+  non_empty_folder(layout.RevisionDirectory() / (std::string(64, 'a') + ".json"), true);
+  non_empty_folder(layout.RevisionDirectory() / "not-a-manifest", false);
+  non_empty_folder(layout.BlobDirectory() / std::string(64, 'b'), false);
+  non_empty_folder(layout.ModelDirectory() / "not-a-view", true);
+  std::ofstream(layout.ModelDirectory() / std::string(64, 'c')) << "a file where a view belongs";
+  non_empty_folder(layout.TemporaryDirectory() / (std::string(64, 'd') + ".partial"), false);
+  non_empty_folder(layout.TemporaryDirectory() / (std::string(64, 'e') + ".progress"), false);
+  for (int index = 0; index < 6; ++index) {
+    non_empty_folder(layout.QuarantineDirectory() / ("old-" + std::to_string(index)), true);
+  }
+  std::unique_ptr<CacheStore> store;
+  ASSERT_NO_THROW(store = OpenStore());
+  ASSERT_NE(store, nullptr);
+  EXPECT_TRUE(std::filesystem::is_empty(layout.RevisionDirectory()));
+  EXPECT_TRUE(std::filesystem::is_empty(layout.BlobDirectory()));  // moved to quarantine
+  EXPECT_TRUE(std::filesystem::is_empty(layout.ModelDirectory()));
+  EXPECT_TRUE(std::filesystem::is_empty(layout.TemporaryDirectory()));
+  EXPECT_EQ(store->recovery().dropped_revisions, 1u);
+  EXPECT_EQ(store->recovery().blobs, 0u);
+  // A staging still works in the repaired root.
+  const std::string content = RandomBytes(5000, 9);
+  EXPECT_TRUE(Stage(*store, content, core::Sha256Of(content)));
+  ASSERT_TRUE(store->CollectGarbage());  // the quarantine's read-only folders go too
+  EXPECT_TRUE(std::filesystem::is_empty(layout.QuarantineDirectory()));
+}
+
+TEST_F(CacheStoreRemovalTest, RemovesOnlyBlobsNoManifestNames) {
+  auto store = OpenStore();
+  StageTwo(*store);
+  ASSERT_TRUE(store->RemoveRevision(r1_));
+  EXPECT_FALSE(store->FindRevision(r1_));
+  EXPECT_FALSE(std::filesystem::exists(store->layout().RevisionPath(r1_)));
+  EXPECT_FALSE(std::filesystem::exists(store->layout().RevisionView(r1_)));
+  auto removed = store->RemoveUnreferencedBlobs(AllBlobs());
+  ASSERT_TRUE(removed) << removed.error().ToString();
+  EXPECT_EQ(removed->blobs_removed, 1u);
+  EXPECT_EQ(removed->bytes_freed, only1_.size());
+  EXPECT_EQ(removed->kept_referenced, 2u);  // r2 still names the shared blob and its own
+  EXPECT_TRUE(store->HasBlob(core::Sha256Of(shared_)));
+  EXPECT_FALSE(store->HasBlob(core::Sha256Of(only1_)));
+  EXPECT_FALSE(std::filesystem::exists(store->layout().BlobPath(core::Sha256Of(only1_))));
+  EXPECT_EQ(store->Usage().used_bytes, shared_.size() + only2_.size());
+  EXPECT_TRUE(store->FindRevision(r2_));
+}
+
+TEST_F(CacheStoreRemovalTest, AHoldKeepsBlobsUntilReleased) {
+  auto store = OpenStore();
+  StageTwo(*store);
+  ASSERT_TRUE(store->RemoveRevision(r1_));
+  ASSERT_TRUE(store->RemoveRevision(r2_));
+  BlobHold hold = store->HoldBlobs({core::Sha256Of(only1_), core::Sha256Of(only1_)});
+  auto removed = store->RemoveUnreferencedBlobs(AllBlobs());
+  ASSERT_TRUE(removed);
+  EXPECT_EQ(removed->blobs_removed, 2u);
+  EXPECT_TRUE(store->HasBlob(core::Sha256Of(only1_)));
+  BlobHold moved = std::move(hold);
+  moved.Release();
+  removed = store->RemoveUnreferencedBlobs(AllBlobs());
+  ASSERT_TRUE(removed);
+  EXPECT_EQ(removed->blobs_removed, 1u);
+  EXPECT_EQ(store->Usage().used_bytes, 0u);
+}
+
+// before_each can pace or stop a removal, and a hold taken while it waited is honoured.
+TEST_F(CacheStoreRemovalTest, RemovalChecksHoldsAgainAfterWaiting) {
+  auto store = OpenStore();
+  StageTwo(*store);
+  ASSERT_TRUE(store->RemoveRevision(r1_));
+  ASSERT_TRUE(store->RemoveRevision(r2_));
+  std::optional<BlobHold> late;
+  int calls = 0;
+  const std::set<core::Sha256Bytes> blobs = AllBlobs();
+  const std::vector<core::Sha256Bytes> all(blobs.begin(), blobs.end());
+  auto removed = store->RemoveUnreferencedBlobs(blobs, [&](std::uint64_t) {
+    if (++calls == 1) late = store->HoldBlobs(all);
+    return true;
+  });
+  ASSERT_TRUE(removed);
+  EXPECT_EQ(removed->blobs_removed, 0u);
+  EXPECT_EQ(store->ListBlobs().size(), 3u);
+  late.reset();
+  removed = store->RemoveUnreferencedBlobs(AllBlobs(), [&](std::uint64_t) { return false; });
+  ASSERT_TRUE(removed);
+  EXPECT_TRUE(removed->stopped);
+  EXPECT_EQ(store->ListBlobs().size(), 3u);
+}
+
+TEST_F(CacheStoreRemovalTest, BytesToStageCountsOnlyWhatIsMissing) {
+  auto store = OpenStore();
+  StageTwo(*store);
+  const std::string fresh = RandomBytes(777, 21);
+  const std::vector<ManifestFile> files = {{"s", shared_.size(), core::Sha256Of(shared_)},
+                                           {"n", fresh.size(), core::Sha256Of(fresh)},
+                                           {"n2", fresh.size(), core::Sha256Of(fresh)}};
+  EXPECT_EQ(store->BytesToStage(files), fresh.size());
 }
 
 }  // namespace

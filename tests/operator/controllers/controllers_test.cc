@@ -2,142 +2,18 @@
 // e2e/cluster.sh (CRDs applied: `kubectl apply -f crds/`). Each test watches ModelRevisions in
 // its own namespace; ModelCaches and Nodes are cluster-wide, as in production. Assertions are on
 // the state of the world, polled with bounded waits.
-#include <array>
-#include <functional>
-#include <set>
-
-#include <gtest/gtest.h>
-
-#include "core/api/revision_digest.h"
-#include "core/metrics/metrics_registry.h"
-#include "operator/controllers/cache_entries.h"
-#include "operator/controllers/controller_manager.h"
-#include "tests/core/kube_cluster/cluster_fixture.h"
+#include "tests/operator/controllers/controllers_fixture.h"
 
 namespace modelplane::controller {
 namespace {
 
+using cluster_testing::ControllersTest;
+using cluster_testing::kKwokNodes;
+using cluster_testing::kWait;
+using cluster_testing::Revision;
 using core::testing::WaitUntil;
 using nlohmann::json;
 using std::chrono::seconds;
-
-constexpr auto kWait = std::chrono::seconds(30);
-constexpr std::array<std::string_view, 4> kKwokNodes = {"gpu-node-0", "gpu-node-1", "gpu-node-2",
-                                                        "gpu-node-3"};
-
-json Revision(const std::string& ns, const std::string& name, int nodes) {
-  return {
-      {"apiVersion", "modelplane.io/v1alpha1"},
-      {"kind", "ModelRevision"},
-      {"metadata", {{"name", name}, {"namespace", ns}}},
-      {"spec",
-       {{"modelName", "tiny"},
-        {"files", json::array({{{"path", "model.safetensors"},
-                                {"size", 4096},
-                                {"sha256", "sha256:" + std::string(64, '1')},
-                                {"role", "weights"}},
-                               {{"path", "config.json"},
-                                {"size", 100},
-                                {"sha256", "sha256:" + std::string(64, '2')},
-                                {"role", "config"}}})},
-        {"format", "safetensors"},
-        {"engine", {{"name", "vllm"}, {"version", "0.6.0"}}},
-        {"sources",
-         json::array(
-             {{{"name", "s3"}, {"type", "objectStore"}, {"objectStore", {{"bucket", "models"}}}}})},
-        {"prestage", {{"nodeSelector", {{"type", "kwok"}}}, {"nodes", nodes}}}}}};
-}
-
-class ControllersTest : public core::testing::ClusterTest {
- protected:
-  void SetUp() override {
-    ClusterTest::SetUp();
-    if (IsSkipped() || HasFatalFailure()) return;
-    auto crd = client_->Request("GET",
-                                "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/"
-                                "modelcaches.modelplane.io",
-                                nullptr, "");
-    if (!crd) GTEST_SKIP() << "the modelplane CRDs are not installed: kubectl apply -f crds/";
-    auto metrics = ControllerMetrics::Register(registry_);
-    ASSERT_TRUE(metrics) << metrics.error().ToString();
-    metrics_.emplace(std::move(*metrics));
-    auto logger = core::Logger::Create({.component = "operator-test"});
-    ASSERT_TRUE(logger);
-    logger_.emplace(std::move(*logger));
-    manager_ = std::make_unique<ControllerManager>(
-        *client_, *watcher_,
-        ControllerOptions{.namespace_scope = namespace_,
-                          .resync_period = seconds(0),
-                          .reporting_instance = "operator-test"},
-        *metrics_, *logger_, clock_);
-    core::CancellationToken never;
-    ASSERT_TRUE(manager_->Start(never));
-  }
-
-  void TearDown() override {
-    if (manager_) {
-      // Revisions go while the controllers still run, so their finalizers are released and no
-      // entry is left in the shared ModelCaches.
-      auto revisions = client_->ListAll(core::resources::ModelRevisions(), namespace_, {});
-      if (revisions) {
-        for (const json& item : revisions->items) {
-          (void)client_->Delete(core::resources::ModelRevisions(), namespace_,
-                                item["metadata"]["name"]);
-        }
-      }
-      EXPECT_TRUE(WaitUntil(
-          [&] {
-            auto left = client_->ListAll(core::resources::ModelRevisions(), namespace_, {});
-            return left && left->items.empty();
-          },
-          kWait));
-      manager_->Stop();
-    }
-    ClusterTest::TearDown();
-  }
-
-  json GetRevision(const std::string& name) {
-    auto revision = client_->Get(core::resources::ModelRevisions(), namespace_, name);
-    return revision ? *revision : json();
-  }
-
-  // Names of the ModelCaches whose spec lists namespace_/name.
-  std::set<std::string> CachesListing(const std::string& name) {
-    std::set<std::string> names;
-    auto caches = client_->ListAll(core::resources::ModelCaches(), "", {});
-    if (!caches) return names;
-    for (const json& cache : caches->items) {
-      for (const std::string& key : SpecRevisionKeys(cache)) {
-        if (key == namespace_ + "/" + name) names.insert(cache["metadata"]["name"]);
-      }
-    }
-    return names;
-  }
-
-  std::string ZoneOf(const std::string& node) {
-    auto object = client_->Get(core::resources::Nodes(), "", node);
-    if (!object) return "";
-    return (*object)["metadata"]["labels"].value(std::string(kZoneLabel), "");
-  }
-
-  // Writes a ModelCache's status as a node agent would (the status subresource).
-  void WriteCacheStatus(const std::string& cache, const json& revisions) {
-    auto written =
-        client_->Patch(core::resources::ModelCaches(), "", cache, core::PatchType::kMerge,
-                       {{"status",
-                         {{"capacityBytes", 1LL << 40},
-                          {"usedBytes", 0},
-                          {"reservedBytes", 0},
-                          {"revisions", revisions}}}},
-                       {.subresource = "status"});
-    ASSERT_TRUE(written) << written.error().ToString();
-  }
-
-  core::MetricsRegistry registry_;
-  std::optional<ControllerMetrics> metrics_;
-  std::optional<core::Logger> logger_;
-  std::unique_ptr<ControllerManager> manager_;
-};
 
 TEST_F(ControllersTest, EveryNodeGetsAModelCache) {
   for (const std::string_view node_name : kKwokNodes) {

@@ -1,255 +1,69 @@
 // The real kube-scheduler calling the real modelplane-scheduler-extender on the local control
 // plane (e2e/cluster.sh): ModelCache statuses say which KWOK node holds a ModelRevision Ready
 // and which cannot fit it, a pod names the revision, and it must be bound to the node holding
-// it. Run in both extender modes (nodeCacheCapable true and false).
+// it. Run in both extender modes (nodeCacheCapable true and false), both over mutual TLS as the
+// chart wires it, and once with a scheduler that has no client certificate (refused).
 //
 // The test starts its own kube-scheduler with a scheduler name of its own, so it works on any
 // cluster scripts/test.sh brings up and never races the cluster's scheduler for its pods.
-#include <filesystem>
-#include <fstream>
-#include <optional>
 #include <sstream>
-
-#include <fcntl.h>
-#include <netinet/in.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <gtest/gtest.h>
 
-#include "core/http/http_client.h"
-#include "core/kube/resource_type.h"
-#include "tests/core/kube_cluster/cluster_fixture.h"
-
-extern char** environ;
+#include "tests/scheduler-extender/cluster/extender_cluster_fixture.h"
 
 namespace modelplane::extender {
 namespace {
 
 using core::testing::EnvOr;
-using core::testing::RunCommand;
 using core::testing::WaitUntil;
 using nlohmann::json;
 using std::chrono::seconds;
+using testing::ChildProcess;
+using testing::ExtenderLaunch;
+using testing::kHolder;
+using testing::kTooSmall;
 
-constexpr std::int64_t kGiB = std::int64_t{1} << 30;
-constexpr const char* kDigest =
-    "sha256:eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee";
-constexpr const char* kHolder = "gpu-node-2";    // holds the revision Ready
-constexpr const char* kTooSmall = "gpu-node-1";  // its cache cannot fit the revision
-
-// A child process with stdout and stderr in a file, stopped with SIGTERM (then SIGKILL).
-class ChildProcess {
- public:
-  ChildProcess() = default;
-  ChildProcess(const ChildProcess&) = delete;
-  ChildProcess& operator=(const ChildProcess&) = delete;
-  ~ChildProcess() { Stop(); }
-
-  bool Start(const std::vector<std::string>& argv, const std::string& log_path) {
-    log_path_ = log_path;
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 1, log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                     0644);
-    posix_spawn_file_actions_adddup2(&actions, 1, 2);
-    std::vector<char*> args;
-    args.reserve(argv.size() + 1);
-    for (const std::string& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
-    args.push_back(nullptr);
-    const int rc = posix_spawnp(&pid_, args[0], &actions, nullptr, args.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    if (rc != 0) pid_ = -1;
-    return rc == 0;
-  }
-
-  bool Running() const {
-    if (pid_ <= 0) return false;
-    int status = 0;
-    return ::waitpid(pid_, &status, WNOHANG) == 0;
-  }
-
-  void Stop() {
-    if (pid_ <= 0) return;
-    ::kill(pid_, SIGTERM);
-    int status = 0;
-    for (int i = 0; i < 100; ++i) {
-      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        return;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    ::kill(pid_, SIGKILL);
-    ::waitpid(pid_, &status, 0);
-    pid_ = -1;
-  }
-
-  std::string Log() const {
-    std::ifstream file(log_path_);
-    std::ostringstream text;
-    text << file.rdbuf();
-    return text.str();
-  }
-
- private:
-  pid_t pid_ = -1;
-  std::string log_path_;
-};
-
-// A loopback port free right now (the kernel's pick, released again).
-std::uint16_t FreePort() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  address.sin_port = 0;
-  socklen_t length = sizeof address;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
-    address.sin_port = 0;
-  }
-  ::close(fd);
-  return ntohs(address.sin_port);
-}
-
-json Revision(const std::string& ns) {
-  return {{"apiVersion", "modelplane.io/v1alpha1"},
-          {"kind", "ModelRevision"},
-          {"metadata", {{"name", "llama-r1"}, {"namespace", ns}}},
-          {"spec",
-           {{"modelName", "llama"},
-            {"format", "safetensors"},
-            {"files",
-             {{{"path", "model.safetensors"},
-               {"size", 40 * kGiB},
-               {"sha256", "sha256:" + std::string(64, '1')},
-               {"role", "weights"}}}},
-            {"engine", {{"name", "vllm"}, {"version", "0.6.3"}}},
-            {"sources",
-             {{{"name", "s3"},
-               {"type", "objectStore"},
-               {"objectStore", {{"endpoint", "http://127.0.0.1:9000"}, {"bucket", "models"}}}}}}}}};
-}
-
-json CacheStatus(std::int64_t capacity, std::int64_t used, bool holds) {
-  json status = {{"capacityBytes", capacity}, {"usedBytes", used}, {"reservedBytes", 0}};
-  if (holds) {
-    status["revisions"] = {{{"digest", kDigest},
-                            {"state", "Ready"},
-                            {"bytesDone", 40 * kGiB},
-                            {"bytesTotal", 40 * kGiB}}};
-  }
-  return status;
-}
-
-class PlacementClusterTest : public core::testing::ClusterTest {
+class PlacementClusterTest : public testing::ExtenderClusterTest {
  protected:
   void SetUp() override {
-    ClusterTest::SetUp();
-    if (IsSkipped() || HasFatalFailure()) return;
-    work_ = std::filesystem::temp_directory_path() / ("mp-extender-" + namespace_);
-    std::filesystem::create_directories(work_);
+    ExtenderClusterTest::SetUp();
     scheduler_name_ = "modelplane-test-" + std::to_string(::getpid());
-    // CRDs: scripts/test.sh applies them; apply again so the test also runs on a bare cluster.
-    std::string output;
-    ASSERT_EQ(RunCommand("kubectl --kubeconfig=" + kubeconfig_path_ +
-                             " apply --server-side --force-conflicts -f " +
-                             std::string(MODELPLANE_SOURCE_DIR) + "/crds/ 2>&1",
-                         &output),
-              0)
-        << output;
-    RunCommand("kubectl --kubeconfig=" + kubeconfig_path_ +
-               " wait --for=condition=Established --timeout=30s crd/modelrevisions.modelplane.io"
-               " crd/modelcaches.modelplane.io 2>&1");
-    CreateInventory();
   }
 
   void TearDown() override {
     scheduler_.Stop();
-    extender_.Stop();
-    if (client_) {
-      for (const std::string& node : created_caches_) {
-        (void)client_->Delete(core::resources::ModelCaches(), "", node);
-      }
-    }
-    ClusterTest::TearDown();
-    if (!HasFailure() && !work_.empty()) std::filesystem::remove_all(work_);
+    ExtenderClusterTest::TearDown();
   }
 
-  void CreateInventory() {
-    auto revision =
-        client_->Create(core::resources::ModelRevisions(), namespace_, Revision(namespace_));
-    ASSERT_TRUE(revision) << revision.error().ToString();
-    (*revision)["status"] = {{"digest", kDigest}, {"totalBytes", 40 * kGiB}};
-    auto with_status = client_->UpdateStatus(core::resources::ModelRevisions(), *revision);
-    ASSERT_TRUE(with_status) << with_status.error().ToString();
-
-    // gpu-node-2 holds it; gpu-node-1 has 10 GiB free of 100; the others have no ModelCache.
-    const std::vector<std::pair<std::string, json>> caches = {
-        {kHolder, CacheStatus(1000 * kGiB, 100 * kGiB, true)},
-        {kTooSmall, CacheStatus(100 * kGiB, 90 * kGiB, false)}};
-    for (const auto& [node, status] : caches) {
-      (void)client_->Delete(core::resources::ModelCaches(), "", node);
-      ASSERT_TRUE(WaitUntil(
-          [&] { return !client_->Get(core::resources::ModelCaches(), "", node).has_value(); },
-          seconds(30)));
-      auto cache = client_->Create(core::resources::ModelCaches(), "",
-                                   {{"apiVersion", "modelplane.io/v1alpha1"},
-                                    {"kind", "ModelCache"},
-                                    {"metadata", {{"name", node}}},
-                                    {"spec", json::object()}});
-      ASSERT_TRUE(cache) << cache.error().ToString();
-      created_caches_.push_back(node);
-      (*cache)["status"] = status;
-      auto updated = client_->UpdateStatus(core::resources::ModelCaches(), *cache);
-      ASSERT_TRUE(updated) << updated.error().ToString();
-    }
-  }
-
-  // Starts the extender binary on `port` (0: a free one) serving <path_prefix>/<verb>.
-  void StartExtender(std::uint16_t port = 0, const std::string& path_prefix = "/scheduler") {
-    extender_port_ = port != 0 ? port : FreePort();
-    admin_port_ = FreePort();
-    const std::string config = (work_ / "extender.yaml").string();
-    std::ofstream(config) << "server: {address: 127.0.0.1, port: " << extender_port_
-                          << ", pathPrefix: '" << path_prefix << "'}\n"
-                          << "admin: {address: 127.0.0.1, port: " << admin_port_ << "}\n"
-                          << "kubernetes: {kubeconfig: " << kubeconfig_path_ << "}\n";
-    ASSERT_TRUE(extender_.Start(
-        {std::string(MODELPLANE_BINARY_DIR) + "/scheduler-extender/modelplane-scheduler-extender",
-         "--config", config},
-        (work_ / "extender.log").string()));
-    core::ClientOptions options;
-    options.retry.max_attempts = 1;
-    auto client = core::HttpClient::Create(options);
-    ASSERT_TRUE(client);
-    http_ = std::move(*client);
-    // Ready only once both informers listed: then the inventory above is in it.
-    ASSERT_TRUE(WaitUntil(
-        [&] {
-          return extender_.Running() && http_->Fetch({.url = AdminUrl("/readyz")}).has_value();
-        },
-        seconds(30)))
-        << extender_.Log();
-  }
-
-  void StartScheduler(bool node_cache_capable) {
+  // kube-scheduler calls the extender at UrlPrefix(); over mutual TLS (StartExtender's
+  // mutual_tls) it verifies the extender against the test CA and presents its client
+  // certificate, unless `client_certificate` is false.
+  void StartScheduler(bool node_cache_capable, bool client_certificate = true) {
     const std::string config = (work_ / "scheduler.yaml").string();
+    std::ostringstream tls;
+    if (mutual_tls_) {
+      tls << "  enableHTTPS: true\n"
+          << "  tlsConfig:\n"
+          << "    caFile: " << pki_.ca_file << "\n";
+      if (client_certificate) {
+        tls << "    certFile: " << pki_.client_certificate_file << "\n"
+            << "    keyFile: " << pki_.client_key_file << "\n";
+      }
+    } else {
+      tls << "  enableHTTPS: false\n";
+    }
     std::ofstream(config) << "apiVersion: kubescheduler.config.k8s.io/v1\n"
                           << "kind: KubeSchedulerConfiguration\n"
                           << "clientConnection: {kubeconfig: " << kubeconfig_path_ << "}\n"
                           << "leaderElection: {leaderElect: false}\n"
                           << "profiles:\n- schedulerName: " << scheduler_name_ << "\n"
                           << "extenders:\n"
-                          << "- urlPrefix: http://127.0.0.1:" << extender_port_ << "/scheduler\n"
+                          << "- urlPrefix: " << UrlPrefix() << "\n"
                           << "  filterVerb: filter\n"
                           << "  prioritizeVerb: prioritize\n"
                           << "  weight: 5\n"
-                          << "  enableHTTPS: false\n"
+                          << tls.str()
                           << "  nodeCacheCapable: " << (node_cache_capable ? "true" : "false")
                           << "\n"
                           << "  ignorable: false\n"
@@ -259,10 +73,6 @@ class PlacementClusterTest : public core::testing::ClusterTest {
         << "kube-scheduler is not on PATH: eval \"$(e2e/cluster.sh env)\" puts it there";
     std::this_thread::sleep_for(seconds(1));
     ASSERT_TRUE(scheduler_.Running()) << scheduler_.Log();
-  }
-
-  std::string AdminUrl(const std::string& path) const {
-    return "http://127.0.0.1:" + std::to_string(admin_port_) + path;
   }
 
   json Pod(const std::string& name, const std::string& revision) const {
@@ -301,12 +111,14 @@ class PlacementClusterTest : public core::testing::ClusterTest {
     return node;
   }
 
-  // With `form` set, the test's own kube-scheduler calls the extender in that form; without,
-  // the cluster's scheduler does (see the last test).
+  // With `form` set, the test's own kube-scheduler calls the extender in that form, over
+  // mutual TLS; without, the cluster's scheduler does (see the last test).
   void PlacesThePodOnTheNodeHoldingItsRevision(std::optional<bool> node_cache_capable) {
     if (node_cache_capable) {
-      StartExtender();
+      StartExtender({.mutual_tls = true});
       if (HasFatalFailure()) return;
+      EXPECT_NE(extender_.Log().find("tls=true mutual_tls=true"), std::string::npos)
+          << extender_.Log();
       StartScheduler(*node_cache_capable);
       if (HasFatalFailure()) return;
     }
@@ -383,14 +195,8 @@ class PlacementClusterTest : public core::testing::ClusterTest {
         std::string::npos);
   }
 
-  std::filesystem::path work_;
   std::string scheduler_name_;
-  std::vector<std::string> created_caches_;
-  std::uint16_t extender_port_ = 0;
-  std::uint16_t admin_port_ = 0;
-  ChildProcess extender_;
   ChildProcess scheduler_;
-  std::unique_ptr<core::HttpClient> http_;
 };
 
 TEST_F(PlacementClusterTest, NodeCacheCapableScheduler) {
@@ -399,6 +205,38 @@ TEST_F(PlacementClusterTest, NodeCacheCapableScheduler) {
 
 TEST_F(PlacementClusterTest, FullNodeListScheduler) {
   PlacesThePodOnTheNodeHoldingItsRevision(false);
+}
+
+// Mutual TLS is enforced against the real scheduler: one that trusts the extender's CA but
+// presents no client certificate gets no answer, so with ignorable: false the pod stays
+// Pending, and kube-scheduler says why.
+TEST_F(PlacementClusterTest, SchedulerWithoutAClientCertificateIsRefused) {
+  StartExtender({.mutual_tls = true});
+  if (HasFatalFailure()) return;
+  StartScheduler(/*node_cache_capable=*/true, /*client_certificate=*/false);
+  if (HasFatalFailure()) return;
+  ASSERT_TRUE(client_->Create(core::resources::Pods(), namespace_, Pod("refused", "llama-r1")));
+  std::string message;
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        auto pod = client_->Get(core::resources::Pods(), namespace_, "refused");
+        if (!pod) return false;
+        for (const json& condition :
+             pod->value("status", json::object()).value("conditions", json::array())) {
+          if (condition.value("type", "") == "PodScheduled")
+            message = condition.value("message", "");
+        }
+        return message.find("certificate") != std::string::npos;
+      },
+      seconds(60)))
+      << "PodScheduled message: " << message << "\n--- scheduler\n"
+      << scheduler_.Log() << "\n--- extender\n"
+      << extender_.Log();
+  auto pod = client_->Get(core::resources::Pods(), namespace_, "refused");
+  ASSERT_TRUE(pod);
+  EXPECT_EQ(pod->value("spec", json::object()).value("nodeName", ""), "");
+  EXPECT_NE(extender_.Log().find("event=tls_handshake_failed"), std::string::npos)
+      << extender_.Log();
 }
 
 // The way e2e/cluster.sh wires it: the cluster's own kube-scheduler, started with
@@ -411,8 +249,8 @@ TEST_F(PlacementClusterTest, ClusterSchedulerCallsTheExtenderAtItsUrl) {
   ASSERT_EQ(url.rfind(origin, 0), 0u) << url;
   const std::size_t slash = url.find('/', origin.size());
   const int port = std::stoi(url.substr(origin.size(), slash - origin.size()));
-  StartExtender(static_cast<std::uint16_t>(port),
-                slash == std::string::npos ? "" : url.substr(slash));
+  StartExtender({.port = static_cast<std::uint16_t>(port),
+                 .path_prefix = slash == std::string::npos ? "" : url.substr(slash)});
   if (HasFatalFailure()) return;
   scheduler_name_ = "modelplane-scheduler";
   PlacesThePodOnTheNodeHoldingItsRevision(std::nullopt);

@@ -1,0 +1,55 @@
+// The ModelRevisions the control loop's informer holds, each checked and digested once per
+// resourceVersion (the digest is a hash over the spec; recomputing every revision on every pass
+// would cost more than the pass), and indexed by digest: the store is content-addressed, so
+// eviction and revocation speak digests while pods and specs speak names.
+//
+// Revocation by digest: a digest counts as revoked when a ModelRevision with it is revoked and
+// none that is not revoked names it (another namespace's identical, unrevoked revision keeps
+// the bytes serving that namespace; revoking by digest means revoking every one of them). The
+// purge is forced when a revoked one carries modelplane.io/purge: force.
+// Thread safety: not thread-safe; the control loop's worker owns it.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/kube/object_store.h"
+#include "node-agent/commands/revision_file.h"
+#include "node-agent/store/revision_manifest.h"
+
+namespace modelplane::agent {
+
+class RevisionIndex {
+ public:
+  struct Entry {
+    std::string resource_version;
+    std::optional<LoadedRevision> loaded;  // nullopt: invalid
+    std::string problem;                   // why it is invalid
+  };
+
+  // Rebuilds the index from the informer's objects, reusing unchanged entries.
+  void Refresh(const std::vector<core::ObjectPtr>& objects);
+
+  [[nodiscard]] const Entry* Find(const std::string& key) const;
+  [[nodiscard]] const std::map<core::Sha256Bytes, std::vector<std::string>>& by_digest() const {
+    return by_digest_;
+  }
+  [[nodiscard]] bool Revoked(const core::Sha256Bytes& digest) const;
+  [[nodiscard]] bool ForcePurge(const core::Sha256Bytes& digest) const;
+  // "<type>/<name>" of every source the revisions with this digest name (RangeSource names).
+  [[nodiscard]] std::vector<std::string> OriginSources(const core::Sha256Bytes& digest) const;
+  // The first valid revision with this digest, for its files and name.
+  [[nodiscard]] const LoadedRevision* AnyWithDigest(const core::Sha256Bytes& digest) const;
+
+ private:
+  std::map<std::string, Entry> entries_;  // "namespace/name"
+  std::map<core::Sha256Bytes, std::vector<std::string>> by_digest_;
+};
+
+// The manifest files of a revision's spec (sizes and digests as the fetch engine stages them).
+[[nodiscard]] std::vector<ManifestFile> SpecFiles(const LoadedRevision& revision);
+
+}  // namespace modelplane::agent

@@ -1,0 +1,207 @@
+#include "operator/controllers/pod_gates.h"
+
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "core/api/json_lookup.h"
+#include "core/api/model_cache.h"
+#include "core/kube/object_store.h"
+#include "operator/gating/gate_patch.h"
+#include "operator/gating/serving_pods.h"
+
+namespace modelplane::controller {
+namespace {
+
+using nlohmann::json;
+
+// Far longer than a watch takes to deliver a pod's update; a memory of a pod that vanished
+// without an event must not outlive it for long.
+constexpr auto kLetGoMemory = std::chrono::seconds(60);
+
+std::string PodString(const json& pod, std::string_view key) {
+  return core::api::StringMember(pod, {"metadata", key});
+}
+
+std::string NodeNameOf(const json& pod) {
+  return core::api::StringMember(pod, {"spec", "nodeName"});
+}
+
+// Oldest first (then by name), so pods created first are let go first.
+bool OlderFirst(const json* a, const json* b) {
+  const std::string created_a = PodString(*a, "creationTimestamp");
+  const std::string created_b = PodString(*b, "creationTimestamp");
+  if (created_a != created_b) return created_a < created_b;
+  return PodString(*a, "name") < PodString(*b, "name");
+}
+
+json Regarding(const json& pod) {
+  return {{"apiVersion", "v1"},
+          {"kind", "Pod"},
+          {"metadata",
+           {{"name", PodString(pod, "name")},
+            {"namespace", PodString(pod, "namespace")},
+            {"uid", PodString(pod, "uid")},
+            {"resourceVersion", PodString(pod, "resourceVersion")}}}};
+}
+
+}  // namespace
+
+std::optional<std::vector<std::string>> PodGates::LetGoTo(const std::string& uid) {
+  std::lock_guard lock(let_go_mutex_);
+  const auto now = context_.clock.Now();
+  for (auto entry = let_go_.begin(); entry != let_go_.end();) {
+    entry = now - entry->second.at > kLetGoMemory ? let_go_.erase(entry) : std::next(entry);
+  }
+  const auto found = let_go_.find(uid);
+  if (found == let_go_.end()) return std::nullopt;
+  return found->second.nodes;
+}
+
+void PodGates::ForgetLetGo(const std::string& uid) {
+  std::lock_guard lock(let_go_mutex_);
+  let_go_.erase(uid);
+}
+
+RevisionGates PodGates::Plan(const std::string& revision_key, const std::string& digest,
+                             std::int64_t total_bytes,
+                             const std::vector<PlacementCandidate>& caches,
+                             const std::map<std::string, std::string>& held) {
+  RevisionGates gates;
+  GatePlanRequest request{.revision = revision_key, .total_bytes = total_bytes, .caches = caches};
+  std::vector<const json*> gated;
+  std::set<std::string> bound;
+  const std::vector<core::ObjectPtr> pods =
+      context_.pods.store().ByIndex(kPodsByRevision, revision_key);
+  for (const core::ObjectPtr& pod : pods) {
+    const std::string uid = PodString(*pod, "uid");
+    if (HasWeightsGate(*pod)) {
+      if (auto nodes = LetGoTo(uid)) {
+        // Let go by an earlier pass; the watch has not delivered it yet.
+        request.unbound.push_back({.facts = ReadPodFacts(*pod), .narrowed_to = std::move(*nodes)});
+      } else {
+        gated.push_back(pod.get());
+      }
+      continue;
+    }
+    ForgetLetGo(uid);
+    if (const std::string node = NodeNameOf(*pod); !node.empty()) bound.insert(node);
+  }
+  gates.bound_nodes.assign(bound.begin(), bound.end());
+  if (gated.empty()) return gates;
+
+  for (const core::ObjectPtr& node_object : context_.nodes.store().List()) {
+    auto node = ReadNodeFacts(*node_object);
+    if (!node) continue;
+    std::vector<PodFacts>& residents = request.residents[node->name];
+    for (const core::ObjectPtr& pod : context_.pods.store().ByIndex(kPodsByNode, node->name)) {
+      residents.push_back(ReadPodFacts(*pod));
+    }
+    request.nodes.push_back(std::move(*node));
+  }
+  std::vector<NodeFacts> ready_nodes;
+  for (const PlacementCandidate& cache : caches) {
+    if (cache.held == HeldState::kReady) {
+      for (const NodeFacts& node : request.nodes) {
+        if (node.name == cache.name) ready_nodes.push_back(node);
+      }
+    }
+  }
+  for (const core::ObjectPtr& pod : pods) {
+    if (HasWeightsGate(*pod) || !NodeNameOf(*pod).empty()) continue;
+    PodFacts facts = ReadPodFacts(*pod);
+    if (facts.terminal) continue;
+    std::vector<std::string> narrowed = NodesAdmitted(facts, ready_nodes);
+    request.unbound.push_back({.facts = std::move(facts), .narrowed_to = std::move(narrowed)});
+  }
+  for (const core::ObjectPtr& cache_object : context_.caches.store().List()) {
+    auto cache = core::api::ModelCacheFromJson(*cache_object);
+    if (!cache || !cache->status) continue;
+    for (const auto& entry : cache->status->revisions) {
+      if (entry.digest == digest && entry.state != core::api::kCacheStateReady) {
+        request.progress[cache->metadata.name] = {.bytes_done = entry.bytes_done,
+                                                  .bytes_total = entry.bytes_total};
+      }
+    }
+  }
+  std::sort(gated.begin(), gated.end(), OlderFirst);
+  std::vector<std::pair<const json*, std::string>> waiting;  // held back, with the reason
+  for (const json* pod : gated) {
+    if (auto reason = held.find(PodString(*pod, "uid")); reason != held.end()) {
+      waiting.emplace_back(pod, reason->second);
+      continue;
+    }
+    request.gated.push_back(ReadPodFacts(*pod));
+    gates.gated.push_back(*pod);
+  }
+  gates.plan = PlanGates(request);
+  for (auto& [pod, reason] : waiting) {
+    gates.plan.decisions.push_back({.pod = PodString(*pod, "name"), .message = std::move(reason)});
+    gates.gated.push_back(*pod);
+  }
+  return gates;
+}
+
+core::Status PodGates::Apply(const std::string& revision_key, const RevisionGates& gates) {
+  std::optional<core::Error> first_error;
+  std::map<std::string, NodeFacts> nodes;
+  for (const core::ObjectPtr& node_object : context_.nodes.store().List()) {
+    if (auto node = ReadNodeFacts(*node_object)) nodes.emplace(node->name, std::move(*node));
+  }
+  for (std::size_t i = 0; i < gates.plan.decisions.size(); ++i) {
+    const PodGateDecision& decision = gates.plan.decisions[i];
+    const json& pod = gates.gated[i];
+    const std::string pod_key = PodString(pod, "namespace") + "/" + decision.pod;
+    if (!decision.ungate) {
+      Report(pod, "Normal", "WaitingForWeights", decision.message);
+      continue;
+    }
+    std::vector<NodeFacts> targets;
+    for (const std::string& name : decision.nodes) {
+      if (auto found = nodes.find(name); found != nodes.end()) targets.push_back(found->second);
+    }
+    auto patch = UngatePatch(pod, targets);
+    if (!patch) {
+      Report(pod, "Warning", "CannotNarrow", patch.error().message());
+      continue;
+    }
+    auto patched = context_.client.Patch(core::resources::Pods(), PodString(pod, "namespace"),
+                                         decision.pod, core::PatchType::kJson, *patch);
+    if (!patched) {
+      if (patched.error().code() == core::ErrorCode::kNotFound) continue;
+      context_.logger.Warn(
+          "pod_ungate_failed",
+          {{"pod", pod_key}, {"revision", revision_key}, {"error", patched.error().ToString()}});
+      if (!first_error) first_error = patched.error();
+      continue;
+    }
+    {
+      std::lock_guard lock(let_go_mutex_);
+      let_go_[PodString(pod, "uid")] = {.nodes = decision.nodes, .at = context_.clock.Now()};
+    }
+    context_.logger.Info("pod_ungated",
+                         {{"pod", pod_key},
+                          {"revision", revision_key},
+                          {"nodes", fmt::format("{}", fmt::join(decision.nodes, ","))}});
+    Report(pod, "Normal", "WeightsVerified",
+           decision.message + "; scheduling gate removed, the pod may run only there");
+  }
+  if (first_error) return std::unexpected(*first_error);
+  return core::Ok();
+}
+
+void PodGates::ReportBlocked(const std::string& revision_key, const std::string& type,
+                             const std::string& reason, const std::string& message) {
+  for (const core::ObjectPtr& pod :
+       context_.pods.store().ByIndex(kGatedPodsByRevision, revision_key)) {
+    Report(*pod, type, reason, message);
+  }
+}
+
+void PodGates::Report(const json& pod, const std::string& type, const std::string& reason,
+                      const std::string& message) {
+  (void)reporter_.Report(Regarding(pod), type, reason, "Gate", message);
+}
+
+}  // namespace modelplane::controller

@@ -1,0 +1,105 @@
+#include "operator/controllers/revision_rollouts.h"
+
+#include <set>
+
+#include <fmt/format.h>
+
+#include "core/api/duration.h"
+#include "core/api/model_cache.h"
+#include "operator/controllers/cache_entries.h"
+#include "operator/gating/serving_pods.h"
+
+namespace modelplane::controller {
+namespace {
+
+namespace api = core::api;
+using nlohmann::json;
+
+std::chrono::seconds RollbackWindow(const api::ModelRevisionSpec& spec) {
+  if (!spec.retention || spec.retention->rollback_window.empty()) return kDefaultRollbackWindow;
+  // Validation already refused a window that does not parse.
+  return api::ParseDuration(spec.retention->rollback_window).value_or(kDefaultRollbackWindow);
+}
+
+}  // namespace
+
+RevisionRolloutPlan RevisionRollouts::Plan(const std::string& revision_key,
+                                           const api::ModelRevision& revision,
+                                           std::int64_t total_bytes,
+                                           const std::vector<PlacementCandidate>& caches,
+                                           const std::string& digest) {
+  RevisionRolloutPlan out;
+  const std::vector<api::WorkloadUse> previous =
+      revision.status ? revision.status->workloads : std::vector<api::WorkloadUse>{};
+  RolloutPlanRequest request{
+      .revision = revision.metadata.name,
+      .total_bytes = total_bytes,
+      .rollback_window = RollbackWindow(revision.spec),
+      .now = std::chrono::floor<std::chrono::seconds>(context_.clock.WallNow()),
+      .workloads = context_.workloads.ForRevision(revision_key, previous),
+      .caches = caches};
+  for (const core::ObjectPtr& cache_object : context_.caches.store().List()) {
+    auto cache = api::ModelCacheFromJson(*cache_object);
+    if (!cache || !cache->status) continue;
+    for (const api::CachedRevision& entry : cache->status->revisions) {
+      if (entry.digest == digest && entry.state == api::kCacheStateFailed) {
+        request.failed_nodes.insert(cache->metadata.name);
+      }
+    }
+  }
+  // Where the revisions these workloads roll between are kept for pods or for undo now.
+  std::set<std::string> names = {revision.metadata.name};
+  for (const WorkloadPods& entry : request.workloads)
+    names.insert(entry.workload.previous_revision);
+  const std::string ns = revision.metadata.namespace_name;
+  for (const std::string& name : names) {
+    if (name.empty()) continue;
+    for (const core::ObjectPtr& cache_object :
+         context_.caches.store().ByIndex(kCachesByRevision, ns + "/" + name)) {
+      auto cache = api::ModelCacheFromJson(*cache_object);
+      if (!cache) continue;
+      for (const api::DesiredRevision& entry : cache->spec.revisions) {
+        if (entry.revision.namespace_name == ns && entry.revision.name == name &&
+            (entry.reason == api::kReasonInUse || entry.reason == api::kReasonRollback)) {
+          request.serving_nodes[name].insert(cache->metadata.name);
+        }
+      }
+    }
+  }
+  out.plan = PlanRollouts(request);
+  for (const WorkloadPods& entry : request.workloads) {
+    const std::string key = entry.workload.Key();
+    out.workloads.emplace(key, entry.workload);
+    const auto barrier = out.plan.barriers.find(key);
+    if (barrier == out.plan.barriers.end() || barrier->second.met) continue;
+    for (const WorkloadPod& pod : entry.pods) {
+      if (pod.revision == revision.metadata.name) out.held_pods[pod.uid] = barrier->second.message;
+    }
+  }
+  return out;
+}
+
+void RevisionRollouts::Report(const std::string& revision_key,
+                              const RevisionRolloutPlan& rollouts) {
+  for (const auto& [key, barrier] : rollouts.plan.barriers) {
+    const auto workload = rollouts.workloads.find(key);
+    if (workload == rollouts.workloads.end()) continue;
+    const Workload& subject = workload->second;
+    const json regarding = {
+        {"apiVersion", "apps/v1"},
+        {"kind", subject.kind},
+        {"metadata",
+         {{"name", subject.name}, {"namespace", subject.namespace_name}, {"uid", subject.uid}}}};
+    const bool news = reporter_.Report(regarding, "Normal",
+                                       barrier.met ? "WeightsPrestaged" : "PrestagingWeights",
+                                       "Rollout", barrier.message);
+    if (news && barrier.met) {
+      context_.logger.Info("rollout_prestaged",
+                           {{"workload", key},
+                            {"revision", revision_key},
+                            {"nodes", fmt::format("{}", fmt::join(barrier.nodes, ","))}});
+    }
+  }
+}
+
+}  // namespace modelplane::controller

@@ -1,0 +1,146 @@
+#include "operator/gating/gate_planner.h"
+
+#include <algorithm>
+#include <set>
+#include <tuple>
+
+#include <fmt/format.h>
+
+namespace modelplane::controller {
+namespace {
+
+// Enough of why each node was ruled out for `kubectl describe pod` to explain itself.
+constexpr std::size_t kReasonsShown = 3;
+
+std::string Percent(const StagingProgress& progress) {
+  if (progress.bytes_total <= 0) return "queued";
+  // Whole tens: a waiting pod's Event changes ten times over a staging, not a hundred.
+  const std::int64_t tens = progress.bytes_done * 10 / progress.bytes_total;
+  return fmt::format("{}%", std::clamp<std::int64_t>(tens, 0, 10) * 10);
+}
+
+std::string Zone(const PlacementCandidate& cache) {
+  const auto zone = cache.labels.find(std::string(kZoneLabel));
+  return zone == cache.labels.end() ? std::string() : zone->second;
+}
+
+bool HasRoomFor(const PlacementCandidate& cache, std::int64_t total_bytes) {
+  if (cache.held != HeldState::kNone || cache.currently_chosen) return true;
+  const std::int64_t free = FreeBytes(cache);
+  return free < 0 || free >= total_bytes;
+}
+
+}  // namespace
+
+GatePlan PlanGates(const GatePlanRequest& request) {
+  GatePlan plan;
+  // Two what-if views. `sure`: every pod let go takes its room on each node it may still
+  // choose, so a pod let go now fits whatever kube-scheduler picks for the others. `likely`:
+  // each takes room on one node, which tells a pod that only waits for those pods to be bound
+  // (no staging needed) from one that no Ready node will take.
+  NodeRoom sure(request.nodes, request.residents);
+  NodeRoom likely(request.nodes, request.residents);
+  std::vector<const PlacementCandidate*> ready;
+  std::vector<const PlacementCandidate*> others;
+  for (const PlacementCandidate& cache : request.caches) {
+    (cache.held == HeldState::kReady ? ready : others).push_back(&cache);
+  }
+  const auto by_name = [](const PlacementCandidate* a, const PlacementCandidate* b) {
+    return a->name < b->name;
+  };
+  std::sort(ready.begin(), ready.end(), by_name);
+
+  for (const UnboundPod& pod : request.unbound) {
+    for (const std::string& node : pod.narrowed_to) sure.Take(pod.facts, node);
+    for (const std::string& node : pod.narrowed_to) {
+      if (!likely.WhyNot(pod.facts, node)) {
+        likely.Take(pod.facts, node);
+        break;
+      }
+    }
+  }
+
+  std::map<std::string, int> copies_per_zone;
+  for (const PlacementCandidate* cache : ready) ++copies_per_zone[Zone(*cache)];
+  std::set<std::string> staging;
+  std::vector<std::size_t> waiting;
+  std::map<std::size_t, std::string> staged_for;  // waiting pod -> the node staging for it
+  for (std::size_t index = 0; index < request.gated.size(); ++index) {
+    const PodFacts& pod = request.gated[index];
+    PodGateDecision decision{.pod = pod.name};
+    for (const PlacementCandidate* cache : ready) {
+      if (!sure.WhyNot(pod, cache->name)) decision.nodes.push_back(cache->name);
+    }
+    const auto likely_node = std::find_if(ready.begin(), ready.end(), [&](const auto* cache) {
+      return !likely.WhyNot(pod, cache->name);
+    });
+    if (!decision.nodes.empty()) {
+      decision.ungate = true;
+      decision.message = fmt::format("ModelRevision {} is verified on {}", request.revision,
+                                     fmt::join(decision.nodes, ", "));
+      for (const std::string& node : decision.nodes) sure.Take(pod, node);
+      likely.Take(pod, likely_node != ready.end() ? (*likely_node)->name : decision.nodes.front());
+    } else if (likely_node != ready.end()) {
+      decision.message = fmt::format(
+          "waiting for ModelRevision {}: it is verified on {}, which pods let go before this "
+          "one may take; they are being scheduled",
+          request.revision, (*likely_node)->name);
+      likely.Take(pod, (*likely_node)->name);
+    } else {
+      waiting.push_back(index);
+    }
+    plan.decisions.push_back(std::move(decision));
+  }
+
+  for (std::size_t index : waiting) {
+    const PodFacts& pod = request.gated[index];
+    PodGateDecision& decision = plan.decisions[index];
+    const PlacementCandidate* best = nullptr;
+    std::vector<std::string> reasons;
+    // Preference: staging it already, asked to hold it already, fewest copies in the zone,
+    // most free cache space (unknown last), name.
+    auto rank = [&](const PlacementCandidate& cache) {
+      const std::int64_t free = FreeBytes(cache);
+      return std::make_tuple(cache.held != HeldState::kStaging, !staging.contains(cache.name),
+                             !cache.currently_chosen, copies_per_zone[Zone(cache)], free < 0, -free,
+                             cache.name);
+    };
+    for (const PlacementCandidate* cache : others) {
+      std::optional<std::string> why = likely.WhyNot(pod, cache->name);
+      if (!why && !HasRoomFor(*cache, request.total_bytes)) {
+        why = "has no room in its model cache";
+      }
+      if (why) {
+        if (reasons.size() < kReasonsShown) reasons.push_back(cache->name + " " + *why);
+        continue;
+      }
+      if (best == nullptr || rank(*cache) < rank(*best)) best = cache;
+    }
+    for (const PlacementCandidate* cache : ready) {
+      if (reasons.size() >= kReasonsShown) break;
+      if (auto why = likely.WhyNot(pod, cache->name)) {
+        reasons.push_back(cache->name + " (holds it) " + *why);
+      }
+    }
+    if (best == nullptr) {
+      decision.message = fmt::format(
+          "waiting for ModelRevision {}: no node can take this pod and hold the revision{}{}",
+          request.revision, reasons.empty() ? "" : ": ", fmt::join(reasons, "; "));
+      continue;
+    }
+    if (staging.insert(best->name).second) ++copies_per_zone[Zone(*best)];
+    likely.Take(pod, best->name);
+    staged_for.emplace(index, best->name);
+  }
+  for (const auto& [index, node] : staged_for) {
+    const auto progress = request.progress.find(node);
+    plan.decisions[index].message = fmt::format(
+        "waiting for ModelRevision {} on {} more node{}: {} staging {}", request.revision,
+        staging.size(), staging.size() == 1 ? "" : "s", node,
+        progress == request.progress.end() ? std::string("queued") : Percent(progress->second));
+  }
+  plan.staging_nodes.assign(staging.begin(), staging.end());
+  return plan;
+}
+
+}  // namespace modelplane::controller

@@ -1,0 +1,66 @@
+// Which gated pods of one revision may go, where, and which nodes must stage the revision for
+// the others. Pure logic over what the informers show, unit-tested without a server.
+//
+// The promise it keeps: a pod's gate is removed only when nodes hold the revision Ready and
+// could take the pod now (resources, selectors, taints, host anti-affinity; scheduling_facts.h),
+// and the pod is narrowed to exactly those nodes, so it cannot land where its weights are not.
+// Pods are considered oldest first. A pod let go, and a pod let go earlier that no node has
+// bound yet, takes its room on every node it may still choose (a what-if view, NodeRoom): two
+// pods are never both sent to the last free GPU, and a pod let go now fits whichever of its
+// nodes kube-scheduler picks for the others. A pod that would fit once those are bound waits for
+// them (a pass later) without asking for more copies. A pod that no Ready node can take asks for
+// a node to stage the revision on: one that could take it, preferring a node already staging
+// it, then one already asked to hold it, then the zone with the fewest copies, then the most
+// free cache space; that node's room is counted as the pod's for the rest of the pass.
+// Thread safety: pure functions.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "operator/gating/node_room.h"
+#include "operator/gating/scheduling_facts.h"
+#include "operator/placement/placement.h"
+
+namespace modelplane::controller {
+
+// A pod whose gate is gone but that no node has bound yet, with the nodes it was narrowed to.
+struct UnboundPod {
+  PodFacts facts;
+  std::vector<std::string> narrowed_to;
+};
+
+// Staging progress of the revision on a node, from its ModelCache status.
+struct StagingProgress {
+  std::int64_t bytes_done = 0;
+  std::int64_t bytes_total = 0;
+};
+
+struct GatePlanRequest {
+  std::string revision;  // "namespace/name", for messages
+  std::int64_t total_bytes = 0;
+  std::vector<NodeFacts> nodes;
+  std::map<std::string, std::vector<PodFacts>> residents;  // non-terminal pods bound per node
+  std::vector<PlacementCandidate> caches;                  // what each node's cache holds
+  std::map<std::string, StagingProgress> progress;         // by node, while staging
+  std::vector<PodFacts> gated;                             // oldest first
+  std::vector<UnboundPod> unbound;
+};
+
+struct PodGateDecision {
+  std::string pod;  // its name (the revision's namespace)
+  bool ungate = false;
+  std::vector<std::string> nodes;  // ungate: the Ready nodes it may go to, sorted
+  std::string message;             // what it waits for, or where it was let go
+};
+
+struct GatePlan {
+  std::vector<PodGateDecision> decisions;  // one per gated pod, in request order
+  std::vector<std::string> staging_nodes;  // sorted: where waiting pods need the revision
+};
+
+[[nodiscard]] GatePlan PlanGates(const GatePlanRequest& request);
+
+}  // namespace modelplane::controller

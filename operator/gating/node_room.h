@@ -1,0 +1,39 @@
+// A what-if view of the nodes' free resources and residents, so the gate planner can tell which
+// nodes could still take a pod after the pods it already let go (or is about to) take theirs.
+// Thread safety: a plain value, used by one reconcile.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "operator/gating/scheduling_facts.h"
+
+namespace modelplane::controller {
+
+class NodeRoom {
+ public:
+  // `residents`: non-terminal pods bound to each node.
+  NodeRoom(const std::vector<NodeFacts>& nodes,
+           const std::map<std::string, std::vector<PodFacts>>& residents);
+
+  // Why the pod cannot run on the node now (statically, for want of resources, or because of
+  // anti-affinity with a pod there), or nullopt when it can.
+  [[nodiscard]] std::optional<std::string> WhyNot(const PodFacts& pod,
+                                                  const std::string& node) const;
+  // Counts the pod as running on the node from now on.
+  void Take(const PodFacts& pod, const std::string& node);
+
+  [[nodiscard]] const NodeFacts* Node(const std::string& name) const;
+
+ private:
+  struct Entry {
+    NodeFacts facts;
+    ResourceList free;
+    std::vector<PodFacts> residents;
+  };
+  std::map<std::string, Entry> nodes_;
+};
+
+}  // namespace modelplane::controller

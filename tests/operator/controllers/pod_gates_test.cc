@@ -1,0 +1,276 @@
+// The gate half of the ModelRevision controller against the real API server, scheduler and
+// KWOK nodes: pods carrying modelplane's gate (as the webhook leaves them) are let go only once
+// a node reports their revision Ready, narrowed to such nodes, and the cluster's kube-scheduler
+// then binds them there. Agents are played by writing ModelCache statuses, as in
+// controllers_test.cc; the agents themselves run in e2e/scenario.sh.
+#include <gmock/gmock.h>
+
+#include "core/api/serving_pod.h"
+#include "tests/operator/controllers/controllers_fixture.h"
+
+namespace modelplane::controller {
+namespace {
+
+using cluster_testing::ControllersTest;
+using cluster_testing::kWait;
+using cluster_testing::Revision;
+using core::testing::WaitUntil;
+using nlohmann::json;
+using ::testing::HasSubstr;
+
+json GatedPod(const std::string& ns, const std::string& name, const std::string& revision,
+              int gpus = 1) {
+  return {{"apiVersion", "v1"},
+          {"kind", "Pod"},
+          {"metadata",
+           {{"name", name},
+            {"namespace", ns},
+            {"labels", {{"app", "llama"}}},
+            {"annotations", {{"modelplane.io/revision", revision}}}}},
+          {"spec",
+           {{"schedulingGates", json::array({{{"name", "modelplane.io/weights"}}})},
+            {"readinessGates", json::array({{{"conditionType", "modelplane.io/weights-ready"}}})},
+            {"tolerations", json::array({{{"operator", "Exists"}}})},
+            {"nodeSelector", {{"type", "kwok"}}},
+            {"containers",
+             json::array(
+                 {{{"name", "server"},
+                   {"image", "vllm/vllm-openai:v0.11.0"},
+                   {"resources", {{"limits", {{"nvidia.com/gpu", std::to_string(gpus)}}}}}}})}}}};
+}
+
+class PodGatesTest : public ControllersTest {
+ protected:
+  void TearDown() override {
+    // Pods first: a bound pod keeps its node's in-use entry, and KWOK pods go at once.
+    (void)client_->Request("DELETE", "/api/v1/namespaces/" + namespace_ + "/pods", nullptr, "");
+    WaitUntil(
+        [&] {
+          auto pods = client_->ListAll(core::resources::Pods(), namespace_, {});
+          return pods && pods->items.empty();
+        },
+        kWait);
+    ControllersTest::TearDown();
+  }
+
+  json GetPod(const std::string& name) {
+    auto pod = client_->Get(core::resources::Pods(), namespace_, name);
+    return pod ? *pod : json();
+  }
+
+  static bool Gated(const json& pod) {
+    if (!pod.contains("spec") || !pod["spec"].contains("schedulingGates")) return false;
+    for (const json& gate : pod["spec"]["schedulingGates"]) {
+      if (gate.value("name", "") == "modelplane.io/weights") return true;
+    }
+    return false;
+  }
+
+  // Notes of the Events about a pod, oldest first.
+  std::vector<std::string> EventNotes(const std::string& pod) {
+    std::vector<std::string> notes;
+    auto events = client_->ListAll(core::resources::Events(), namespace_, {});
+    if (!events) return notes;
+    for (const json& event : events->items) {
+      if (event["regarding"].value("name", "") == pod) notes.push_back(event.value("note", ""));
+    }
+    return notes;
+  }
+
+  bool HasEventContaining(const std::string& pod, const std::string& text) {
+    for (const std::string& note : EventNotes(pod)) {
+      if (note.find(text) != std::string::npos) return true;
+    }
+    return false;
+  }
+
+  std::string DigestOf(const std::string& revision) {
+    std::string digest;
+    WaitUntil(
+        [&] {
+          const json object = GetRevision(revision);
+          digest = object.contains("status") ? object["status"].value("digest", "") : "";
+          return !digest.empty();
+        },
+        kWait);
+    return digest;
+  }
+
+  // Caches listing the revision, with the reason of their entry.
+  std::map<std::string, std::string> Entries(const std::string& revision) {
+    std::map<std::string, std::string> entries;
+    auto caches = client_->ListAll(core::resources::ModelCaches(), "", {});
+    if (!caches) return entries;
+    for (const json& cache : caches->items) {
+      for (const json& entry : cache["spec"].value("revisions", json::array())) {
+        if (entry["revision"].value("namespace", "") == namespace_ &&
+            entry["revision"].value("name", "") == revision) {
+          entries[cache["metadata"]["name"]] = entry.value("reason", "");
+        }
+      }
+    }
+    return entries;
+  }
+
+  void ReportReady(const std::string& node, const std::string& digest) {
+    WriteCacheStatus(node, json::array({{{"digest", digest},
+                                         {"state", "Ready"},
+                                         {"bytesDone", 4196},
+                                         {"bytesTotal", 4196},
+                                         {"sourceTier", "objectStore"}}}));
+  }
+};
+
+TEST_F(PodGatesTest, APodIsLetGoOnlyWhereItsRevisionIsReady) {
+  ASSERT_TRUE(client_->Create(core::resources::ModelRevisions(), namespace_,
+                              Revision(namespace_, "llama-r1", 0)));
+  const std::string digest = DigestOf("llama-r1");
+  ASSERT_FALSE(digest.empty());
+  ASSERT_TRUE(client_->Create(core::resources::Pods(), namespace_,
+                              GatedPod(namespace_, "llama-0", "llama-r1")));
+
+  // Nowhere yet: the operator asks one node to stage it and tells the pod.
+  std::string staging_node;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        const auto entries = Entries("llama-r1");
+        if (entries.size() != 1 || entries.begin()->second != "in-use") return false;
+        staging_node = entries.begin()->first;
+        return true;
+      },
+      kWait));
+  ASSERT_TRUE(WaitUntil([&] { return HasEventContaining("llama-0", "staging queued"); }, kWait))
+      << ::testing::PrintToString(EventNotes("llama-0"));
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  EXPECT_TRUE(Gated(GetPod("llama-0"))) << "no node holds the revision yet";
+
+  WriteCacheStatus(
+      staging_node,
+      json::array(
+          {{{"digest", digest}, {"state", "Staging"}, {"bytesDone", 2000}, {"bytesTotal", 4196}}}));
+  ASSERT_TRUE(WaitUntil([&] { return HasEventContaining("llama-0", "staging 40%"); }, kWait))
+      << ::testing::PrintToString(EventNotes("llama-0"));
+  EXPECT_TRUE(Gated(GetPod("llama-0")));
+
+  ReportReady(staging_node, digest);
+  ASSERT_TRUE(WaitUntil([&] { return !Gated(GetPod("llama-0")); }, kWait));
+  const json pod = GetPod("llama-0");
+  const json& terms = pod["spec"]["affinity"]["nodeAffinity"]
+                         ["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"];
+  ASSERT_EQ(terms.size(), 1u) << pod["spec"].dump();
+  EXPECT_EQ(terms[0]["matchFields"][0]["values"], json::array({staging_node}));
+  // kube-scheduler binds it there, the node whose ModelCache says Ready.
+  ASSERT_TRUE(
+      WaitUntil([&] { return GetPod("llama-0")["spec"].value("nodeName", "") != ""; }, kWait));
+  EXPECT_EQ(GetPod("llama-0")["spec"]["nodeName"], staging_node);
+  EXPECT_TRUE(HasEventContaining("llama-0", "scheduling gate removed"));
+}
+
+TEST_F(PodGatesTest, APodWaitsForARevisionCreatedAfterIt) {
+  ASSERT_TRUE(client_->Create(core::resources::Pods(), namespace_,
+                              GatedPod(namespace_, "early-0", "later-r1")));
+  ASSERT_TRUE(WaitUntil([&] { return HasEventContaining("early-0", "does not exist yet"); }, kWait))
+      << ::testing::PrintToString(EventNotes("early-0"));
+  EXPECT_TRUE(Gated(GetPod("early-0")));
+
+  ASSERT_TRUE(client_->Create(core::resources::ModelRevisions(), namespace_,
+                              Revision(namespace_, "later-r1", 0)));
+  const std::string digest = DigestOf("later-r1");
+  std::string staging_node;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        const auto entries = Entries("later-r1");
+        if (entries.empty()) return false;
+        staging_node = entries.begin()->first;
+        return true;
+      },
+      kWait));
+  ReportReady(staging_node, digest);
+  ASSERT_TRUE(
+      WaitUntil([&] { return GetPod("early-0")["spec"].value("nodeName", "") != ""; }, kWait));
+  EXPECT_EQ(GetPod("early-0")["spec"]["nodeName"], staging_node);
+}
+
+TEST_F(PodGatesTest, AFullNodeThatHoldsTheRevisionIsNotATarget) {
+  ASSERT_TRUE(client_->Create(core::resources::ModelRevisions(), namespace_,
+                              Revision(namespace_, "llama-r1", 0)));
+  const std::string digest = DigestOf("llama-r1");
+  // gpu-node-0 and gpu-node-1 hold it; every GPU of gpu-node-0 is taken by another pod.
+  ReportReady("gpu-node-0", digest);
+  ReportReady("gpu-node-1", digest);
+  json hog = GatedPod(namespace_, "hog", "none");
+  hog["metadata"]["annotations"] = json::object();
+  hog["spec"].erase("schedulingGates");
+  hog["spec"].erase("readinessGates");
+  hog["spec"]["nodeName"] = "gpu-node-0";
+  auto node = client_->Get(core::resources::Nodes(), "", "gpu-node-0");
+  ASSERT_TRUE(node);
+  hog["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] =
+      (*node)["status"]["allocatable"]["nvidia.com/gpu"];
+  ASSERT_TRUE(client_->Create(core::resources::Pods(), namespace_, hog));
+
+  ASSERT_TRUE(client_->Create(core::resources::Pods(), namespace_,
+                              GatedPod(namespace_, "llama-0", "llama-r1")));
+  ASSERT_TRUE(WaitUntil([&] { return !Gated(GetPod("llama-0")); }, kWait));
+  const json terms =
+      GetPod("llama-0")["spec"]["affinity"]["nodeAffinity"]
+                       ["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"];
+  ASSERT_EQ(terms.size(), 1u) << terms.dump();
+  EXPECT_EQ(terms[0]["matchFields"][0]["values"], json::array({"gpu-node-1"}));
+  ASSERT_TRUE(
+      WaitUntil([&] { return GetPod("llama-0")["spec"].value("nodeName", "") != ""; }, kWait));
+  EXPECT_EQ(GetPod("llama-0")["spec"]["nodeName"], "gpu-node-1");
+}
+
+TEST_F(PodGatesTest, OnePodPerHostLandsOnlyWhereItsRevisionIsReady) {
+  // Three pods that must not share a node, a revision Ready on two: two pods go there and the
+  // third waits for a third node to stage it, however kube-scheduler picks among the first two.
+  ASSERT_TRUE(client_->Create(core::resources::ModelRevisions(), namespace_,
+                              Revision(namespace_, "llama-r1", 0)));
+  const std::string digest = DigestOf("llama-r1");
+  ReportReady("gpu-node-0", digest);
+  ReportReady("gpu-node-1", digest);
+  const json anti =
+      json::parse(R"({"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+      {"labelSelector": {"matchLabels": {"app": "llama"}}, "topologyKey": "kubernetes.io/hostname"}]}})");
+  for (const char* name : {"llama-0", "llama-1", "llama-2"}) {
+    json pod = GatedPod(namespace_, name, "llama-r1");
+    pod["spec"]["affinity"] = anti;
+    ASSERT_TRUE(client_->Create(core::resources::Pods(), namespace_, pod));
+  }
+  const auto bound_nodes = [&] {
+    std::map<std::string, std::string> nodes;
+    for (const char* name : {"llama-0", "llama-1", "llama-2"}) {
+      const std::string node = GetPod(name)["spec"].value("nodeName", "");
+      if (!node.empty()) nodes[name] = node;
+    }
+    return nodes;
+  };
+  ASSERT_TRUE(WaitUntil([&] { return bound_nodes().size() == 2; }, kWait));
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  auto placed = bound_nodes();
+  ASSERT_EQ(placed.size(), 2u);
+  std::set<std::string> used;
+  for (const auto& [pod, node] : placed) used.insert(node);
+  EXPECT_EQ(used, (std::set<std::string>{"gpu-node-0", "gpu-node-1"}));
+  std::string waiting;
+  for (const char* name : {"llama-0", "llama-1", "llama-2"}) {
+    if (!placed.contains(name)) waiting = name;
+  }
+  EXPECT_TRUE(Gated(GetPod(waiting))) << "the third pod must wait for a third copy";
+  std::string staging_node;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        for (const auto& [node, reason] : Entries("llama-r1")) {
+          if (node != "gpu-node-0" && node != "gpu-node-1") staging_node = node;
+        }
+        return !staging_node.empty();
+      },
+      kWait));
+  ReportReady(staging_node, digest);
+  ASSERT_TRUE(WaitUntil([&] { return bound_nodes().size() == 3; }, kWait));
+  EXPECT_EQ(bound_nodes()[waiting], staging_node);
+}
+
+}  // namespace
+}  // namespace modelplane::controller

@@ -1,0 +1,364 @@
+// Rollouts driven by kubectl against the real API server, controller-manager (Deployments,
+// StatefulSets), kube-scheduler and KWOK nodes: the operator stages the new revision where the
+// old pods run before it lets any new pod go, keeps the old one pinned for undo, and unpins it
+// after the rollback window. Agents are played by writing ModelCache statuses: a node reports a
+// revision Ready when the test says so. The pod templates carry the scheduling gate themselves
+// (in a cluster the admission webhook adds it); they carry no readiness gate, since no agent
+// would set it here.
+#include <gmock/gmock.h>
+
+#include "tests/operator/controllers/controllers_fixture.h"
+
+namespace modelplane::controller {
+namespace {
+
+using cluster_testing::ControllersTest;
+using cluster_testing::kKwokNodes;
+using cluster_testing::kWait;
+using cluster_testing::Revision;
+using core::testing::WaitUntil;
+using nlohmann::json;
+using ::testing::HasSubstr;
+
+// A revision whose only file differs from the fixture's by its digest: a different cache key.
+json RevisionWithContent(const std::string& ns, const std::string& name, char content,
+                         int prestage) {
+  json revision = Revision(ns, name, prestage);
+  revision["spec"]["files"][0]["sha256"] = "sha256:" + std::string(64, content);
+  return revision;
+}
+
+json PodTemplate(const std::string& revision) {
+  return {
+      {"metadata",
+       {{"labels", {{"app", "llama"}}}, {"annotations", {{"modelplane.io/revision", revision}}}}},
+      {"spec",
+       {{"schedulingGates", json::array({{{"name", "modelplane.io/weights"}}})},
+        {"tolerations", json::array({{{"operator", "Exists"}}})},
+        {"nodeSelector", {{"type", "kwok"}}},
+        {"terminationGracePeriodSeconds", 0},
+        {"containers", json::array({{{"name", "server"},
+                                     {"image", "vllm/vllm-openai:v0.11.0"},
+                                     {"resources", {{"limits", {{"nvidia.com/gpu", "1"}}}}}}})}}}};
+}
+
+class RolloutsTest : public ControllersTest {
+ protected:
+  void TearDown() override {
+    if (client_) {
+      for (const auto& type : {core::resources::Deployments(), core::resources::StatefulSets()}) {
+        if (auto items = client_->ListAll(type, namespace_, {})) {
+          for (const json& item : items->items) {
+            (void)client_->Delete(type, namespace_, item["metadata"]["name"],
+                                  {.propagation_policy = "Foreground"});
+          }
+        }
+      }
+      WaitUntil(
+          [&] {
+            auto pods = client_->ListAll(core::resources::Pods(), namespace_, {});
+            return pods && pods->items.empty();
+          },
+          kWait);
+    }
+    ControllersTest::TearDown();
+  }
+
+  std::string Digest(const std::string& revision) {
+    std::string digest;
+    WaitUntil(
+        [&] {
+          const json object = GetRevision(revision);
+          digest = object.contains("status") ? object["status"].value("digest", "") : "";
+          return !digest.empty();
+        },
+        kWait);
+    return digest;
+  }
+
+  // What every node reports: the digests it holds Ready.
+  void Hold(const std::string& node, std::vector<std::string> digests) {
+    json revisions = json::array();
+    for (const std::string& digest : digests) {
+      revisions.push_back({{"digest", digest},
+                           {"state", "Ready"},
+                           {"bytesDone", 4196},
+                           {"bytesTotal", 4196},
+                           {"sourceTier", "local"}});
+    }
+    WriteCacheStatus(node, revisions);
+  }
+
+  // Entries for namespace_/revision by node.
+  std::map<std::string, json> Entries(const std::string& revision) {
+    std::map<std::string, json> entries;
+    auto caches = client_->ListAll(core::resources::ModelCaches(), "", {});
+    if (!caches) return entries;
+    for (const json& cache : caches->items) {
+      for (const json& entry : cache["spec"].value("revisions", json::array())) {
+        if (entry["revision"].value("namespace", "") == namespace_ &&
+            entry["revision"].value("name", "") == revision) {
+          entries[cache["metadata"]["name"]] = entry;
+        }
+      }
+    }
+    return entries;
+  }
+
+  std::string GetPodNode(const std::string& name) {
+    auto pod = client_->Get(core::resources::Pods(), namespace_, name);
+    return pod ? (*pod)["spec"].value("nodeName", "") : std::string();
+  }
+
+  json Pods() {
+    auto pods = client_->ListAll(core::resources::Pods(), namespace_, {});
+    return pods ? pods->items : json::array();
+  }
+
+  struct Census {
+    int ready = 0;
+    int gated = 0;
+    std::set<std::string> nodes;
+  };
+  // Pods naming `revision` that are Ready, that are gated, and where those bound run.
+  Census Count(const std::string& revision) {
+    Census census;
+    for (const json& pod : Pods()) {
+      if (pod["metadata"].contains("deletionTimestamp")) continue;
+      if (pod["metadata"]["annotations"].value("modelplane.io/revision", "") != revision) continue;
+      if (pod["spec"].contains("schedulingGates")) ++census.gated;
+      const std::string node = pod["spec"].value("nodeName", "");
+      if (!node.empty()) census.nodes.insert(node);
+      for (const json& condition : pod["status"].value("conditions", json::array())) {
+        if (condition["type"] == "Ready" && condition["status"] == "True") ++census.ready;
+      }
+    }
+    return census;
+  }
+
+  std::string EventNotes(const std::string& kind, const std::string& name) {
+    std::string notes;
+    if (auto events = client_->ListAll(core::resources::Events(), namespace_, {})) {
+      for (const json& event : events->items) {
+        if (event["regarding"].value("kind", "") == kind &&
+            event["regarding"].value("name", "") == name) {
+          notes += event.value("reason", "") + ": " + event.value("note", "") + "\n";
+        }
+      }
+    }
+    return notes;
+  }
+
+  void SetTemplateRevision(const core::ResourceType& type, const std::string& name,
+                           const std::string& revision) {
+    auto patched = client_->Patch(
+        type, namespace_, name, core::PatchType::kMerge,
+        {{"spec",
+          {{"template",
+            {{"metadata", {{"annotations", {{"modelplane.io/revision", revision}}}}}}}}}});
+    ASSERT_TRUE(patched) << patched.error().ToString();
+  }
+
+  void SetPaused(bool paused) {
+    auto patched = client_->Patch(core::resources::Deployments(), namespace_, "llama",
+                                  core::PatchType::kMerge, {{"spec", {{"paused", paused}}}});
+    ASSERT_TRUE(patched) << patched.error().ToString();
+  }
+};
+
+TEST_F(RolloutsTest, ADeploymentRollsForwardAndBackOverPrestagedNodes) {
+  ASSERT_TRUE(client_->Create(core::resources::ModelRevisions(), namespace_,
+                              RevisionWithContent(namespace_, "llama-r1", 'a', 4)));
+  json r2 = RevisionWithContent(namespace_, "llama-r2", 'b', 0);
+  r2["spec"]["retention"] = {{"rollbackWindow", "1h"}};
+  ASSERT_TRUE(client_->Create(core::resources::ModelRevisions(), namespace_, r2));
+  const std::string r1_digest = Digest("llama-r1");
+  const std::string r2_digest = Digest("llama-r2");
+  ASSERT_FALSE(r1_digest.empty());
+  ASSERT_FALSE(r2_digest.empty());
+  for (const std::string_view node : kKwokNodes) Hold(std::string(node), {r1_digest});
+
+  const json deployment = {
+      {"apiVersion", "apps/v1"},
+      {"kind", "Deployment"},
+      {"metadata", {{"name", "llama"}, {"namespace", namespace_}}},
+      {"spec",
+       {{"replicas", 4},
+        {"strategy",
+         {{"type", "RollingUpdate"}, {"rollingUpdate", {{"maxSurge", 1}, {"maxUnavailable", 0}}}}},
+        {"selector", {{"matchLabels", {{"app", "llama"}}}}},
+        {"template", PodTemplate("llama-r1")}}}};
+  ASSERT_TRUE(client_->Create(core::resources::Deployments(), namespace_, deployment));
+  ASSERT_TRUE(WaitUntil([&] { return Count("llama-r1").ready == 4; }, kWait));
+  const std::set<std::string> r1_nodes = Count("llama-r1").nodes;
+
+  // Move the template to r2: one surge pod appears, gated, and r2 is asked for where r1 runs.
+  SetTemplateRevision(core::resources::Deployments(), "llama", "llama-r2");
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        const auto entries = Entries("llama-r2");
+        for (const std::string& node : r1_nodes) {
+          if (!entries.contains(node) || entries.at(node)["reason"] != "rollout") return false;
+        }
+        return Count("llama-r2").gated >= 1;
+      },
+      kWait))
+      << ::testing::PrintToString(Entries("llama-r2"));
+  // r1 is pinned for undo where its pods run.
+  for (const std::string& node : r1_nodes) {
+    const auto entries = Entries("llama-r1");
+    ASSERT_TRUE(entries.contains(node)) << node;
+    EXPECT_EQ(entries.at(node)["pinned"], true);
+  }
+  // Ready on all but one of those nodes: still no new pod goes.
+  const std::string last = *r1_nodes.rbegin();
+  for (const std::string& node : r1_nodes) {
+    if (node != last) Hold(node, {r1_digest, r2_digest});
+  }
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        return EventNotes("Deployment", "llama")
+                   .find("Ready on " + std::to_string(r1_nodes.size() - 1)) != std::string::npos;
+      },
+      kWait))
+      << EventNotes("Deployment", "llama");
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  const Census waiting = Count("llama-r2");
+  EXPECT_EQ(waiting.ready, 0) << "a new pod went before r2 was prestaged everywhere";
+  EXPECT_GE(waiting.gated, 1);
+  EXPECT_TRUE(waiting.nodes.empty()) << "every new pod is still gated, none bound";
+
+  // The last node reports it: the first new pod goes; pause as soon as it is Ready.
+  Hold(last, {r1_digest, r2_digest});
+  ASSERT_TRUE(WaitUntil([&] { return Count("llama-r2").ready >= 1; }, kWait));
+  SetPaused(true);
+  EXPECT_THAT(EventNotes("Deployment", "llama"), HasSubstr("WeightsPrestaged"));
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  const Census paused_new = Count("llama-r2");
+  const Census paused_old = Count("llama-r1");
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  EXPECT_EQ(Count("llama-r2").ready, paused_new.ready) << "the paused rollout moved on";
+  EXPECT_EQ(Count("llama-r1").ready, paused_old.ready) << "the paused rollout moved on";
+  // The first new pod is Ready; a second one may have been let go in the moment before the
+  // pause, and none after it.
+  EXPECT_GE(paused_new.ready, 1);
+  EXPECT_LE(paused_new.ready, 2);
+  EXPECT_GE(paused_old.ready, 3) << "maxUnavailable 0: old pods go only as new ones are Ready";
+  EXPECT_THAT(EventNotes("Deployment", "llama"), HasSubstr("is paused"));
+  std::cout << "paused at " << paused_new.ready << " new and " << paused_old.ready
+            << " old pods Ready\n";
+
+  // Resume: the rollout completes, every new pod on a node that holds r2.
+  SetPaused(false);
+  ASSERT_TRUE(WaitUntil(
+      [&] { return Count("llama-r2").ready == 4 && Count("llama-r1").ready == 0; }, kWait));
+  for (const std::string& node : Count("llama-r2").nodes) {
+    EXPECT_TRUE(r1_nodes.contains(node)) << node << " did not hold r2";
+  }
+  // r1 stays pinned, now until the end of its rollback window (the default, 1h).
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        const auto entries = Entries("llama-r1");
+        return !entries.empty() && entries.begin()->second.contains("pinnedUntil");
+      },
+      kWait))
+      << ::testing::PrintToString(Entries("llama-r1"));
+  // The same pass writes the status after the entries.
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        const json status = GetRevision("llama-r1")["status"];
+        return status.contains("workloads") && status["workloads"][0]["role"] == "previous" &&
+               status["workloads"][0].contains("completedAt");
+      },
+      kWait))
+      << GetRevision("llama-r1")["status"].dump();
+  EXPECT_EQ(GetRevision("llama-r2")["status"]["workloads"][0]["role"], "current");
+
+  // kubectl rollout undo: back to r1, which every node still holds: nothing to stage.
+  SetTemplateRevision(core::resources::Deployments(), "llama", "llama-r1");
+  ASSERT_TRUE(WaitUntil(
+      [&] { return Count("llama-r1").ready == 4 && Count("llama-r2").ready == 0; }, kWait));
+  for (const std::string& node : Count("llama-r1").nodes) {
+    EXPECT_TRUE(r1_nodes.contains(node)) << node;
+  }
+  const auto pins = Entries("llama-r2");
+  ASSERT_FALSE(pins.empty()) << "r2 is the previous revision now, pinned for undo";
+  EXPECT_EQ(pins.begin()->second["reason"], "rollback");
+}
+
+TEST_F(RolloutsTest, ThePreviousRevisionIsUnpinnedAfterItsRollbackWindow) {
+  json r1 = RevisionWithContent(namespace_, "llama-r1", 'c', 0);
+  r1["spec"]["retention"] = {{"rollbackWindow", "4s"}};
+  ASSERT_TRUE(client_->Create(core::resources::ModelRevisions(), namespace_, r1));
+  ASSERT_TRUE(client_->Create(core::resources::ModelRevisions(), namespace_,
+                              RevisionWithContent(namespace_, "llama-r2", 'd', 0)));
+  const std::string r1_digest = Digest("llama-r1");
+  const std::string r2_digest = Digest("llama-r2");
+  for (const std::string_view node : kKwokNodes) Hold(std::string(node), {r1_digest, r2_digest});
+  const json deployment = {{"apiVersion", "apps/v1"},
+                           {"kind", "Deployment"},
+                           {"metadata", {{"name", "llama"}, {"namespace", namespace_}}},
+                           {"spec",
+                            {{"replicas", 2},
+                             {"selector", {{"matchLabels", {{"app", "llama"}}}}},
+                             {"template", PodTemplate("llama-r1")}}}};
+  ASSERT_TRUE(client_->Create(core::resources::Deployments(), namespace_, deployment));
+  ASSERT_TRUE(WaitUntil([&] { return Count("llama-r1").ready == 2; }, kWait));
+  SetTemplateRevision(core::resources::Deployments(), "llama", "llama-r2");
+  ASSERT_TRUE(WaitUntil([&] { return Count("llama-r2").ready == 2; }, kWait));
+  // Pinned while the window lasts, gone after it.
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        const auto entries = Entries("llama-r1");
+        return !entries.empty() && entries.begin()->second.value("pinned", false) &&
+               entries.begin()->second.contains("pinnedUntil");
+      },
+      kWait))
+      << ::testing::PrintToString(Entries("llama-r1"));
+  ASSERT_TRUE(WaitUntil([&] { return Entries("llama-r1").empty(); }, kWait))
+      << ::testing::PrintToString(Entries("llama-r1"));
+  const json status = GetRevision("llama-r1")["status"];
+  EXPECT_EQ(status["workloads"][0]["role"], "previous") << "still the revision undo returns to";
+}
+
+TEST_F(RolloutsTest, AStatefulSetRollsPodByPodOverPrestagedNodes) {
+  ASSERT_TRUE(client_->Create(core::resources::ModelRevisions(), namespace_,
+                              RevisionWithContent(namespace_, "llama-r1", 'e', 4)));
+  ASSERT_TRUE(client_->Create(core::resources::ModelRevisions(), namespace_,
+                              RevisionWithContent(namespace_, "llama-r2", 'f', 0)));
+  const std::string r1_digest = Digest("llama-r1");
+  const std::string r2_digest = Digest("llama-r2");
+  for (const std::string_view node : kKwokNodes) Hold(std::string(node), {r1_digest});
+  const json set = {{"apiVersion", "apps/v1"},
+                    {"kind", "StatefulSet"},
+                    {"metadata", {{"name", "llama"}, {"namespace", namespace_}}},
+                    {"spec",
+                     {{"replicas", 2},
+                      {"serviceName", "llama"},
+                      {"selector", {{"matchLabels", {{"app", "llama"}}}}},
+                      {"template", PodTemplate("llama-r1")}}}};
+  ASSERT_TRUE(client_->Create(core::resources::StatefulSets(), namespace_, set));
+  ASSERT_TRUE(WaitUntil([&] { return Count("llama-r1").ready == 2; }, kWait));
+  const std::string pod0_node = GetPodNode("llama-0");
+
+  // The highest ordinal goes first: llama-1 comes back naming r2 and waits for pod 0's node.
+  SetTemplateRevision(core::resources::StatefulSets(), "llama", "llama-r2");
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        const auto entries = Entries("llama-r2");
+        return entries.contains(pod0_node) && entries.at(pod0_node)["reason"] == "rollout" &&
+               Count("llama-r2").gated == 1;
+      },
+      kWait))
+      << ::testing::PrintToString(Entries("llama-r2"));
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  EXPECT_EQ(Count("llama-r2").ready, 0);
+  EXPECT_THAT(EventNotes("StatefulSet", "llama"), HasSubstr("Ready on 0 of 2 nodes"))
+      << "pod 1 left its node for the update; that node stays in the barrier";
+  for (const std::string_view node : kKwokNodes) Hold(std::string(node), {r1_digest, r2_digest});
+  ASSERT_TRUE(WaitUntil([&] { return Count("llama-r2").ready == 2; }, kWait));
+  EXPECT_EQ(Count("llama-r1").ready, 0);
+}
+
+}  // namespace
+}  // namespace modelplane::controller

@@ -1,0 +1,112 @@
+#include "operator/gating/gate_patch.h"
+
+#include <gtest/gtest.h>
+
+namespace modelplane::controller {
+namespace {
+
+using nlohmann::json;
+
+json GatedPod(json affinity = nullptr) {
+  json pod = {
+      {"metadata", {{"name", "llama-0"}, {"namespace", "models"}, {"resourceVersion", "42"}}},
+      {"spec",
+       {{"schedulingGates",
+         json::array({{{"name", "example.com/quota"}}, {{"name", "modelplane.io/weights"}}})},
+        {"containers", json::array({{{"name", "server"}}})}}}};
+  if (!affinity.is_null()) pod["spec"]["affinity"] = std::move(affinity);
+  return pod;
+}
+
+NodeFacts Node(const std::string& name) {
+  return {.name = name, .labels = {{"kubernetes.io/hostname", name + ".example"}}};
+}
+
+TEST(GatePatchTest, APodWithoutAffinityGetsOneTermPerNode) {
+  auto patch = UngatePatch(GatedPod(), {Node("gpu-0"), Node("gpu-2")});
+  ASSERT_TRUE(patch) << patch.error().ToString();
+  const json patched = GatedPod().patch(*patch);
+  EXPECT_EQ(patched["metadata"]["resourceVersion"], "42");
+  const json& terms =
+      patched["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+             ["nodeSelectorTerms"];
+  ASSERT_EQ(terms.size(), 2u);
+  EXPECT_EQ(terms[0], json::parse(R"({"matchFields":[{"key":"metadata.name","operator":"In",
+                                      "values":["gpu-0"]}]})"));
+  EXPECT_EQ(terms[1]["matchFields"][0]["values"], json::array({"gpu-2"}));
+  EXPECT_EQ(patched["spec"]["schedulingGates"], json::array({{{"name", "example.com/quota"}}}))
+      << "only modelplane's gate goes";
+}
+
+TEST(GatePatchTest, ExistingTermsAreEachNarrowedByHostname) {
+  const json affinity = json::parse(R"({
+    "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": []},
+    "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+      {"matchExpressions": [{"key": "gpu", "operator": "In", "values": ["h200"]}]},
+      {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["gpu-9"]}]}]}}})");
+  auto patch = UngatePatch(GatedPod(affinity), {Node("gpu-0"), Node("gpu-2")});
+  ASSERT_TRUE(patch) << patch.error().ToString();
+  const json patched = GatedPod(affinity).patch(*patch);
+  const json& terms =
+      patched["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+             ["nodeSelectorTerms"];
+  ASSERT_EQ(terms.size(), 2u) << "terms may not be added to a non-empty list";
+  const json hostnames = {{"key", "kubernetes.io/hostname"},
+                          {"operator", "In"},
+                          {"values", {"gpu-0.example", "gpu-2.example"}}};
+  ASSERT_EQ(terms[0]["matchExpressions"].size(), 2u);
+  EXPECT_EQ(terms[0]["matchExpressions"][0]["key"], "gpu") << "existing requirements stay";
+  EXPECT_EQ(terms[0]["matchExpressions"][1], hostnames);
+  EXPECT_EQ(terms[1]["matchExpressions"], json::array({hostnames}));
+  EXPECT_EQ(terms[1]["matchFields"][0]["values"], json::array({"gpu-9"}));
+  EXPECT_TRUE(patched["spec"]["affinity"].contains("podAntiAffinity"));
+}
+
+TEST(GatePatchTest, AffinityWithoutNodeAffinity) {
+  const json affinity = {{"podAntiAffinity", json::object()}};
+  auto patch = UngatePatch(GatedPod(affinity), {Node("gpu-1")});
+  ASSERT_TRUE(patch);
+  const json patched = GatedPod(affinity).patch(*patch);
+  EXPECT_TRUE(patched["spec"]["affinity"].contains("podAntiAffinity"));
+  EXPECT_EQ(patched["spec"]["affinity"]["nodeAffinity"]
+                   ["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+                       .size(),
+            1u);
+}
+
+TEST(GatePatchTest, TheGateIsGuardedAndTheVersionIsAPrecondition) {
+  auto patch = UngatePatch(GatedPod(), {Node("gpu-0")});
+  ASSERT_TRUE(patch);
+  const json& operations = *patch;
+  EXPECT_EQ(operations.front(), json::parse(R"({"op":"replace","path":"/metadata/resourceVersion",
+                                                "value":"42"})"));
+  EXPECT_EQ(operations[operations.size() - 2],
+            json::parse(R"({"op":"test","path":"/spec/schedulingGates/1/name",
+                            "value":"modelplane.io/weights"})"));
+  EXPECT_EQ(operations.back(), json::parse(R"({"op":"remove","path":"/spec/schedulingGates/1"})"));
+}
+
+TEST(GatePatchTest, RefusesAPodWithoutTheGateOrNodes) {
+  json ungated = GatedPod();
+  ungated["spec"]["schedulingGates"] = json::array({{{"name", "example.com/quota"}}});
+  EXPECT_FALSE(UngatePatch(ungated, {Node("gpu-0")}));
+  EXPECT_FALSE(UngatePatch(GatedPod(), {}));
+  const json affinity =
+      json::parse(R"({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution":
+      {"nodeSelectorTerms": [{"matchExpressions": [{"key": "gpu", "operator": "Exists"}]}]}}})");
+  auto unlabelled = UngatePatch(GatedPod(affinity), {NodeFacts{.name = "bare"}});
+  ASSERT_FALSE(unlabelled);
+  EXPECT_NE(unlabelled.error().message().find("kubernetes.io/hostname"), std::string::npos);
+}
+
+TEST(GatePatchTest, NodesAdmittedByANarrowedPod) {
+  PodFacts pod;
+  pod.required_terms = {{.field_requirements = {{"metadata.name", "In", {"gpu-0"}}}},
+                        {.field_requirements = {{"metadata.name", "In", {"gpu-2"}}}}};
+  const std::vector<std::string> admitted =
+      NodesAdmitted(pod, {Node("gpu-0"), Node("gpu-1"), Node("gpu-2")});
+  EXPECT_EQ(admitted, (std::vector<std::string>{"gpu-0", "gpu-2"}));
+}
+
+}  // namespace
+}  // namespace modelplane::controller

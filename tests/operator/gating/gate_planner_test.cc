@@ -1,0 +1,207 @@
+#include "operator/gating/gate_planner.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace modelplane::controller {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+constexpr std::int64_t kGiB = 1LL << 30;
+
+NodeFacts Gpu(const std::string& name, int gpus = 8) {
+  return {.name = name,
+          .labels = {{"kubernetes.io/hostname", name}},
+          .allocatable = {{"cpu", 64'000}, {"pods", 110'000}, {"nvidia.com/gpu", gpus * 1000LL}},
+          .ready = true};
+}
+
+PodFacts Serving(const std::string& name, int gpus = 1) {
+  return {.namespace_name = "models",
+          .name = name,
+          .labels = {{"app", "llama"}},
+          .requests = {{"cpu", 1000}, {"pods", 1000}, {"nvidia.com/gpu", gpus * 1000LL}}};
+}
+
+PodFacts OnePerHost(PodFacts pod) {
+  pod.host_anti_affinity = {{.selector = {.match_labels = {{"app", "llama"}}}}};
+  return pod;
+}
+
+PlacementCandidate Cache(const std::string& name, HeldState held, const std::string& zone = "a") {
+  return {.name = name,
+          .labels = {{"topology.kubernetes.io/zone", zone}},
+          .ready = true,
+          .capacity_bytes = 100 * kGiB,
+          .held = held};
+}
+
+struct Cluster {
+  GatePlanRequest request{.revision = "models/llama-r2", .total_bytes = 10 * kGiB};
+
+  Cluster& AddNode(NodeFacts node, HeldState held, const std::string& zone = "a") {
+    request.caches.push_back(Cache(node.name, held, zone));
+    request.nodes.push_back(std::move(node));
+    return *this;
+  }
+  Cluster& Run(const std::string& node, PodFacts pod) {
+    pod.node_name = node;
+    request.residents[node].push_back(std::move(pod));
+    return *this;
+  }
+};
+
+TEST(GatePlannerTest, UngatesToTheReadyNodesThatCanTakeThePod) {
+  Cluster cluster;
+  cluster.AddNode(Gpu("gpu-0"), HeldState::kReady)
+      .AddNode(Gpu("gpu-1"), HeldState::kNone)
+      .AddNode(Gpu("gpu-2"), HeldState::kReady);
+  cluster.request.gated = {Serving("llama-0")};
+  const GatePlan plan = PlanGates(cluster.request);
+  ASSERT_EQ(plan.decisions.size(), 1u);
+  EXPECT_TRUE(plan.decisions[0].ungate);
+  EXPECT_THAT(plan.decisions[0].nodes, ElementsAre("gpu-0", "gpu-2"));
+  EXPECT_THAT(plan.staging_nodes, IsEmpty());
+}
+
+TEST(GatePlannerTest, AFullReadyNodeIsNeverATarget) {
+  Cluster cluster;
+  cluster.AddNode(Gpu("gpu-0", 1), HeldState::kReady).AddNode(Gpu("gpu-1"), HeldState::kNone);
+  cluster.Run("gpu-0", Serving("other-app"));
+  cluster.request.gated = {Serving("llama-0")};
+  const GatePlan plan = PlanGates(cluster.request);
+  EXPECT_FALSE(plan.decisions[0].ungate);
+  EXPECT_THAT(plan.staging_nodes, ElementsAre("gpu-1"));
+  EXPECT_THAT(plan.decisions[0].message,
+              HasSubstr("waiting for ModelRevision models/llama-r2 on 1 more node: gpu-1"));
+}
+
+TEST(GatePlannerTest, TwoPodsNeverShareTheLastFreeGpu) {
+  Cluster cluster;
+  cluster.AddNode(Gpu("gpu-0", 1), HeldState::kReady).AddNode(Gpu("gpu-1"), HeldState::kNone);
+  cluster.request.gated = {Serving("llama-0"), Serving("llama-1")};
+  const GatePlan plan = PlanGates(cluster.request);
+  EXPECT_TRUE(plan.decisions[0].ungate);
+  EXPECT_THAT(plan.decisions[0].nodes, ElementsAre("gpu-0"));
+  EXPECT_FALSE(plan.decisions[1].ungate);
+  EXPECT_THAT(plan.staging_nodes, ElementsAre("gpu-1"));
+}
+
+TEST(GatePlannerTest, PodsLetGoEarlierKeepTheirRoom) {
+  Cluster cluster;
+  cluster.AddNode(Gpu("gpu-0", 1), HeldState::kReady).AddNode(Gpu("gpu-1"), HeldState::kNone);
+  cluster.request.unbound = {{.facts = Serving("llama-0"), .narrowed_to = {"gpu-0"}}};
+  cluster.request.gated = {Serving("llama-1")};
+  const GatePlan plan = PlanGates(cluster.request);
+  EXPECT_FALSE(plan.decisions[0].ungate);
+  EXPECT_THAT(plan.staging_nodes, ElementsAre("gpu-1"));
+}
+
+TEST(GatePlannerTest, APodLetGoHoldsEveryNodeItMayChoose) {
+  // The first pod may land on either node; until it is bound the second cannot be promised
+  // the other one, but it needs no new copy either.
+  Cluster cluster;
+  cluster.AddNode(Gpu("gpu-0"), HeldState::kReady)
+      .AddNode(Gpu("gpu-1"), HeldState::kReady)
+      .AddNode(Gpu("gpu-2"), HeldState::kNone);
+  cluster.request.gated = {OnePerHost(Serving("llama-0")), OnePerHost(Serving("llama-1"))};
+  const GatePlan plan = PlanGates(cluster.request);
+  EXPECT_TRUE(plan.decisions[0].ungate);
+  EXPECT_THAT(plan.decisions[0].nodes, ElementsAre("gpu-0", "gpu-1"));
+  EXPECT_FALSE(plan.decisions[1].ungate);
+  EXPECT_THAT(plan.decisions[1].message, HasSubstr("being scheduled"));
+  EXPECT_THAT(plan.staging_nodes, IsEmpty());
+
+  // Once it is bound to gpu-1 the second goes to gpu-0.
+  cluster.Run("gpu-1", OnePerHost(Serving("llama-0")));
+  cluster.request.gated = {OnePerHost(Serving("llama-1"))};
+  const GatePlan next = PlanGates(cluster.request);
+  EXPECT_TRUE(next.decisions[0].ungate);
+  EXPECT_THAT(next.decisions[0].nodes, ElementsAre("gpu-0"));
+}
+
+TEST(GatePlannerTest, AnUnboundPodHoldsEveryNodeItWasNarrowedTo) {
+  Cluster cluster;
+  cluster.AddNode(Gpu("gpu-0"), HeldState::kReady)
+      .AddNode(Gpu("gpu-1"), HeldState::kReady)
+      .AddNode(Gpu("gpu-2"), HeldState::kNone);
+  cluster.request.unbound = {
+      {.facts = OnePerHost(Serving("llama-0")), .narrowed_to = {"gpu-0", "gpu-1"}}};
+  cluster.request.gated = {OnePerHost(Serving("llama-1")), OnePerHost(Serving("llama-2"))};
+  const GatePlan plan = PlanGates(cluster.request);
+  EXPECT_FALSE(plan.decisions[0].ungate);
+  EXPECT_THAT(plan.decisions[0].message, HasSubstr("being scheduled"));
+  EXPECT_FALSE(plan.decisions[1].ungate);
+  EXPECT_THAT(plan.staging_nodes, ElementsAre("gpu-2")) << "only the third pod needs a copy";
+}
+
+TEST(GatePlannerTest, HostAntiAffinitySpreadsPodsAndAsksForMoreNodes) {
+  Cluster cluster;
+  cluster.AddNode(Gpu("gpu-0"), HeldState::kReady, "a")
+      .AddNode(Gpu("gpu-1"), HeldState::kReady, "b")
+      .AddNode(Gpu("gpu-2"), HeldState::kNone, "a")
+      .AddNode(Gpu("gpu-3"), HeldState::kNone, "b");
+  cluster.Run("gpu-0", OnePerHost(Serving("llama-old")));
+  cluster.request.gated = {OnePerHost(Serving("llama-0")), OnePerHost(Serving("llama-1")),
+                           OnePerHost(Serving("llama-2"))};
+  const GatePlan plan = PlanGates(cluster.request);
+  EXPECT_TRUE(plan.decisions[0].ungate);
+  EXPECT_THAT(plan.decisions[0].nodes, ElementsAre("gpu-1"));
+  EXPECT_FALSE(plan.decisions[1].ungate);
+  EXPECT_FALSE(plan.decisions[2].ungate);
+  // One per host, so two new nodes; each zone already has one copy: names decide.
+  EXPECT_THAT(plan.staging_nodes, ElementsAre("gpu-2", "gpu-3"));
+  EXPECT_THAT(plan.decisions[1].message, HasSubstr("on 2 more nodes"));
+}
+
+TEST(GatePlannerTest, StagingPrefersANodeAlreadyStagingThenTheEmptierZone) {
+  Cluster cluster;
+  cluster.AddNode(Gpu("gpu-0"), HeldState::kReady, "a")
+      .AddNode(Gpu("gpu-1"), HeldState::kNone, "a")
+      .AddNode(Gpu("gpu-2"), HeldState::kNone, "b")
+      .AddNode(Gpu("gpu-3"), HeldState::kStaging, "a");
+  cluster.Run("gpu-0", OnePerHost(Serving("llama-old")));
+  cluster.request.progress["gpu-3"] = {.bytes_done = 47, .bytes_total = 100};
+  cluster.request.gated = {OnePerHost(Serving("llama-0")), OnePerHost(Serving("llama-1"))};
+  const GatePlan plan = PlanGates(cluster.request);
+  EXPECT_THAT(plan.staging_nodes, ElementsAre("gpu-2", "gpu-3"));
+  EXPECT_THAT(plan.decisions[0].message, HasSubstr("gpu-3 staging 40%"));
+  EXPECT_THAT(plan.decisions[1].message, HasSubstr("gpu-2 staging queued"));
+}
+
+TEST(GatePlannerTest, PodsThatFitTogetherShareOneStagingNode) {
+  Cluster cluster;
+  cluster.AddNode(Gpu("gpu-0"), HeldState::kNone).AddNode(Gpu("gpu-1"), HeldState::kNone);
+  cluster.request.gated = {Serving("llama-0", 4), Serving("llama-1", 4), Serving("llama-2", 4)};
+  const GatePlan plan = PlanGates(cluster.request);
+  EXPECT_THAT(plan.staging_nodes, ElementsAre("gpu-0", "gpu-1"));
+}
+
+TEST(GatePlannerTest, ANodeWithoutCacheRoomIsNotAskedToStage) {
+  Cluster cluster;
+  cluster.AddNode(Gpu("gpu-0"), HeldState::kNone).AddNode(Gpu("gpu-1"), HeldState::kNone);
+  cluster.request.caches[0].used_bytes = 95 * kGiB;
+  cluster.request.gated = {Serving("llama-0")};
+  const GatePlan plan = PlanGates(cluster.request);
+  EXPECT_THAT(plan.staging_nodes, ElementsAre("gpu-1"));
+}
+
+TEST(GatePlannerTest, SaysWhyNoNodeCanTakeThePod) {
+  Cluster cluster;
+  NodeFacts tainted = Gpu("gpu-0");
+  tainted.taints = {{.key = "dedicated", .value = "training", .effect = "NoSchedule"}};
+  cluster.AddNode(tainted, HeldState::kReady).AddNode(Gpu("gpu-1", 2), HeldState::kNone);
+  cluster.request.gated = {Serving("llama-0", 4)};
+  const GatePlan plan = PlanGates(cluster.request);
+  EXPECT_FALSE(plan.decisions[0].ungate);
+  EXPECT_THAT(plan.staging_nodes, IsEmpty());
+  EXPECT_THAT(plan.decisions[0].message, HasSubstr("no node can take this pod"));
+  EXPECT_THAT(plan.decisions[0].message, HasSubstr("gpu-1 has not enough free nvidia.com/gpu"));
+  EXPECT_THAT(plan.decisions[0].message, HasSubstr("gpu-0 (holds it) has taint dedicated"));
+}
+
+}  // namespace
+}  // namespace modelplane::controller

@@ -1,0 +1,339 @@
+// The admission webhook as it runs in a cluster: the real kube-apiserver calls the real
+// modelplane-operator binary over TLS (the CA in the MutatingWebhookConfiguration's caBundle),
+// with the matchConditions the chart installs, scoped to the test's namespace so other tests
+// never meet it. With leader election off the same process runs the controllers, so a pod
+// admitted before its revision exists is let go once a node reports the revision Ready (the
+// agent is played by writing the ModelCache status).
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "core/text/base64.h"
+#include "tests/core/http/test_certificates.h"
+#include "tests/core/kube_cluster/cluster_fixture.h"
+
+namespace modelplane::controller {
+namespace {
+
+using core::testing::WaitUntil;
+using nlohmann::json;
+using ::testing::HasSubstr;
+
+constexpr auto kWait = std::chrono::seconds(30);
+
+const core::ResourceType kWebhookConfigurations{"admissionregistration.k8s.io", "v1",
+                                                "mutatingwebhookconfigurations",
+                                                "MutatingWebhookConfiguration", false};
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+json Revision(const std::string& ns, const std::string& name, bool revoked = false) {
+  return {
+      {"apiVersion", "modelplane.io/v1alpha1"},
+      {"kind", "ModelRevision"},
+      {"metadata", {{"name", name}, {"namespace", ns}}},
+      {"spec",
+       {{"files", json::array({{{"path", "model.safetensors"},
+                                {"size", 64},
+                                {"sha256", "sha256:" + std::string(64, '4')},
+                                {"role", "weights"}}})},
+        {"format", "safetensors"},
+        {"engine", {{"name", "vllm"}, {"version", "0.6.0"}}},
+        {"sources",
+         json::array(
+             {{{"name", "s3"}, {"type", "objectStore"}, {"objectStore", {{"bucket", "models"}}}}})},
+        {"revoked", revoked}}}};
+}
+
+// What a Deployment's pod template would hold: nothing of modelplane's but the annotation.
+json ServingPod(const std::string& ns, const std::string& name, const std::string& revision) {
+  json pod = {{"apiVersion", "v1"},
+              {"kind", "Pod"},
+              {"metadata", {{"name", name}, {"namespace", ns}}},
+              {"spec",
+               {{"tolerations", json::array({{{"operator", "Exists"}}})},
+                {"nodeSelector", {{"type", "kwok"}}},
+                {"containers",
+                 json::array({{{"name", "server"}, {"image", "vllm/vllm-openai:v0.11.0"}}})}}}};
+  if (!revision.empty()) {
+    pod["metadata"]["annotations"] = {{"modelplane.io/revision", revision}};
+  }
+  return pod;
+}
+
+class WebhookClusterTest : public core::testing::ClusterTest {
+ protected:
+  void SetUp() override {
+    ClusterTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    if (!client_->Request("GET",
+                          "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/"
+                          "modelrevisions.modelplane.io",
+                          nullptr, "")) {
+      GTEST_SKIP() << "the modelplane CRDs are not installed: kubectl apply -f crds/";
+    }
+    auto directory = core::testing::TemporaryDirectory::Create("webhook-cluster");
+    ASSERT_TRUE(directory);
+    directory_.emplace(std::move(*directory));
+    auto pki = core::testing::MakeTestPki(directory_->path());
+    ASSERT_TRUE(pki) << pki.error().ToString();
+    pki_ = *pki;
+    config_ = directory_->path() + "/operator.yaml";
+    log_ = directory_->path() + "/operator.log";
+    std::ofstream(config_) << "admin: {address: 127.0.0.1, port: 0}\n"
+                           << "kubernetes: {kubeconfig: " << kubeconfig_path_ << "}\n"
+                           << "leaderElection: {enabled: false}\n"
+                           << "controllers: {namespace: " << namespace_ << "}\n"
+                           << "webhook: {enabled: true, address: 127.0.0.1, port: 0, "
+                           << "certificateFile: " << pki_.server_certificate_file
+                           << ", keyFile: " << pki_.server_key_file << "}\n";
+    Launch();
+    std::smatch match;
+    ASSERT_TRUE(WaitUntil(
+        [&] {
+          const std::string log = ReadFile(log_);
+          return std::regex_search(log, match,
+                                   std::regex("event=webhook_listening .*port=([0-9]+)"));
+        },
+        kWait))
+        << ReadFile(log_);
+    port_ = match[1].str();
+    InstallWebhookConfiguration();
+  }
+
+  void TearDown() override {
+    if (client_) {
+      (void)client_->Delete(kWebhookConfigurations, "", namespace_);
+      (void)client_->Request("DELETE", "/api/v1/namespaces/" + namespace_ + "/pods", nullptr, "");
+      if (operator_pid_ <= 0) Launch();  // revisions carry its finalizer
+      if (auto revisions = client_->ListAll(core::resources::ModelRevisions(), namespace_, {})) {
+        for (const json& item : revisions->items) {
+          (void)client_->Delete(core::resources::ModelRevisions(), namespace_,
+                                item["metadata"]["name"]);
+        }
+      }
+      WaitUntil(
+          [&] {
+            auto left = client_->ListAll(core::resources::ModelRevisions(), namespace_, {});
+            return left && left->items.empty();
+          },
+          kWait);
+    }
+    StopOperator();
+    if (client_ && !reported_node_.empty()) {
+      (void)client_->Patch(core::resources::ModelCaches(), "", reported_node_,
+                           core::PatchType::kMerge, {{"status", {{"revisions", json::array()}}}},
+                           {.subresource = "status"});
+    }
+    ClusterTest::TearDown();
+  }
+
+  void Launch() {
+    const std::string binary = std::string(MODELPLANE_BINARY_DIR) + "/operator/modelplane-operator";
+    operator_pid_ = ::fork();
+    if (operator_pid_ == 0) {
+      const int fd = ::open(log_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+      ::dup2(fd, STDOUT_FILENO);
+      ::dup2(fd, STDERR_FILENO);
+      ::execl(binary.c_str(), binary.c_str(), "--config", config_.c_str(), nullptr);
+      ::_exit(127);
+    }
+  }
+
+  void StopOperator() {
+    if (operator_pid_ <= 0) return;
+    ::kill(operator_pid_, SIGKILL);
+    ::waitpid(operator_pid_, nullptr, 0);
+    operator_pid_ = -1;
+  }
+
+  // As the chart installs it, but with a URL (the API server runs on this host) and only for
+  // this test's namespace.
+  void InstallWebhookConfiguration() {
+    const json configuration = {
+        {"apiVersion", "admissionregistration.k8s.io/v1"},
+        {"kind", "MutatingWebhookConfiguration"},
+        {"metadata", {{"name", namespace_}}},
+        {"webhooks",
+         json::array(
+             {{{"name", "pods.modelplane.io"},
+               {"admissionReviewVersions", {"v1"}},
+               {"sideEffects", "None"},
+               {"failurePolicy", "Fail"},
+               {"timeoutSeconds", 5},
+               {"reinvocationPolicy", "IfNeeded"},
+               {"clientConfig",
+                {{"url", "https://127.0.0.1:" + port_ + "/mutate-pods"},
+                 {"caBundle", core::EncodeBase64(ReadFile(pki_.ca_file))}}},
+               {"rules", json::array({{{"apiGroups", {""}},
+                                       {"apiVersions", {"v1"}},
+                                       {"operations", {"CREATE"}},
+                                       {"resources", {"pods"}},
+                                       {"scope", "Namespaced"}}})},
+               {"namespaceSelector",
+                {{"matchLabels", {{"kubernetes.io/metadata.name", namespace_}}}}},
+               {"matchConditions",
+                json::array({{{"name", "names-a-modelrevision"},
+                              {"expression",
+                               "has(object.metadata.annotations) && "
+                               "'modelplane.io/revision' in object.metadata.annotations"}}})}}})}};
+    auto created = client_->Create(kWebhookConfigurations, "", configuration);
+    ASSERT_TRUE(created) << created.error().ToString();
+  }
+
+  // Creates a pod, retrying while the webhook is not up yet (the API server refuses then).
+  core::Result<json> CreatePod(const json& pod, bool retry_until_served = true) {
+    core::Result<json> created = core::MakeError(core::ErrorCode::kUnavailable, "not tried");
+    WaitUntil(
+        [&] {
+          created = client_->Create(core::resources::Pods(), namespace_, pod);
+          if (created || !retry_until_served) return true;
+          const std::string& message = created.error().message();
+          return message.find("not listed yet") == std::string::npos &&
+                 message.find("connection refused") == std::string::npos;
+        },
+        kWait);
+    return created;
+  }
+
+  json GetPod(const std::string& name) {
+    auto pod = client_->Get(core::resources::Pods(), namespace_, name);
+    return pod ? *pod : json();
+  }
+
+  std::optional<core::testing::TemporaryDirectory> directory_;
+  core::testing::TestPki pki_;
+  std::string config_;
+  std::string log_;
+  std::string port_;
+  pid_t operator_pid_ = -1;
+  std::string reported_node_;  // whose ModelCache status the test wrote, cleared afterwards
+};
+
+TEST_F(WebhookClusterTest, AnAnnotationIsEnoughAndOtherPodsAreUntouched) {
+  ASSERT_TRUE(client_->Create(core::resources::ModelRevisions(), namespace_,
+                              Revision(namespace_, "llama-r1")));
+  auto created = CreatePod(ServingPod(namespace_, "llama-0", "llama-r1"));
+  ASSERT_TRUE(created) << created.error().ToString() << "\n" << ReadFile(log_);
+  const json pod = GetPod("llama-0");
+  const json& spec = pod["spec"];
+  EXPECT_EQ(spec["schedulingGates"], json::parse(R"([{"name":"modelplane.io/weights"}])"));
+  EXPECT_EQ(spec["readinessGates"],
+            json::parse(R"([{"conditionType":"modelplane.io/weights-ready"}])"));
+  EXPECT_EQ(spec["schedulerName"], "modelplane-scheduler");
+  // The ServiceAccount admission plugin adds its token volume beside ours.
+  const auto named = [](const json& list, const std::string& name) {
+    for (const json& item : list) {
+      if (item.value("name", "") == name) return item;
+    }
+    return json();
+  };
+  const json volume = named(spec["volumes"], "modelplane-weights");
+  ASSERT_FALSE(volume.is_null()) << spec["volumes"].dump();
+  EXPECT_EQ(volume["csi"]["driver"], "csi.modelplane.io");
+  EXPECT_EQ(volume["csi"]["readOnly"], true);
+  EXPECT_EQ(volume["csi"]["volumeAttributes"]["modelplane.io/revision"], "llama-r1");
+  const json mount = named(spec["containers"][0]["volumeMounts"], "modelplane-weights");
+  EXPECT_EQ(mount["mountPath"], "/models/llama-r1");
+  EXPECT_EQ(mount["readOnly"], true);
+  EXPECT_THAT(pod["metadata"]["annotations"]["modelplane.io/injected"].get<std::string>(),
+              HasSubstr("sha256:"));
+  EXPECT_THAT(pod["status"]["conditions"].dump(), HasSubstr("SchedulingGated"));
+
+  ASSERT_TRUE(CreatePod(ServingPod(namespace_, "plain", "")));
+  const json plain = GetPod("plain");
+  EXPECT_FALSE(plain["spec"].contains("schedulingGates"));
+  EXPECT_EQ(plain["spec"]["schedulerName"], "default-scheduler");
+  EXPECT_FALSE(plain["spec"].contains("readinessGates"));
+}
+
+TEST_F(WebhookClusterTest, InvalidAndRevokedRevisionsAreRefusedWithTheReason) {
+  json escaping = Revision(namespace_, "llama-escape");
+  escaping["spec"]["sources"] = json::array({{{"name", "nfs"},
+                                              {"type", "sharedFilesystem"},
+                                              {"sharedFilesystem", {{"path", "/models/../etc"}}}}});
+  ASSERT_TRUE(client_->Create(core::resources::ModelRevisions(), namespace_, escaping));
+  ASSERT_TRUE(client_->Create(core::resources::ModelRevisions(), namespace_,
+                              Revision(namespace_, "llama-revoked", true)));
+  auto invalid = CreatePod(ServingPod(namespace_, "a", "llama-escape"));
+  ASSERT_FALSE(invalid);
+  EXPECT_THAT(invalid.error().message(), HasSubstr("ModelRevision"));
+  EXPECT_THAT(invalid.error().message(), HasSubstr("llama-escape is invalid"));
+  auto revoked = CreatePod(ServingPod(namespace_, "b", "llama-revoked"));
+  ASSERT_FALSE(revoked);
+  EXPECT_THAT(revoked.error().message(), HasSubstr("llama-revoked is revoked"));
+  auto foreign = CreatePod(ServingPod(namespace_, "c", "kube-system/llama-r1"));
+  ASSERT_FALSE(foreign);
+  EXPECT_THAT(foreign.error().message(), HasSubstr("its own namespace"));
+}
+
+TEST_F(WebhookClusterTest, APodAdmittedBeforeItsRevisionStartsOnceItIsStaged) {
+  auto created = CreatePod(ServingPod(namespace_, "early-0", "later-r1"));
+  ASSERT_TRUE(created) << created.error().ToString();
+  EXPECT_EQ(GetPod("early-0")["metadata"]["annotations"]["modelplane.io/injected"], "pending");
+  ASSERT_TRUE(client_->Create(core::resources::ModelRevisions(), namespace_,
+                              Revision(namespace_, "later-r1")));
+  // The operator asks a node to stage it; that node's agent reports it Ready.
+  std::string node;
+  std::string digest;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        auto caches = client_->ListAll(core::resources::ModelCaches(), "", {});
+        if (!caches) return false;
+        for (const json& cache : caches->items) {
+          for (const json& entry : cache["spec"].value("revisions", json::array())) {
+            if (entry["revision"].value("namespace", "") == namespace_) {
+              node = cache["metadata"]["name"];
+              digest = entry.value("digest", "");
+            }
+          }
+        }
+        return !node.empty() && !digest.empty();
+      },
+      kWait))
+      << ReadFile(log_);
+  auto written = client_->Patch(core::resources::ModelCaches(), "", node, core::PatchType::kMerge,
+                                {{"status",
+                                  {{"capacityBytes", 1LL << 40},
+                                   {"revisions", json::array({{{"digest", digest},
+                                                               {"state", "Ready"},
+                                                               {"bytesDone", 64},
+                                                               {"bytesTotal", 64}}})}}}},
+                                {.subresource = "status"});
+  ASSERT_TRUE(written) << written.error().ToString();
+  reported_node_ = node;
+  ASSERT_TRUE(
+      WaitUntil([&] { return GetPod("early-0")["spec"].value("nodeName", "") != ""; }, kWait))
+      << GetPod("early-0").dump() << "\n"
+      << ReadFile(log_);
+  EXPECT_EQ(GetPod("early-0")["spec"]["nodeName"], node)
+      << "bound by kube-scheduler's modelplane-scheduler profile, on the node that holds it";
+}
+
+TEST_F(WebhookClusterTest, WithTheWebhookDownAnnotatedPodsAreRefusedAndOthersAdmitted) {
+  ASSERT_TRUE(client_->Create(core::resources::ModelRevisions(), namespace_,
+                              Revision(namespace_, "llama-r1")));
+  ASSERT_TRUE(CreatePod(ServingPod(namespace_, "served", "llama-r1")));
+  StopOperator();
+  auto refused = CreatePod(ServingPod(namespace_, "llama-1", "llama-r1"), false);
+  ASSERT_FALSE(refused);
+  EXPECT_THAT(refused.error().message(), HasSubstr("pods.modelplane.io"));
+  auto admitted = CreatePod(ServingPod(namespace_, "plain", ""), false);
+  EXPECT_TRUE(admitted) << admitted.error().ToString();
+}
+
+}  // namespace
+}  // namespace modelplane::controller

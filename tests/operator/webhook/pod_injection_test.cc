@@ -1,0 +1,181 @@
+#include "operator/webhook/pod_injection.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace modelplane::controller {
+namespace {
+
+using nlohmann::json;
+using ::testing::HasSubstr;
+
+constexpr char kDigest[] =
+    "sha256:1111111111111111111111111111111111111111111111111111111111111111";
+
+json ServingPod(json annotations = {{"modelplane.io/revision", "llama-r1"}}) {
+  return {{"apiVersion", "v1"},
+          {"kind", "Pod"},
+          {"metadata", {{"generateName", "llama-"}, {"annotations", annotations}}},
+          {"spec",
+           {{"schedulerName", "default-scheduler"},
+            {"containers", json::array({{{"name", "server"}, {"image", "vllm"}},
+                                        {{"name", "metrics"}, {"image", "exporter"}}})}}}};
+}
+
+RevisionLookupFunction Finds(RevisionLookup::State state) {
+  return [state](const std::string& ns, const std::string& name) {
+    EXPECT_EQ(ns, "models");
+    EXPECT_EQ(name, "llama-r1");
+    RevisionLookup found{.state = state};
+    if (state == RevisionLookup::State::kValid) found.digest = kDigest;
+    if (state == RevisionLookup::State::kInvalid) found.problem = "spec.files[0].sha256: bad";
+    return found;
+  };
+}
+
+InjectionResult Inject(const json& pod, RevisionLookup::State state = RevisionLookup::State::kValid,
+                       InjectionOptions options = {}) {
+  return InjectServingPod(pod, "models", Finds(state), options);
+}
+
+TEST(PodInjectionTest, InjectsGatesSchedulerVolumeMountsAndEnvironment) {
+  const InjectionResult result = Inject(ServingPod());
+  ASSERT_TRUE(result.allowed) << result.message;
+  EXPECT_EQ(result.outcome, "injected");
+  ASSERT_TRUE(result.pod);
+  const json& spec = (*result.pod)["spec"];
+  EXPECT_EQ(spec["schedulingGates"], json::parse(R"([{"name":"modelplane.io/weights"}])"));
+  EXPECT_EQ(spec["readinessGates"],
+            json::parse(R"([{"conditionType":"modelplane.io/weights-ready"}])"));
+  EXPECT_EQ(spec["schedulerName"], "modelplane-scheduler");
+  EXPECT_EQ(spec["volumes"], json::parse(R"([{"name":"modelplane-weights","csi":{
+      "driver":"csi.modelplane.io","readOnly":true,
+      "volumeAttributes":{"modelplane.io/revision":"llama-r1"}}}])"));
+  for (const json& container : spec["containers"]) {
+    EXPECT_EQ(container["volumeMounts"], json::parse(R"([{"name":"modelplane-weights",
+        "mountPath":"/models/llama-r1","readOnly":true}])"));
+    EXPECT_EQ(container["env"], json::parse(R"([{"name":"MODELPLANE_MODEL",
+        "value":"/models/llama-r1"}])"));
+  }
+  EXPECT_EQ((*result.pod)["metadata"]["annotations"]["modelplane.io/injected"], kDigest);
+}
+
+TEST(PodInjectionTest, ASecondPassChangesNothing) {
+  const InjectionResult first = Inject(ServingPod());
+  ASSERT_TRUE(first.pod);
+  const InjectionResult second = Inject(*first.pod);
+  EXPECT_TRUE(second.allowed);
+  EXPECT_EQ(second.outcome, "unchanged");
+  EXPECT_FALSE(second.pod);
+}
+
+TEST(PodInjectionTest, KeepsANamedSchedulerAndOtherGates) {
+  json pod = ServingPod();
+  pod["spec"]["schedulerName"] = "volcano";
+  pod["spec"]["schedulingGates"] = json::array({{{"name", "kueue.x-k8s.io/admission"}}});
+  const InjectionResult result = Inject(pod);
+  ASSERT_TRUE(result.pod);
+  EXPECT_EQ((*result.pod)["spec"]["schedulerName"], "volcano");
+  EXPECT_EQ((*result.pod)["spec"]["schedulingGates"].size(), 2u);
+  const InjectionResult untouched =
+      Inject(ServingPod(), RevisionLookup::State::kValid, {.scheduler_name = ""});
+  ASSERT_TRUE(untouched.pod);
+  EXPECT_EQ((*untouched.pod)["spec"]["schedulerName"], "default-scheduler");
+}
+
+TEST(PodInjectionTest, MountPathAndContainersFromAnnotations) {
+  json pod = ServingPod({{"modelplane.io/revision", "llama-r1"},
+                         {"modelplane.io/mount-path", "/weights/llama"},
+                         {"modelplane.io/containers", " server "}});
+  const InjectionResult result = Inject(pod);
+  ASSERT_TRUE(result.allowed) << result.message;
+  const json& containers = (*result.pod)["spec"]["containers"];
+  EXPECT_EQ(containers[0]["volumeMounts"][0]["mountPath"], "/weights/llama");
+  EXPECT_FALSE(containers[1].contains("volumeMounts")) << "only the listed container";
+}
+
+TEST(PodInjectionTest, ARevisionThatDoesNotExistYetIsAdmittedGatedWithAWarning) {
+  const InjectionResult result = Inject(ServingPod(), RevisionLookup::State::kMissing);
+  ASSERT_TRUE(result.allowed);
+  EXPECT_EQ(result.outcome, "waiting");
+  ASSERT_EQ(result.warnings.size(), 1u);
+  EXPECT_THAT(result.warnings[0], HasSubstr("does not exist yet"));
+  EXPECT_EQ((*result.pod)["metadata"]["annotations"]["modelplane.io/injected"], "pending");
+  EXPECT_EQ((*result.pod)["spec"]["schedulingGates"][0]["name"], "modelplane.io/weights");
+}
+
+TEST(PodInjectionTest, RefusesInvalidRevokedAndForeignRevisions) {
+  InjectionResult invalid = Inject(ServingPod(), RevisionLookup::State::kInvalid);
+  EXPECT_FALSE(invalid.allowed);
+  EXPECT_THAT(invalid.message, HasSubstr("ModelRevision models/llama-r1 is invalid"));
+  EXPECT_THAT(invalid.message, HasSubstr("sha256: bad"));
+  InjectionResult revoked = Inject(ServingPod(), RevisionLookup::State::kRevoked);
+  EXPECT_FALSE(revoked.allowed);
+  EXPECT_THAT(revoked.message, HasSubstr("is revoked"));
+  InjectionResult foreign =
+      InjectServingPod(ServingPod({{"modelplane.io/revision", "other/llama-r1"}}), "models",
+                       [](const std::string&, const std::string&) -> RevisionLookup {
+                         ADD_FAILURE() << "another namespace is never looked up";
+                         return {};
+                       },
+                       {});
+  EXPECT_FALSE(foreign.allowed);
+  EXPECT_THAT(foreign.message, HasSubstr("only a ModelRevision in its own namespace"));
+}
+
+TEST(PodInjectionTest, RefusesWhatItCannotMount) {
+  for (const char* path :
+       {"models", "/", "/models/", "/models/../etc", "/a//b", "/a/./b", "/a:b"}) {
+    json pod =
+        ServingPod({{"modelplane.io/revision", "llama-r1"}, {"modelplane.io/mount-path", path}});
+    const InjectionResult result = Inject(pod);
+    EXPECT_FALSE(result.allowed) << path;
+    EXPECT_THAT(result.message, HasSubstr("modelplane.io/mount-path")) << path;
+  }
+  json unknown = ServingPod(
+      {{"modelplane.io/revision", "llama-r1"}, {"modelplane.io/containers", "server,sidecar"}});
+  EXPECT_THAT(Inject(unknown).message, HasSubstr("container \"sidecar\""));
+  json taken = ServingPod();
+  taken["spec"]["containers"][0]["volumeMounts"] =
+      json::array({{{"name", "cache"}, {"mountPath", "/models/llama-r1"}}});
+  EXPECT_THAT(Inject(taken).message, HasSubstr("already mounts something at /models/llama-r1"));
+  json clash = ServingPod();
+  clash["spec"]["volumes"] =
+      json::array({{{"name", "modelplane-weights"}, {"emptyDir", json::object()}}});
+  EXPECT_THAT(Inject(clash).message, HasSubstr("not modelplane's"));
+  EXPECT_FALSE(Inject(ServingPod({{"modelplane.io/revision", "Llama"}})).allowed);
+}
+
+TEST(PodInjectionTest, HostPathModeMountsTheNodeCachesView) {
+  const InjectionOptions options{.volume_mode = WeightsVolumeMode::kHostPath,
+                                 .host_cache_root = "/var/lib/modelplane/cache"};
+  const InjectionResult result = Inject(ServingPod(), RevisionLookup::State::kValid, options);
+  ASSERT_TRUE(result.pod);
+  EXPECT_EQ(
+      (*result.pod)["spec"]["volumes"][0]["hostPath"],
+      json::parse(
+          R"({"path":"/var/lib/modelplane/cache/models/1111111111111111111111111111111111111111111111111111111111111111","type":"Directory"})"));
+  const InjectionResult missing = Inject(ServingPod(), RevisionLookup::State::kMissing, options);
+  EXPECT_FALSE(missing.allowed);
+  EXPECT_THAT(missing.message, HasSubstr("hostPath mode"));
+}
+
+TEST(PodInjectionTest, PodsOutsideTheNamespaceServedAreLeftAloneWithAWarning) {
+  const InjectionResult result =
+      Inject(ServingPod(), RevisionLookup::State::kValid, {.namespace_scope = "serving"});
+  EXPECT_TRUE(result.allowed);
+  EXPECT_FALSE(result.pod) << "no gate that no controller would remove";
+  ASSERT_EQ(result.warnings.size(), 1u);
+  EXPECT_THAT(result.warnings[0], HasSubstr("serves namespace serving only"));
+}
+
+TEST(PodInjectionTest, PodsWithoutTheAnnotationAreLeftAlone) {
+  json plain = ServingPod(json::object());
+  const InjectionResult result = Inject(plain);
+  EXPECT_TRUE(result.allowed);
+  EXPECT_EQ(result.outcome, "unmanaged");
+  EXPECT_FALSE(result.pod);
+}
+
+}  // namespace
+}  // namespace modelplane::controller
