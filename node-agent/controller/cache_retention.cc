@@ -6,6 +6,7 @@
 #include <sys/statvfs.h>
 
 #include "core/api/model_cache.h"
+#include "core/api/model_revision.h"
 
 namespace modelplane::agent {
 namespace {

@@ -20,6 +20,7 @@ using core::testing::WaitUntil;
 using nlohmann::json;
 using std::chrono::seconds;
 using testing::ChildProcess;
+using testing::Revision;
 using testing::ExtenderLaunch;
 using testing::kHolder;
 using testing::kTooSmall;
