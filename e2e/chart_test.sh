@@ -151,7 +151,7 @@ check_install() {
     [[ "$(kubectl -n "${NS}" get deploy "${RELEASE}-modelplane-${d}" -o jsonpath='{.status.readyReplicas}')" == 1 ]]
   done
   # The second scheduler calls this release's extender Service, at the Service's port.
-  scheduler_config | grep -F "urlPrefix: \"http://${RELEASE}-modelplane-extender.${NS}.svc:8888/scheduler\""
+  scheduler_config | grep -F "urlPrefix: \"https://${RELEASE}-modelplane-extender.${NS}.svc:8888/scheduler\""
   [[ "$(kubectl -n "${NS}" get svc "${RELEASE}-modelplane-extender" -o jsonpath='{.spec.ports[?(@.name=="extender")].port}')" == 8888 ]]
   # Agents know their node (downward API) and mount the cache root from the host.
   local pod
@@ -292,6 +292,56 @@ PY
   echo "helm upgrade kept the certificate"
 }
 
+# The scheduler-extender link as installed: mutual TLS from one CA (the extender's serving
+# certificate names its Service; the scheduler's client certificate carries the one common name
+# the extender accepts), the scheduler configured for HTTPS with that client certificate, the
+# verbs on the pod's own address, and a NetworkPolicy that admits only the scheduler's pods.
+check_extender_tls() {
+  local extender="${RELEASE}-modelplane-extender" scheduler="${RELEASE}-modelplane-scheduler"
+  kubectl -n "${NS}" get secret "${extender}-tls" -o jsonpath='{.data.ca\.crt}' | base64 -d >"${WORK}/extender-ca.crt"
+  kubectl -n "${NS}" get secret "${extender}-tls" -o jsonpath='{.data.tls\.crt}' | base64 -d >"${WORK}/extender.crt"
+  kubectl -n "${NS}" get secret "${scheduler}-extender-client" -o jsonpath='{.data.tls\.crt}' | base64 -d >"${WORK}/scheduler-client.crt"
+  openssl verify -CAfile "${WORK}/extender-ca.crt" "${WORK}/extender.crt" "${WORK}/scheduler-client.crt"
+  openssl x509 -in "${WORK}/extender.crt" -noout -ext subjectAltName | grep -F "DNS:${extender}.${NS}.svc"
+  openssl x509 -in "${WORK}/scheduler-client.crt" -noout -subject | grep -F "CN=${scheduler}"
+  scheduler_config | grep -q "enableHTTPS: true"
+  scheduler_config | grep -q "caFile: /etc/kubernetes/modelplane-scheduler-tls/ca.crt"
+  kubectl -n "${NS}" get deploy "${scheduler}" \
+    -o jsonpath='{.spec.template.spec.volumes[?(@.name=="extender-client")].secret.secretName}' | grep -qx "${scheduler}-extender-client"
+  local config
+  config="$(kubectl -n "${NS}" get configmap "${extender}" -o jsonpath='{.data.extender\.yaml}')"
+  # toYaml sorts keys: each check is one line of the server section.
+  grep -qx '  address: ""' <<<"${config}"
+  grep -qx '  bodyLimit: 1Mi' <<<"${config}"
+  grep -qx '  maxConcurrentBodies: 8' <<<"${config}"
+  grep -qx '    clientCAFile: /etc/modelplane/tls/ca.crt' <<<"${config}"
+  grep -A1 -x '    clientNames:' <<<"${config}" | grep -qx "    - ${scheduler}"
+  echo "extender server config: pod address, 1Mi bodies, 8 at once, client CN ${scheduler}"
+  kubectl -n "${NS}" get deploy "${extender}" \
+    -o jsonpath='{.spec.template.spec.containers[0].env[?(@.name=="POD_IP")].valueFrom.fieldRef.fieldPath}' | grep -qx status.podIP
+  local policy
+  policy="$(kubectl -n "${NS}" get networkpolicy "${extender}" -o json)"
+  python3 - "${policy}" <<'PY'
+import json, sys
+spec = json.loads(sys.argv[1])["spec"]
+verbs, admin = spec["ingress"]
+assert verbs["ports"] == [{"port": "extender", "protocol": "TCP"}], verbs
+assert verbs["from"][0]["podSelector"]["matchLabels"]["app.kubernetes.io/component"] == "scheduler", verbs
+assert admin == {"ports": [{"port": "admin", "protocol": "TCP"}]}, admin
+print("extender NetworkPolicy: verbs from the scheduler only; admin port open")
+PY
+  local crt
+  crt="$(sha256sum <"${WORK}/scheduler-client.crt")"
+  helm upgrade "${RELEASE}" "${CHART}" --namespace "${NS}" --reuse-values --wait --timeout 60s >/dev/null
+  [[ "$(kubectl -n "${NS}" get secret "${scheduler}-extender-client" -o jsonpath='{.data.tls\.crt}' | base64 -d | sha256sum)" == "${crt}" ]] ||
+    { echo "helm upgrade replaced the scheduler's client certificate"; return 1; }
+  # Off: plain HTTP, no Secrets, no tlsConfig.
+  render no-tls --set extender.tls.enabled=false
+  grep -qF "urlPrefix: \"http://${extender}.${NS}.svc:8888/scheduler\"" "${WORK}/no-tls.yaml"
+  ! grep -qE "tlsConfig|extender-client|${extender}-tls" "${WORK}/no-tls.yaml" ||
+    { echo "extender.tls.enabled=false still renders TLS parts"; return 1; }
+}
+
 check_uninstall() {
   helm uninstall "${RELEASE}" --namespace "${NS}" --wait --timeout 60s
   [[ -z "$(kubectl get clusterrole,clusterrolebinding,validatingadmissionpolicy,mutatingwebhookconfiguration -o name | grep "${RELEASE}-modelplane" || true)" ]]
@@ -311,6 +361,7 @@ check "helm install --wait: deployments and daemonset ready on KWOK" check_insta
 check "per-component RBAC is least privilege (kubectl auth can-i)" check_least_privilege
 check "node agents may write only their own ModelCache (admission policy)" check_own_cache_policy
 check "the admission webhook: configuration, certificate, kept on upgrade" check_webhook
+check "scheduler to extender: mutual TLS, pod address, NetworkPolicy" check_extender_tls
 check "helm uninstall removes the release" check_uninstall
 echo "${PASSED} passed, ${FAILED} failed"
 (( FAILED == 0 ))

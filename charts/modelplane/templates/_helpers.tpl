@@ -61,7 +61,19 @@ seccompProfile:
 
 {{/* The extender's in-cluster URL prefix, which the second scheduler calls. */}}
 {{- define "modelplane.extenderUrlPrefix" -}}
-{{- printf "http://%s.%s.svc:%d%s" (include "modelplane.extenderName" .) .Release.Namespace (int .Values.extender.port) .Values.extender.pathPrefix -}}
+{{- printf "%s://%s.%s.svc:%d%s" (ternary "https" "http" .Values.extender.tls.enabled) (include "modelplane.extenderName" .) .Release.Namespace (int .Values.extender.port) .Values.extender.pathPrefix -}}
+{{- end -}}
+
+{{/* Mutual TLS between the second scheduler and the extender (templates/extender-tls.yaml). */}}
+{{- define "modelplane.extenderTlsSecretName" -}}
+{{- printf "%s-tls" (include "modelplane.extenderName" .) -}}
+{{- end -}}
+{{- define "modelplane.schedulerClientSecretName" -}}
+{{- printf "%s-extender-client" (include "modelplane.schedulerName" .) -}}
+{{- end -}}
+{{/* The common name of the scheduler's client certificate; the extender accepts only it. */}}
+{{- define "modelplane.schedulerClientName" -}}
+{{- include "modelplane.schedulerName" . -}}
 {{- end -}}
 
 {{/* The admission webhook: configuration, Service and certificate Secret. */}}
