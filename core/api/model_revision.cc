@@ -153,6 +153,14 @@ Result<WorkloadUse> WorkloadUseFromJson(const JsonObjectReader& reader) {
   return use;
 }
 
+Result<PurgeProgress> PurgeFromJson(const JsonObjectReader& reader) {
+  PurgeProgress purge;
+  MODELPLANE_API_TRY(reader.Int32("nodesHolding", purge.nodes_holding));
+  MODELPLANE_API_TRY(reader.Int64("bytesHeld", purge.bytes_held));
+  MODELPLANE_API_TRY(reader.StringList("nodes", purge.nodes, kMaxPurgeNodesListed, 253));
+  return purge;
+}
+
 Result<LatencyPercentiles> PercentilesFromJson(const JsonObjectReader& reader) {
   std::optional<double> p50;
   std::optional<double> p95;
@@ -180,6 +188,7 @@ Result<ModelRevisionStatus> StatusFromReader(const JsonObjectReader& reader) {
       reader.ObjectArray<NodeServing>("nodes", status.nodes, kMaxStatusNodes, NodeServingFromJson));
   MODELPLANE_API_TRY(reader.ObjectArray<WorkloadUse>("workloads", status.workloads,
                                                      kMaxStatusWorkloads, WorkloadUseFromJson));
+  MODELPLANE_API_TRY(reader.Object<PurgeProgress>("purge", status.purge, PurgeFromJson));
   return status;
 }
 
@@ -322,6 +331,11 @@ nlohmann::json ToJson(const ModelRevisionStatus& status) {
       workloads.push_back(std::move(item));
     }
     out["workloads"] = std::move(workloads);
+  }
+  if (status.purge) {
+    out["purge"] = {{"nodesHolding", status.purge->nodes_holding},
+                    {"bytesHeld", status.purge->bytes_held},
+                    {"nodes", status.purge->nodes}};
   }
   return out;
 }

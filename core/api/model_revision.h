@@ -199,6 +199,17 @@ struct WorkloadUse {
   friend bool operator==(const WorkloadUse&, const WorkloadUse&) = default;
 };
 
+// A revoked revision's purge: the nodes whose caches still hold any of its bytes. Gone from
+// status once the revision is no longer revoked; nodesHolding 0 means the purge is complete.
+inline constexpr std::size_t kMaxPurgeNodesListed = 32;
+struct PurgeProgress {
+  std::int32_t nodes_holding = 0;
+  std::int64_t bytes_held = 0;     // summed over those nodes
+  std::vector<std::string> nodes;  // the first kMaxPurgeNodesListed, sorted
+
+  friend bool operator==(const PurgeProgress&, const PurgeProgress&) = default;
+};
+
 struct ModelRevisionStatus {
   std::int64_t observed_generation = 0;
   std::string digest;
@@ -212,6 +223,7 @@ struct ModelRevisionStatus {
   std::optional<LatencyPercentiles> bytes_to_ready_seconds;
   std::vector<NodeServing> nodes;
   std::vector<WorkloadUse> workloads;
+  std::optional<PurgeProgress> purge;  // while revoked
 
   friend bool operator==(const ModelRevisionStatus&, const ModelRevisionStatus&) = default;
 };

@@ -115,6 +115,10 @@ core::IndexFunction CachesByRevisionIndex() {
   return [](const json& cache) { return SpecRevisionKeys(cache); };
 }
 
+core::IndexFunction CachesByHeldDigestIndex() {
+  return [](const json& cache) { return StatusDigests(cache); };
+}
+
 core::IndexFunction RevisionsByDigestIndex() {
   return [](const json& revision) -> std::vector<std::string> {
     if (!revision.contains("status")) return {};

@@ -33,10 +33,13 @@ inline constexpr std::string_view kCacheEntriesFinalizer = "modelplane.io/cache-
 inline constexpr char kCachesByRevision[] = "modelplane.io/spec-revision";
 // ModelRevision index: its status.digest.
 inline constexpr char kRevisionsByDigest[] = "modelplane.io/status-digest";
+// ModelCaches by the digests their status lists (what each node holds, stages or purges).
+inline constexpr char kCachesByHeldDigest[] = "modelplane.io/held-digest";
 
 [[nodiscard]] std::string RevisionKey(const api::RevisionReference& reference);
 [[nodiscard]] core::IndexFunction CachesByRevisionIndex();
 [[nodiscard]] core::IndexFunction RevisionsByDigestIndex();
+[[nodiscard]] core::IndexFunction CachesByHeldDigestIndex();
 
 // Read straight from the JSON (no full parse), for event handlers.
 [[nodiscard]] std::vector<std::string> SpecRevisionKeys(const nlohmann::json& cache);

@@ -171,6 +171,7 @@ ControllerManager::ControllerManager(core::KubeClient& client, const core::Watch
           }) {
   revisions_.AddIndexer(kRevisionsByDigest, RevisionsByDigestIndex());
   caches_.AddIndexer(kCachesByRevision, CachesByRevisionIndex());
+  caches_.AddIndexer(kCachesByHeldDigest, CachesByHeldDigestIndex());
   pods_.AddIndexer(kPodsByNode, core::indexers::ByNodeName());
   pods_.AddIndexer(kPodsByRevision, PodsByRevisionIndex());
   pods_.AddIndexer(kGatedPodsByRevision, GatedPodsByRevisionIndex());

@@ -161,6 +161,7 @@ ModelRevisionController::Plan ModelRevisionController::Observe(const json& raw, 
   for (const api::ModelFile& file : spec.files) observation.total_bytes += file.size;
   observation.revoked = spec.revoked;
   observation.requested_nodes = spec.prestage ? spec.prestage->nodes : 0;
+  if (observation.revoked && !deleting) ObserveHeldCopies(observation);
   if (deleting || observation.revoked) return plan;
 
   const std::string key = core::ObjectStore::KeyOf(raw);
@@ -195,6 +196,23 @@ ModelRevisionController::Plan ModelRevisionController::Observe(const json& raw, 
   }
   ObserveNodes(plan);
   return plan;
+}
+
+void ModelRevisionController::ObserveHeldCopies(RevisionObservation& observation) {
+  for (const core::ObjectPtr& cache_object :
+       context_.caches.store().ByIndex(kCachesByHeldDigest, observation.digest)) {
+    auto cache = api::ModelCacheFromJson(*cache_object);
+    if (!cache || !cache->status) continue;
+    for (const api::CachedRevision& cached : cache->status->revisions) {
+      // Failed entries hold nothing (a refused or abandoned staging); any other state may.
+      if (cached.digest != observation.digest || cached.state == api::kCacheStateFailed) continue;
+      // A Ready entry holds all of it; an Evicting one counts what is left in bytesDone.
+      const std::int64_t bytes = cached.state == api::kCacheStateReady
+                                     ? std::max(cached.bytes_done, cached.bytes_total)
+                                     : cached.bytes_done;
+      observation.held.push_back({.node = cache->metadata.name, .bytes = bytes});
+    }
+  }
 }
 
 void ModelRevisionController::ObserveNodes(Plan& plan) {

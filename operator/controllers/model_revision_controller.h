@@ -54,6 +54,8 @@ class ModelRevisionController {
   };
 
   Plan Observe(const nlohmann::json& raw, bool deleting);
+  // Revoked: the nodes whose caches still list the digest (the purge still to happen).
+  void ObserveHeldCopies(RevisionObservation& observation);
   void ObserveNodes(Plan& plan);
   std::vector<PlacementCandidate> Candidates(const std::string& key, const std::string& digest);
   core::Status SyncEntries(const api::RevisionReference& reference, const std::string& digest,

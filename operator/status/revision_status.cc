@@ -134,6 +134,26 @@ api::ModelRevisionStatus BuildRevisionStatus(const RevisionObservation& observat
   if (observation.revoked) {
     status.phase = std::string(api::kPhaseRevoked);
     set(kConditionReady, false, "Revoked", "spec.revoked is set; no node is asked to hold it");
+    api::PurgeProgress purge;
+    std::vector<std::string> nodes;
+    for (const HeldCopy& copy : observation.held) {
+      purge.bytes_held += copy.bytes;
+      nodes.push_back(copy.node);
+    }
+    std::sort(nodes.begin(), nodes.end());
+    nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+    purge.nodes_holding = static_cast<std::int32_t>(nodes.size());
+    if (nodes.size() > api::kMaxPurgeNodesListed) nodes.resize(api::kMaxPurgeNodesListed);
+    purge.nodes = nodes;
+    if (purge.nodes_holding == 0) {
+      set(kConditionPurged, true, "Purged", "no node holds any of its bytes");
+    } else {
+      set(kConditionPurged, false, "Purging",
+          fmt::format("{} nodes still hold {} bytes of it (first: {}); each purges once no pod "
+                      "mounts it, or at once with the annotation modelplane.io/purge: force",
+                      purge.nodes_holding, purge.bytes_held, purge.nodes.front()));
+    }
+    status.purge = std::move(purge);
   } else if (status.desired_nodes == 0) {
     status.phase = std::string(api::kPhasePending);
     if (observation.requested_nodes == 0) {

@@ -24,11 +24,19 @@ namespace api = core::api;
 inline constexpr std::string_view kConditionValid = "Valid";
 inline constexpr std::string_view kConditionReady = "Ready";
 inline constexpr std::string_view kReasonInvalidSpec = "InvalidSpec";
+// Revoked revisions: True once no node holds any of its bytes.
+inline constexpr std::string_view kConditionPurged = "Purged";
 
 // One node whose ModelCache spec lists the revision.
 struct DesiredNodeState {
   std::string node;
   std::optional<api::CachedRevision> cached;  // its status entry for the digest, if any
+};
+
+// A node whose ModelCache status still lists the revision's digest, and the bytes it holds.
+struct HeldCopy {
+  std::string node;
+  std::int64_t bytes = 0;
 };
 
 struct RevisionObservation {
@@ -42,6 +50,8 @@ struct RevisionObservation {
   int ineligible_nodes = 0;  // matching nodes left out (not Ready, cordoned, full)
   std::vector<DesiredNodeState> nodes;
   std::vector<api::WorkloadUse> workloads;  // the Deployments and StatefulSets that use it
+  // Revoked: every node still holding any of its bytes (the purge's progress).
+  std::vector<HeldCopy> held;
 };
 
 // Nearest-rank percentile (q in (0, 1]) of values sorted ascending; 0 for none.

@@ -91,7 +91,8 @@ TEST(ModelRevisionTest, RoundTripsThroughJsonIncludingStatusAndUnknownMetadata) 
          {"name", "llm"},
          {"role", "current"},
          {"pods", 4},
-         {"readyPods", 3}}}}};
+         {"readyPods", 3}}}},
+      {"purge", {{"nodesHolding", 2}, {"bytesHeld", 1024}, {"nodes", {"gpu-1", "gpu-2"}}}}};
   auto revision = ParseModelRevision(document.dump(2));
   ASSERT_TRUE(revision.has_value()) << revision.error().message();
   EXPECT_EQ(revision->metadata.unknown_fields["managedFields"][0]["manager"], "kubectl");
@@ -100,6 +101,9 @@ TEST(ModelRevisionTest, RoundTripsThroughJsonIncludingStatusAndUnknownMetadata) 
   ASSERT_EQ(revision->status->workloads.size(), 1u);
   EXPECT_EQ(revision->status->workloads[0].kind, "Deployment");
   EXPECT_EQ(revision->status->workloads[0].ready_pods, 3);
+  ASSERT_TRUE(revision->status->purge.has_value());
+  EXPECT_EQ(revision->status->purge->nodes_holding, 2);
+  EXPECT_EQ(revision->status->purge->nodes, (std::vector<std::string>{"gpu-1", "gpu-2"}));
 
   const nlohmann::json written = ToJson(*revision);
   EXPECT_EQ(written["metadata"]["managedFields"][0]["manager"], "kubectl");

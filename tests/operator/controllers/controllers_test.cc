@@ -170,7 +170,39 @@ TEST_F(ControllersTest, ShrinkingKeepsTheReadyCopyAndRevokingRemovesEveryEntry) 
       },
       kWait))
       << GetRevision(name)["status"].dump();
+  // The purge: the node still holds its bytes (the agent says Evicting, reason Revoked) until
+  // it reports them gone.
+  auto purge_condition = [&] {
+    for (const json& condition : GetRevision(name)["status"].value("conditions", json::array())) {
+      if (condition["type"] == "Purged") return condition.value("status", "");
+    }
+    return std::string();
+  };
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        const json purge = GetRevision(name)["status"].value("purge", json::object());
+        return purge.value("nodesHolding", -1) == 1 &&
+               purge.value("nodes", json::array()) == json::array({ready_node}) &&
+               purge_condition() == "False";
+      },
+      kWait))
+      << GetRevision(name)["status"].dump();
+  WriteCacheStatus(ready_node, json::array({{{"digest", digest},
+                                             {"state", "Evicting"},
+                                             {"reason", "Revoked"},
+                                             {"bytesDone", 1000},
+                                             {"bytesTotal", 4196}}}));
+  EXPECT_TRUE(WaitUntil(
+      [&] { return GetRevision(name)["status"]["purge"].value("bytesHeld", 0) == 1000; }, kWait))
+      << GetRevision(name)["status"].dump();
   WriteCacheStatus(ready_node, json::array());
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        return GetRevision(name)["status"]["purge"].value("nodesHolding", -1) == 0 &&
+               purge_condition() == "True";
+      },
+      kWait))
+      << GetRevision(name)["status"].dump();
 }
 
 TEST_F(ControllersTest, CordonedNodesGetNoNewCopies) {

@@ -160,6 +160,35 @@ TEST(RevisionStatusTest, RevokedWinsOverReadiness) {
   EXPECT_EQ(Find(status, kConditionReady).reason, "Revoked");
 }
 
+TEST(RevisionStatusTest, RevokedReportsThePurgeUntilNoNodeHoldsIt) {
+  auto observation = Valid({});
+  observation.revoked = true;
+  for (int i = 40; i > 0; --i) {
+    observation.held.push_back({.node = "gpu-" + std::to_string(100 + i), .bytes = 10});
+  }
+  auto status = BuildRevisionStatus(observation, {}, kT0);
+  ASSERT_TRUE(status.purge.has_value());
+  EXPECT_EQ(status.purge->nodes_holding, 40);
+  EXPECT_EQ(status.purge->bytes_held, 400);
+  ASSERT_EQ(status.purge->nodes.size(), api::kMaxPurgeNodesListed);  // bounded, sorted
+  EXPECT_EQ(status.purge->nodes.front(), "gpu-101");
+  EXPECT_EQ(Find(status, kConditionPurged).status, "False");
+  EXPECT_EQ(Find(status, kConditionPurged).reason, "Purging");
+  EXPECT_NE(Find(status, kConditionPurged).message.find("40 nodes still hold 400 bytes"),
+            std::string::npos);
+
+  observation.held.clear();
+  status = BuildRevisionStatus(observation, status.conditions, kT0);
+  EXPECT_EQ(status.purge->nodes_holding, 0);
+  EXPECT_TRUE(status.purge->nodes.empty());
+  EXPECT_EQ(Find(status, kConditionPurged).status, "True");
+
+  // Not revoked: no purge in status at all.
+  observation.revoked = false;
+  status = BuildRevisionStatus(observation, {}, kT0);
+  EXPECT_FALSE(status.purge.has_value());
+}
+
 TEST(RevisionStatusTest, InvalidListsEveryProblemAndHasNoDigest) {
   RevisionObservation observation{.generation = 1,
                                   .problems = {"spec.files[0].sha256: bad (MalformedDigest)",
