@@ -20,10 +20,10 @@ using core::testing::WaitUntil;
 using nlohmann::json;
 using std::chrono::seconds;
 using testing::ChildProcess;
-using testing::Revision;
 using testing::ExtenderLaunch;
 using testing::kHolder;
 using testing::kTooSmall;
+using testing::Revision;
 
 class PlacementClusterTest : public testing::ExtenderClusterTest {
  protected:

@@ -1,0 +1,332 @@
+// Retention in the real `modelplane-node-agent run` process, on a real small filesystem: a
+// 200 MiB tmpfs the test mounts as the cache root, against the local control plane
+// (scripts/test.sh starts it). Needs root for the mount; skipped otherwise.
+//
+// The cache starts at 84% (four revisions staged through the store's API before the agent
+// starts), above the 80% high watermark. One revision is pinned (a rollback entry in the
+// node's ModelCache spec), one is in use (a pod on this node names it), two are neither. The
+// agent must evict down to the 70% low watermark, taking the unprotected revision worth least
+// per byte first (of two equally used ones, the larger: each byte of it costs less to fetch
+// again), keep everything protected, report unique bytes and protection classes, refuse a
+// staging that cannot fit without touching protected revisions (InsufficientCapacity) without
+// evicting anything for it, and leave a consistent store behind.
+#include <fstream>
+#include <sstream>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "core/api/model_cache.h"
+#include "core/api/model_revision.h"
+#include "node-agent/commands/revision_file.h"
+#include "tests/core/kube_cluster/cluster_fixture.h"
+#include "tests/node-agent/csi/staged_revision.h"
+
+namespace modelplane::agent {
+namespace {
+
+using core::testing::WaitUntil;
+using nlohmann::json;
+
+constexpr auto kWait = std::chrono::seconds(60);
+constexpr std::uint64_t kMiB = 1024 * 1024;
+constexpr std::uint64_t kFilesystemBytes = 200 * kMiB;
+
+std::string ReadFile(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+struct TestRevision {
+  std::string name;
+  std::uint64_t bytes = 0;
+  std::map<std::string, std::string> files;
+  core::Sha256Bytes digest{};
+};
+
+class AgentEvictionClusterTest : public core::testing::ClusterTest {
+ protected:
+  void SetUp() override {
+    ClusterTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    if (::geteuid() != 0) GTEST_SKIP() << "mounting the test's tmpfs needs root";
+    if (!client_->Request("GET",
+                          "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/"
+                          "modelcaches.modelplane.io",
+                          nullptr, "")) {
+      GTEST_SKIP() << "the modelplane CRDs are not installed: kubectl apply -f crds/";
+    }
+    node_ = namespace_;
+    base_ = std::filesystem::path("/tmp") / (namespace_ + "-evict");
+    std::filesystem::create_directories(base_ / "cache");
+    const std::string options = "size=" + std::to_string(kFilesystemBytes);
+    ASSERT_EQ(::mount("tmpfs", (base_ / "cache").c_str(), "tmpfs", 0, options.c_str()), 0)
+        << std::strerror(errno);
+    mounted_ = true;
+    auto node =
+        client_->Create(core::resources::Nodes(), "",
+                        {{"apiVersion", "v1"},
+                         {"kind", "Node"},
+                         {"metadata", {{"name", node_}, {"labels", {{"type", "eviction-test"}}}}}});
+    ASSERT_TRUE(node) << node.error().ToString();
+  }
+
+  void TearDown() override {
+    StopAgent();
+    if (mounted_) ::umount2((base_ / "cache").c_str(), MNT_DETACH);
+    if (!base_.empty()) {
+      std::error_code ignored;
+      std::filesystem::remove_all(base_, ignored);
+    }
+    if (client_ && !node_.empty()) {
+      (void)client_->Delete(core::resources::Nodes(), "", node_);
+      (void)client_->Delete(core::resources::ModelCaches(), "", node_);
+    }
+    ClusterTest::TearDown();
+  }
+
+  // Creates the ModelRevision (one weights file of `bytes`, distinct content) and computes its
+  // digest as the agent will.
+  TestRevision MakeRevision(const std::string& name, std::uint64_t bytes) {
+    TestRevision revision{.name = name, .bytes = bytes};
+    std::string content(bytes, static_cast<char>('a' + name.back() % 26));
+    std::memcpy(content.data(), name.data(), name.size());
+    revision.files["model.safetensors"] = std::move(content);
+    json spec_files = json::array();
+    for (const auto& [path, data] : revision.files) {
+      spec_files.push_back({{"path", path},
+                            {"size", data.size()},
+                            {"sha256", core::FormatDigest(core::Sha256Of(data))},
+                            {"role", "weights"}});
+    }
+    const json object = {
+        {"apiVersion", "modelplane.io/v1alpha1"},
+        {"kind", "ModelRevision"},
+        {"metadata", {{"name", name}, {"namespace", namespace_}}},
+        {"spec",
+         {{"files", spec_files},
+          {"format", "safetensors"},
+          {"engine", {{"name", "vllm"}, {"version", "0.6.0"}}},
+          {"sources",
+           json::array({{{"name", "s3"},
+                         {"type", "objectStore"},
+                         {"objectStore", {{"bucket", "models"}, {"prefix", name}}}}})}}}};
+    auto created = client_->Create(core::resources::ModelRevisions(), namespace_, object);
+    EXPECT_TRUE(created) << created.error().ToString();
+    if (!created) return revision;
+    auto parsed = core::api::ModelRevisionFromJson(*created);
+    EXPECT_TRUE(parsed) << parsed.error().ToString();
+    if (!parsed) return revision;
+    auto loaded = CheckRevision(std::move(*parsed));
+    EXPECT_TRUE(loaded) << loaded.error().ToString();
+    if (loaded) revision.digest = loaded->digest;
+    return revision;
+  }
+
+  void StageAll(const std::vector<const TestRevision*>& revisions) {
+    auto store = CacheStore::Open({.root = base_ / "cache", .headroom_bytes = 0});
+    ASSERT_TRUE(store) << store.error().ToString();
+    for (const TestRevision* revision : revisions) {
+      auto staged = testing::StageRevision(**store, revision->files, revision->digest,
+                                           namespace_ + "/" + revision->name);
+      ASSERT_TRUE(staged) << staged.error().ToString();
+    }
+  }
+
+  json Entry(const TestRevision& revision, bool pinned, std::string_view reason) const {
+    json entry = {{"revision", {{"namespace", namespace_}, {"name", revision.name}}},
+                  {"digest", core::FormatDigest(revision.digest)},
+                  {"pinned", pinned},
+                  {"reason", reason}};
+    if (pinned) {
+      entry["pinnedUntil"] =
+          core::api::FormatTimestamp(std::chrono::time_point_cast<std::chrono::microseconds>(
+              std::chrono::system_clock::now() + std::chrono::hours(1)));
+    }
+    return entry;
+  }
+
+  void CreatePod(const std::string& name, const std::string& revision) {
+    const json pod = {{"apiVersion", "v1"},
+                      {"kind", "Pod"},
+                      {"metadata",
+                       {{"name", name},
+                        {"namespace", namespace_},
+                        {"annotations", {{"modelplane.io/revision", revision}}}}},
+                      {"spec",
+                       {{"nodeName", node_},
+                        {"automountServiceAccountToken", false},
+                        {"containers", {{{"name", "server"}, {"image", "example.com/vllm:1"}}}}}}};
+    // The namespace's default ServiceAccount may not exist yet; admission needs it.
+    core::Result<json> created = std::unexpected(core::Error(core::ErrorCode::kInternal, ""));
+    ASSERT_TRUE(WaitUntil(
+        [&] {
+          created = client_->Create(core::resources::Pods(), namespace_, pod);
+          return created.has_value();
+        },
+        kWait))
+        << created.error().ToString();
+  }
+
+  void StartAgent() {
+    config_ = (base_ / "agent.yaml").string();
+    std::ofstream(config_) << "nodeName: " << node_ << "\n"
+                           << "cacheRoot: " << (base_ / "cache").string() << "\n"
+                           << "admin: {address: 127.0.0.1, port: 0}\n"
+                           << "kubernetes: {kubeconfig: " << kubeconfig_path_ << "}\n"
+                           << "peers: {enabled: false}\n"
+                           << "statusInterval: 200ms\n"
+                           << "eviction: {highPercent: 80, lowPercent: 70, "
+                           << "kubeletFilesystem: separate, interval: 500ms}\n";
+    const std::string binary =
+        std::string(MODELPLANE_BINARY_DIR) + "/node-agent/modelplane-node-agent";
+    const std::string log = (base_ / "agent.log").string();
+    agent_ = ::fork();
+    if (agent_ == 0) {
+      ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+      const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+      ::dup2(fd, STDOUT_FILENO);
+      ::dup2(fd, STDERR_FILENO);
+      ::execl(binary.c_str(), binary.c_str(), "run", "--config", config_.c_str(), nullptr);
+      ::_exit(127);
+    }
+    ASSERT_GT(agent_, 0);
+  }
+
+  void StopAgent() {
+    if (agent_ <= 0) return;
+    ::kill(agent_, SIGTERM);
+    int status = 0;
+    ::waitpid(agent_, &status, 0);
+    agent_ = -1;
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << Log();
+  }
+
+  std::string Log() const { return ReadFile(base_ / "agent.log"); }
+
+  std::optional<core::api::ModelCacheStatus> Status() {
+    auto object = client_->Get(core::resources::ModelCaches(), "", node_);
+    if (!object) return std::nullopt;
+    auto cache = core::api::ModelCacheFromJson(*object);
+    if (!cache) return std::nullopt;
+    return cache->status;
+  }
+
+  static const core::api::CachedRevision* Find(const core::api::ModelCacheStatus& status,
+                                               const TestRevision& revision) {
+    const std::string digest = core::FormatDigest(revision.digest);
+    for (const auto& entry : status.revisions) {
+      if (entry.digest == digest) return &entry;
+    }
+    return nullptr;
+  }
+
+  static bool Has(const std::vector<std::string>& classes, std::string_view name) {
+    return std::ranges::find(classes, name) != classes.end();
+  }
+
+  std::string node_;
+  std::filesystem::path base_;
+  bool mounted_ = false;
+  std::string config_;
+  pid_t agent_ = -1;
+};
+
+TEST_F(AgentEvictionClusterTest, EvictsToTheLowWatermarkKeepingWhatIsProtected) {
+  const TestRevision a = MakeRevision("model-a", 40 * kMiB);
+  const TestRevision pinned = MakeRevision("model-b", 40 * kMiB);
+  const TestRevision in_use = MakeRevision("model-c", 40 * kMiB);
+  const TestRevision large = MakeRevision("model-d", 48 * kMiB);
+  ASSERT_FALSE(HasFailure());
+  StageAll({&a, &pinned, &in_use, &large});  // 168 MiB of 200: 84%
+  ASSERT_FALSE(HasFatalFailure());
+
+  // The previous revision of a rollout, pinned for its rollback window; a pod on the node.
+  auto cache =
+      client_->Create(core::resources::ModelCaches(), "",
+                      {{"apiVersion", "modelplane.io/v1alpha1"},
+                       {"kind", "ModelCache"},
+                       {"metadata", {{"name", node_}}},
+                       {"spec", {{"revisions", json::array({Entry(pinned, true, "rollback")})}}}});
+  ASSERT_TRUE(cache) << cache.error().ToString();
+  CreatePod("server-c", in_use.name);
+  ASSERT_FALSE(HasFatalFailure());
+  StartAgent();
+  ASSERT_FALSE(HasFatalFailure());
+
+  // Down to the low watermark (140 MiB): one eviction is enough, and it takes the larger of
+  // the two unprotected revisions (equal uses and refetch rate: it is worth less per byte).
+  std::optional<core::api::ModelCacheStatus> status;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        status = Status();
+        return status && status->high_watermark_bytes > 0 && Find(*status, large) == nullptr &&
+               status->used_bytes <= status->low_watermark_bytes;
+      },
+      kWait))
+      << (status ? json(core::api::ToJson(core::api::ModelCache{.status = status})).dump(2) : "")
+      << "\n"
+      << Log();
+  EXPECT_EQ(status->high_watermark_bytes, static_cast<std::int64_t>(kFilesystemBytes * 8 / 10));
+  EXPECT_EQ(status->low_watermark_bytes, static_cast<std::int64_t>(kFilesystemBytes * 7 / 10));
+  for (const TestRevision* kept : {&a, &pinned, &in_use}) {
+    const core::api::CachedRevision* entry = Find(*status, *kept);
+    ASSERT_NE(entry, nullptr) << kept->name << " was evicted\n" << Log();
+    EXPECT_EQ(entry->state, core::api::kCacheStateReady) << kept->name;
+    EXPECT_EQ(entry->unique_bytes, static_cast<std::int64_t>(kept->bytes)) << kept->name;
+  }
+  EXPECT_TRUE(Has(Find(*status, pinned)->protection, core::api::kProtectionPinned));
+  EXPECT_TRUE(Has(Find(*status, in_use)->protection, core::api::kProtectionInUse));
+  EXPECT_TRUE(Find(*status, a)->protection.empty());
+  EXPECT_TRUE(Find(*status, in_use)->last_used.has_value());
+
+  // A staging that could fit only by evicting protected revisions is refused with its reason,
+  // and the evictable one is not sacrificed for it.
+  const TestRevision huge = MakeRevision("model-e", 150 * kMiB);
+  ASSERT_FALSE(HasFailure());
+  auto patched = client_->Patch(core::resources::ModelCaches(), "", node_, core::PatchType::kMerge,
+                                {{"spec",
+                                  {{"revisions", json::array({Entry(pinned, true, "rollback"),
+                                                              Entry(huge, false, "prestage")})}}}});
+  ASSERT_TRUE(patched) << patched.error().ToString();
+  const core::api::CachedRevision* refused = nullptr;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        status = Status();
+        refused = status ? Find(*status, huge) : nullptr;
+        return refused != nullptr && refused->state == core::api::kCacheStateFailed;
+      },
+      kWait))
+      << Log();
+  EXPECT_EQ(refused->reason, core::api::kCacheReasonInsufficientCapacity) << refused->message;
+  EXPECT_FALSE(refused->message.empty());
+  EXPECT_NE(Find(*status, a), nullptr) << "evicted for a staging that could not fit anyway";
+  EXPECT_NE(Find(*status, in_use), nullptr);
+
+  // The store left behind is consistent: every manifest's blobs are there, the evicted
+  // revision's manifest and unique blob are gone.
+  StopAgent();
+  auto store = CacheStore::Open({.root = base_ / "cache", .headroom_bytes = 0});
+  ASSERT_TRUE(store) << store.error().ToString();
+  for (const RevisionManifest& manifest : (*store)->ListRevisions()) {
+    for (const ManifestFile& file : manifest.files) {
+      EXPECT_TRUE((*store)->HasBlob(file.sha256)) << manifest.name << " " << file.path;
+    }
+  }
+  EXPECT_FALSE((*store)->FindRevision(large.digest).has_value());
+  EXPECT_FALSE((*store)->HasBlob(core::Sha256Of(large.files.at("model.safetensors"))));
+  for (const TestRevision* kept : {&a, &pinned, &in_use}) {
+    EXPECT_TRUE((*store)->FindRevision(kept->digest).has_value()) << kept->name;
+  }
+}
+
+}  // namespace
+}  // namespace modelplane::agent
