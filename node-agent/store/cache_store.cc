@@ -163,11 +163,14 @@ core::Status CacheStore::PublishBlob(std::unique_ptr<PartialBlob> partial,
     (void)Quarantine(partial->path(), digest);
     partial->Discard();
     end_staging();
-    return std::unexpected(
-        core::Error(core::ErrorCode::kDataLoss,
-                    fmt::format("the bytes staged for {} hash to {}; moved to quarantine",
-                                core::FormatDigest(digest), core::FormatDigest(computed)),
-                    false));
+    // The message reaches tenant-readable status: it names what was expected, never the digest
+    // of what was read (that would tell a revision's author the sha256 of any file a source
+    // can reach). The fetch engine logs the computed digest for the node's operator.
+    return std::unexpected(core::Error(
+        core::ErrorCode::kDataLoss,
+        fmt::format("the bytes staged for {} do not match that sha256; moved to quarantine",
+                    core::FormatDigest(digest)),
+        false));
   }
   if (auto finished = partial->Finish(); !finished) {
     partial->Discard();

@@ -93,6 +93,11 @@ TEST_F(CacheStoreTest, MismatchedBytesGoToQuarantineNotToBlobs) {
   auto staged = Stage(*store, content, claimed);
   ASSERT_FALSE(staged);
   EXPECT_EQ(staged.error().code(), core::ErrorCode::kDataLoss);
+  // The message reaches status: the claimed digest, never the one of what was read.
+  EXPECT_NE(staged.error().message().find(core::FormatDigest(claimed)), std::string::npos);
+  const std::string read_digest = core::FormatDigest(core::Sha256Of(content));
+  EXPECT_EQ(staged.error().message().find(read_digest.substr(7)), std::string::npos)
+      << staged.error().message();
   EXPECT_FALSE(store->HasBlob(claimed));
   EXPECT_TRUE(std::filesystem::is_empty(store->layout().BlobDirectory()));
   EXPECT_FALSE(std::filesystem::is_empty(store->layout().QuarantineDirectory()));
