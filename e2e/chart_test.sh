@@ -303,7 +303,7 @@ check_extender_tls() {
   kubectl -n "${NS}" get secret "${scheduler}-extender-client" -o jsonpath='{.data.tls\.crt}' | base64 -d >"${WORK}/scheduler-client.crt"
   openssl verify -CAfile "${WORK}/extender-ca.crt" "${WORK}/extender.crt" "${WORK}/scheduler-client.crt"
   openssl x509 -in "${WORK}/extender.crt" -noout -ext subjectAltName | grep -F "DNS:${extender}.${NS}.svc"
-  openssl x509 -in "${WORK}/scheduler-client.crt" -noout -subject | grep -F "CN=${scheduler}"
+  openssl x509 -in "${WORK}/scheduler-client.crt" -noout -subject -nameopt RFC2253 | grep -qx "subject=CN=${scheduler}"
   scheduler_config | grep -q "enableHTTPS: true"
   scheduler_config | grep -q "caFile: /etc/kubernetes/modelplane-scheduler-tls/ca.crt"
   kubectl -n "${NS}" get deploy "${scheduler}" \
