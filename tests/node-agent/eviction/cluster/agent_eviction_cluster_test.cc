@@ -9,11 +9,14 @@
 // per byte first (of two equally used ones, the larger: each byte of it costs less to fetch
 // again), keep everything protected, report unique bytes and protection classes, refuse a
 // staging that cannot fit without touching protected revisions (InsufficientCapacity) without
-// evicting anything for it, and leave a consistent store behind.
+// evicting anything for it, and leave a consistent store behind, also after a kill -9 halfway
+// through a paced eviction.
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <signal.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
@@ -93,13 +96,16 @@ class AgentEvictionClusterTest : public core::testing::ClusterTest {
     ClusterTest::TearDown();
   }
 
-  // Creates the ModelRevision (one weights file of `bytes`, distinct content) and computes its
-  // digest as the agent will.
-  TestRevision MakeRevision(const std::string& name, std::uint64_t bytes) {
+  // Creates the ModelRevision (`file_count` weights files of `bytes` in all, content distinct
+  // per revision and file) and computes its digest as the agent will.
+  TestRevision MakeRevision(const std::string& name, std::uint64_t bytes, int file_count = 1) {
     TestRevision revision{.name = name, .bytes = bytes};
-    std::string content(bytes, static_cast<char>('a' + name.back() % 26));
-    std::memcpy(content.data(), name.data(), name.size());
-    revision.files["model.safetensors"] = std::move(content);
+    for (int index = 0; index < file_count; ++index) {
+      std::string content(bytes / file_count, static_cast<char>('a' + name.back() % 26));
+      const std::string label = name + "/" + std::to_string(index);
+      std::memcpy(content.data(), label.data(), label.size());
+      revision.files[fmt::format("model-{:05}.safetensors", index)] = std::move(content);
+    }
     json spec_files = json::array();
     for (const auto& [path, data] : revision.files) {
       spec_files.push_back({{"path", path},
@@ -176,7 +182,8 @@ class AgentEvictionClusterTest : public core::testing::ClusterTest {
         << created.error().ToString();
   }
 
-  void StartAgent() {
+  // `delete_rate`: the evictor's pacing in bytes per second, 0 for none.
+  void StartAgent(std::uint64_t delete_rate = 0, int high_percent = 80) {
     config_ = (base_ / "agent.yaml").string();
     std::ofstream(config_) << "nodeName: " << node_ << "\n"
                            << "cacheRoot: " << (base_ / "cache").string() << "\n"
@@ -184,8 +191,9 @@ class AgentEvictionClusterTest : public core::testing::ClusterTest {
                            << "kubernetes: {kubeconfig: " << kubeconfig_path_ << "}\n"
                            << "peers: {enabled: false}\n"
                            << "statusInterval: 200ms\n"
-                           << "eviction: {highPercent: 80, lowPercent: 70, "
-                           << "kubeletFilesystem: separate, interval: 500ms}\n";
+                           << "eviction: {highPercent: " << high_percent << ", lowPercent: 70, "
+                           << "kubeletFilesystem: separate, interval: 500ms, "
+                           << "deleteRate: " << delete_rate << "}\n";
     const std::string binary =
         std::string(MODELPLANE_BINARY_DIR) + "/node-agent/modelplane-node-agent";
     const std::string log = (base_ / "agent.log").string();
@@ -199,6 +207,34 @@ class AgentEvictionClusterTest : public core::testing::ClusterTest {
       ::_exit(127);
     }
     ASSERT_GT(agent_, 0);
+  }
+
+  // SIGKILL: no shutdown path runs, as when the node or the container dies.
+  void KillAgent() {
+    ASSERT_GT(agent_, 0);
+    ::kill(agent_, SIGKILL);
+    int status = 0;
+    ::waitpid(agent_, &status, 0);
+    agent_ = -1;
+    ASSERT_TRUE(WIFSIGNALED(status)) << Log();
+  }
+
+  std::size_t Count(std::string_view needle) const {
+    const std::string log = Log();
+    std::size_t count = 0;
+    for (auto at = log.find(needle); at != std::string::npos; at = log.find(needle, at + 1)) {
+      ++count;
+    }
+    return count;
+  }
+
+  // Every revision the store lists has every blob it names.
+  static void ExpectConsistent(const CacheStore& store) {
+    for (const RevisionManifest& manifest : store.ListRevisions()) {
+      for (const ManifestFile& file : manifest.files) {
+        EXPECT_TRUE(store.HasBlob(file.sha256)) << manifest.name << " " << file.path;
+      }
+    }
   }
 
   void StopAgent() {
@@ -316,15 +352,75 @@ TEST_F(AgentEvictionClusterTest, EvictsToTheLowWatermarkKeepingWhatIsProtected) 
   StopAgent();
   auto store = CacheStore::Open({.root = base_ / "cache", .headroom_bytes = 0});
   ASSERT_TRUE(store) << store.error().ToString();
-  for (const RevisionManifest& manifest : (*store)->ListRevisions()) {
-    for (const ManifestFile& file : manifest.files) {
-      EXPECT_TRUE((*store)->HasBlob(file.sha256)) << manifest.name << " " << file.path;
-    }
-  }
+  ExpectConsistent(**store);
   EXPECT_FALSE((*store)->FindRevision(large.digest).has_value());
-  EXPECT_FALSE((*store)->HasBlob(core::Sha256Of(large.files.at("model.safetensors"))));
+  for (const auto& [path, content] : large.files) {
+    EXPECT_FALSE((*store)->HasBlob(core::Sha256Of(content))) << path;
+  }
   for (const TestRevision* kept : {&a, &pinned, &in_use}) {
     EXPECT_TRUE((*store)->FindRevision(kept->digest).has_value()) << kept->name;
+  }
+}
+
+// kill -9 while a paced eviction is halfway through a revision's blobs: the store the next
+// start finds lists only revisions whose every blob is there (the victim's manifest went
+// first, so it is not Ready with half its blobs), and its leftover blobs, referenced by no
+// revision, are the first to go at the next eviction.
+TEST_F(AgentEvictionClusterTest, AKillDuringEvictionLeavesAConsistentStore) {
+  const TestRevision a = MakeRevision("model-a", 40 * kMiB);
+  const TestRevision b = MakeRevision("model-b", 40 * kMiB);
+  const TestRevision c = MakeRevision("model-c", 40 * kMiB);
+  const TestRevision victim = MakeRevision("model-d", 48 * kMiB, 6);  // 6 blobs of 8 MiB
+  ASSERT_FALSE(HasFailure());
+  StageAll({&a, &b, &c, &victim});  // 84%: the larger revision goes first
+  ASSERT_FALSE(HasFatalFailure());
+  StartAgent(8 * kMiB);  // one blob a second
+  ASSERT_FALSE(HasFatalFailure());
+  ASSERT_TRUE(WaitUntil([&] { return Count("event=eviction_started") > 0; }, kWait)) << Log();
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  KillAgent();
+  ASSERT_FALSE(HasFatalFailure());
+  ASSERT_EQ(Count("event=eviction_finished"), 0u) << "the kill came too late\n" << Log();
+
+  std::size_t victim_blobs_left = 0;
+  {
+    auto store = CacheStore::Open({.root = base_ / "cache", .headroom_bytes = 0});
+    ASSERT_TRUE(store) << store.error().ToString();
+    ExpectConsistent(**store);
+    EXPECT_FALSE((*store)->FindRevision(victim.digest).has_value());
+    for (const auto& [path, content] : victim.files) {
+      victim_blobs_left += (*store)->HasBlob(core::Sha256Of(content)) ? 1 : 0;
+    }
+    for (const TestRevision* kept : {&a, &b, &c}) {
+      EXPECT_TRUE((*store)->FindRevision(kept->digest).has_value()) << kept->name;
+    }
+  }
+  // Halfway: some of its blobs gone, some left.
+  EXPECT_GT(victim_blobs_left, 0u);
+  EXPECT_LT(victim_blobs_left, victim.files.size());
+
+  // The leftovers hold the cache at 76%, between the watermarks, so nothing needs to go. With
+  // the high watermark at 75% the next eviction is due: the unreferenced leftovers go first,
+  // and that is enough (60%), so no revision is touched.
+  StartAgent(0, 75);
+  ASSERT_FALSE(HasFatalFailure());
+  std::optional<core::api::ModelCacheStatus> status;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        status = Status();
+        return status && status->high_watermark_bytes > 0 &&
+               status->used_bytes <= status->low_watermark_bytes && Find(*status, a) != nullptr &&
+               Find(*status, b) != nullptr && Find(*status, c) != nullptr;
+      },
+      kWait))
+      << Log();
+  EXPECT_EQ(Find(*status, victim), nullptr);
+  StopAgent();
+  auto store = CacheStore::Open({.root = base_ / "cache", .headroom_bytes = 0});
+  ASSERT_TRUE(store) << store.error().ToString();
+  ExpectConsistent(**store);
+  for (const auto& [path, content] : victim.files) {
+    EXPECT_FALSE((*store)->HasBlob(core::Sha256Of(content))) << path;
   }
 }
 
