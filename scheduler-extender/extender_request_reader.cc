@@ -246,6 +246,8 @@ class RequestReader final : public nlohmann::json_sax<json> {
   }
 
   bool String(std::string& value) {
+    // A document that is a bare string has no frame yet (the fuzzer found it).
+    if (frames_.empty()) return Fail("", "ExtenderArgs must be an object");
     Frame& frame = frames_.back();
     switch (frame.role) {
       case Role::kPodMetadata:

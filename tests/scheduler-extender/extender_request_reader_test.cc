@@ -44,8 +44,10 @@ std::string ErrorOf(const core::Result<ExtenderArgs>& args) {
 
 TEST(ExtenderRequestReaderTest, RejectsWhatKubeSchedulerNeverSends) {
   const char* bad[] = {
-      "",                                                                    // not JSON
-      "[]",                                                                  // not an object
+      "",                    // not JSON
+      "[]",                  // not an object
+      R"("a bare string")",  // not an object (the fuzzer's find: no frame yet)
+      "42",
       R"({"Nodes":null,"NodeNames":["a"]})",                                 // no Pod
       R"({"Pod":null,"Nodes":null,"NodeNames":["a"]})",                      // null Pod
       R"({"Pod":{"spec":{}},"NodeNames":["a"]})",                            // Pod without metadata
