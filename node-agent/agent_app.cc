@@ -153,7 +153,8 @@ int RunAgent(const AgentConfig& config, core::ComponentRuntime& runtime) {
                              .peer_endpoint = peer_endpoint,
                              .status_interval = config.status_interval,
                              .resync_period = config.resync_period,
-                             .retention_interval = config.eviction.interval});
+                             .retention_interval = config.eviction.interval,
+                             .source_policy = config.source_policy});
   const SourceEnvironment environment{.secrets_directory = config.secrets_directory};
   SourceFactory sources = [&](const LoadedRevision& revision)
       -> core::Result<std::vector<std::unique_ptr<RangeSource>>> {
@@ -170,7 +171,11 @@ int RunAgent(const AgentConfig& config, core::ComponentRuntime& runtime) {
       auto peer = PeerRangeSource::Create(std::move(options), runtime.clock());
       if (peer) result.push_back(std::move(*peer));
     }
-    auto spec_sources = CreateRevisionSources(revision.revision.spec.sources, environment);
+    const auto& spec = revision.revision.spec;
+    auto grants = core::AuthorizeSources(config.source_policy ? &*config.source_policy : nullptr,
+                                         revision.revision.metadata.namespace_name, spec.sources);
+    if (!grants) return std::unexpected(grants.error());
+    auto spec_sources = CreateRevisionSources(spec.sources, *grants, environment);
     if (!spec_sources) return std::unexpected(spec_sources.error());
     for (auto& source : *spec_sources) result.push_back(std::move(source));
     SortByTierPreference(result);
@@ -260,6 +265,11 @@ int RunAgent(const AgentConfig& config, core::ComponentRuntime& runtime) {
   if (controller.Start(runtime.shutdown())) {
     runtime.SetReady(true);
     logger.Info("node_agent_running", {{"node", node}, {"cache_root", config.cache_root}});
+    if (!config.source_policy) {
+      logger.Warn("source_policy_missing",
+                  {{"effect", "no revision source is read, only peers"},
+                   {"fix", "set sourcePolicy in the agent's config (docs/security.md)"}});
+    }
     while (runtime.shutdown().SleepFor(std::chrono::seconds(5))) {
       metrics->Store((*store)->Usage());
     }

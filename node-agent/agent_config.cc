@@ -102,6 +102,7 @@ void BindConfig(core::ConfigMap& map, AgentConfig& config) {
   map.Optional("capacity", config.capacity);
   map.Optional("directIo", config.direct_io);
   map.Optional("secretsDirectory", config.secrets_directory);
+  map.Optional("sourcePolicy", config.source_policy);
   map.Optional("fetch", config.fetch);
   map.Optional("peers", config.peers);
   map.Optional("csi", config.csi);

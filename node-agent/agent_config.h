@@ -2,10 +2,12 @@
 #pragma once
 
 #include <chrono>
+#include <optional>
 #include <string>
 
 #include "core/config/byte_size.h"
 #include "core/config/config_map.h"
+#include "core/policy/source_policy.h"
 #include "core/runtime/runtime_config.h"
 #include "node-agent/eviction/watermarks.h"
 
@@ -79,9 +81,12 @@ struct AgentConfig {
   std::string cache_root = "/var/lib/modelplane/cache";
   core::ByteSize capacity{0};  // 0: the filesystem holding the cache root
   bool direct_io = true;
-  // One folder per credentials Secret ("<dir>/<secret name>/accessKeyId"...); empty: the
-  // AWS_* environment variables.
+  // One folder per credentials Secret ("<dir>/<secret name>/accessKeyId"...); empty: a
+  // revision's credentialsSecretRef cannot be resolved.
   std::string secrets_directory;
+  // What revisions may name (core/policy/source_policy.h); absent: no revision source is read,
+  // only peers.
+  std::optional<core::SourcePolicy> source_policy;
   FetchConfig fetch;
   PeerConfig peers;
   CsiConfig csi;

@@ -41,6 +41,9 @@ inline constexpr std::string_view kCacheStateFailed = "Failed";
 // Failed: the staging was refused before it started, because the revision cannot fit without
 // evicting protected content (or content worth more than a speculative staging).
 inline constexpr std::string_view kCacheReasonInsufficientCapacity = "InsufficientCapacity";
+// Failed: the administrator's source policy does not allow a source the revision names
+// (core/policy/source_policy.h); nothing was read.
+inline constexpr std::string_view kCacheReasonSourcePolicyDenied = "SourcePolicyDenied";
 // Evicting: the revision is revoked; the entry stays, bytesDone counting the bytes still held,
 // until its blobs are purged (the message says what the purge waits for).
 inline constexpr std::string_view kCacheReasonRevoked = "Revoked";

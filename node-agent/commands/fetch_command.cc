@@ -92,7 +92,9 @@ int RunFetch(const FetchFlags& flags) {
   }
   if (!flags.skip_spec_sources) {
     SourceEnvironment environment{.secrets_directory = flags.secrets_directory};
-    auto sources = CreateRevisionSources(loaded->revision.spec.sources, environment);
+    const auto& spec_sources = loaded->revision.spec.sources;
+    auto sources =
+        CreateRevisionSources(spec_sources, OperatorNamedGrants(spec_sources), environment);
     if (!sources) return fail_usage(sources.error());
     for (auto& source : *sources) owned.push_back(std::move(source));
   }

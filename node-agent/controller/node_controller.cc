@@ -509,23 +509,36 @@ core::Result<core::ReconcileResult> NodeController::Reconcile() {
     if (retention != nullptr && active && staged->phase == StagingPhase::kQueued) {
       retention->AddPendingBytes(dependencies_.store.BytesToStage(SpecFiles(loaded)));
     }
+    // A refusal is reported once (log and Event), and stays in status while it holds.
+    auto refuse = [&](std::string_view reason, std::string message) {
+      entry.state = core::api::kCacheStateFailed;
+      entry.reason = reason;
+      entry.message = std::move(message);
+      refused_now.insert(loaded.digest);
+      if (refused_.contains(loaded.digest)) return;
+      logger_.Warn("staging_refused", {{"revision", item.key},
+                                       {"digest", entry.digest},
+                                       {"reason", entry.reason},
+                                       {"message", entry.message}});
+      RecordEvent(*cache, "Warning", entry.reason, "Stage",
+                  fmt::format("ModelRevision {} ({}) is not staged: {}", item.key, entry.digest,
+                              entry.message));
+    };
+    // The policy is checked before anything is admitted or read; the source factory checks it
+    // again, so nothing reaches a source without it.
+    if (auto allowed = core::AuthorizeSources(
+            options_.source_policy ? &*options_.source_policy : nullptr,
+            loaded.revision.metadata.namespace_name, loaded.revision.spec.sources);
+        !allowed) {
+      if (active) stager_->Forget(loaded.digest);
+      refuse(core::api::kCacheReasonSourcePolicyDenied, allowed.error().message());
+      continue;
+    }
     if (retention != nullptr && !active && !backing_off) {
       const AdmissionDecision decision =
           retention->Admit(loaded.digest, item.reason == core::api::kReasonPrestage);
       if (decision.outcome == AdmissionDecision::Outcome::kRefuse) {
-        entry.state = core::api::kCacheStateFailed;
-        entry.reason = core::api::kCacheReasonInsufficientCapacity;
-        entry.message = decision.message;
-        refused_now.insert(loaded.digest);
-        if (!refused_.contains(loaded.digest)) {
-          logger_.Warn("staging_refused", {{"revision", item.key},
-                                           {"digest", entry.digest},
-                                           {"reason", entry.reason},
-                                           {"message", entry.message}});
-          RecordEvent(*cache, "Warning", entry.reason, "Stage",
-                      fmt::format("ModelRevision {} ({}) is not staged: {}", item.key, entry.digest,
-                                  entry.message));
-        }
+        refuse(core::api::kCacheReasonInsufficientCapacity, decision.message);
         continue;
       }
       if (decision.outcome == AdmissionDecision::Outcome::kEvictFirst) {

@@ -30,6 +30,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -46,6 +47,7 @@
 #include "core/kube/kube_client.h"
 #include "core/kube/watch_stream.h"
 #include "core/log/logger.h"
+#include "core/policy/source_policy.h"
 #include "core/workqueue/controller_runner.h"
 #include "core/workqueue/work_queue.h"
 #include "node-agent/controller/cache_retention.h"
@@ -66,6 +68,9 @@ struct NodeControllerOptions {
   // With retention: how often a pass runs when nothing else wakes it (watermarks, lapsing pins).
   std::chrono::milliseconds retention_interval{30'000};
   std::string field_manager = "modelplane-node-agent";
+  // What revisions may name; absent: every revision with spec sources is refused
+  // (SourcePolicyDenied) before it is staged.
+  std::optional<core::SourcePolicy> source_policy;
 };
 
 class NodeController final : public RevisionResolver {

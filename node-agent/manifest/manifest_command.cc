@@ -75,7 +75,7 @@ int Run(const ManifestFlags& flags) {
     } else {
       reading.credentials_secret_ref.reset();
     }
-    auto client = CreateS3ClientForSource(reading, environment);
+    auto client = CreateS3ClientForSource(reading, {.node_credentials = true}, environment);
     if (!client) return Fail(client.error(), 2);
     if (source.object_store->region.empty()) source.object_store->region = (*client)->region();
     if (source.object_store->endpoint.empty()) {

@@ -23,18 +23,39 @@ std::size_t Concurrency(const core::api::ModelSource& source,
 
 }  // namespace
 
+std::vector<core::SourceGrant> OperatorNamedGrants(
+    const std::vector<core::api::ModelSource>& sources) {
+  std::vector<core::SourceGrant> grants;
+  for (const core::api::ModelSource& source : sources) {
+    grants.push_back(
+        {.confine_root = source.shared_filesystem ? source.shared_filesystem->path : "",
+         .node_credentials = true});
+  }
+  return grants;
+}
+
 core::Result<std::unique_ptr<S3Client>> CreateS3ClientForSource(
-    const core::api::ModelSource& source, const SourceEnvironment& environment) {
+    const core::api::ModelSource& source, const core::SourceGrant& grant,
+    const SourceEnvironment& environment) {
   if (!source.object_store) {
     return MakeError(ErrorCode::kInvalidArgument,
                      fmt::format("source {} has no objectStore location", source.name));
   }
   const core::api::ObjectStoreLocation& location = *source.object_store;
-  core::Result<SigningCredentials> credentials =
-      source.credentials_secret_ref && !environment.secrets_directory.empty()
-          ? CredentialsFromDirectory(fmt::format("{}/{}", environment.secrets_directory,
-                                                 source.credentials_secret_ref->name))
-          : CredentialsFromEnvironment(environment.environment);
+  core::Result<SigningCredentials> credentials = MakeError(
+      ErrorCode::kPermissionDenied,
+      "no credentialsSecretRef, and the source policy does not lend it the agent's credentials");
+  if (source.credentials_secret_ref) {
+    credentials = environment.secrets_directory.empty()
+                      ? MakeError(ErrorCode::kNotFound,
+                                  fmt::format("credentialsSecretRef {}: this agent has no "
+                                              "secretsDirectory to find it in",
+                                              source.credentials_secret_ref->name))
+                      : CredentialsFromDirectory(fmt::format("{}/{}", environment.secrets_directory,
+                                                             source.credentials_secret_ref->name));
+  } else if (grant.node_credentials) {
+    credentials = CredentialsFromEnvironment(environment.environment);
+  }
   if (!credentials) {
     return std::unexpected(credentials.error().Wrap(fmt::format("source {}", source.name)));
   }
@@ -58,13 +79,20 @@ core::Result<std::unique_ptr<S3Client>> CreateS3ClientForSource(
 }
 
 core::Result<std::vector<std::unique_ptr<RangeSource>>> CreateRevisionSources(
-    const std::vector<core::api::ModelSource>& sources, const SourceEnvironment& environment) {
+    const std::vector<core::api::ModelSource>& sources, std::span<const core::SourceGrant> grants,
+    const SourceEnvironment& environment) {
+  if (grants.size() != sources.size()) {
+    return MakeError(ErrorCode::kInternal,
+                     fmt::format("{} sources but {} grants", sources.size(), grants.size()));
+  }
   std::vector<std::unique_ptr<RangeSource>> result;
   std::shared_ptr<core::HttpClient> http_client;  // one pool for every http source
-  for (const core::api::ModelSource& source : sources) {
+  for (std::size_t index = 0; index < sources.size(); ++index) {
+    const core::api::ModelSource& source = sources[index];
+    const core::SourceGrant& grant = grants[index];
     const std::size_t concurrency = Concurrency(source, environment);
     if (source.type == core::api::kSourceObjectStore) {
-      auto client = CreateS3ClientForSource(source, environment);
+      auto client = CreateS3ClientForSource(source, grant, environment);
       if (!client) return std::unexpected(client.error());
       auto created = S3RangeSource::Create(std::shared_ptr<S3Client>(std::move(*client)),
                                            {.name = source.name,
@@ -91,6 +119,7 @@ core::Result<std::vector<std::unique_ptr<RangeSource>>> CreateRevisionSources(
     } else if (source.type == core::api::kSourceSharedFilesystem && source.shared_filesystem) {
       auto created = SharedFilesystemRangeSource::Create({.name = source.name,
                                                           .root = source.shared_filesystem->path,
+                                                          .confine_to = grant.confine_root,
                                                           .max_concurrency = concurrency});
       if (!created) {
         return std::unexpected(created.error().Wrap(fmt::format("source {}", source.name)));

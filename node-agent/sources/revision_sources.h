@@ -1,17 +1,21 @@
 // Turns a ModelRevision's spec.sources into RangeSources, in the order listed: objectStore ->
 // S3RangeSource, http -> HttpOriginRangeSource, sharedFilesystem -> SharedFilesystemRangeSource.
 //
-// Credentials for an objectStore source come from its credentialsSecretRef: the node agent sees
-// each Secret mounted as "<secrets_directory>/<secret name>/" (accessKeyId, secretAccessKey,
-// optional sessionToken; see s3_credentials.h). A source without a reference, or an agent run
-// without a secrets directory, uses AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY / AWS_SESSION_TOKEN
-// from the environment. The region is the source's, else AWS_REGION, else us-east-1; a source
-// without an endpoint uses AWS's regional endpoint.
+// Each source comes with the grant the source policy gave it (core/policy/source_policy.h): a
+// shared filesystem's files are opened beneath the policy root that allowed it, and only a
+// grant with node_credentials lets an objectStore source without credentialsSecretRef use
+// AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY / AWS_SESSION_TOKEN from the environment. A source
+// with a reference reads the Secret mounted as "<secrets_directory>/<secret name>/"
+// (accessKeyId, secretAccessKey, optional sessionToken; see s3_credentials.h), and fails when
+// there is no secrets directory, never falling back to the node's own credentials. The region
+// is the source's, else AWS_REGION, else us-east-1; a source without an endpoint uses AWS's
+// regional endpoint.
 // Thread safety: a pure function; the sources it returns are thread-safe (range_source.h).
 #pragma once
 
 #include <cstddef>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -19,6 +23,7 @@
 #include "core/clock/clock.h"
 #include "core/error/error.h"
 #include "core/http/http_client.h"
+#include "core/policy/source_policy.h"
 #include "node-agent/fetch/range_source.h"
 #include "node-agent/sources/s3_client.h"
 #include "node-agent/sources/s3_credentials.h"
@@ -45,11 +50,19 @@ struct SourceEnvironment {
   std::shared_ptr<const core::Clock> clock;  // null: the system clock
 };
 
+// `grants` holds one grant per source, as core::AuthorizeSources returns them.
 [[nodiscard]] core::Result<std::vector<std::unique_ptr<RangeSource>>> CreateRevisionSources(
-    const std::vector<core::api::ModelSource>& sources, const SourceEnvironment& environment);
+    const std::vector<core::api::ModelSource>& sources, std::span<const core::SourceGrant> grants,
+    const SourceEnvironment& environment);
+
+// For the command-line tools, which read what the person running them names: each shared
+// filesystem confined to its own path, object stores free to use the environment's credentials.
+[[nodiscard]] std::vector<core::SourceGrant> OperatorNamedGrants(
+    const std::vector<core::api::ModelSource>& sources);
 
 // The S3 client one objectStore source needs (also used by the manifest builder).
 [[nodiscard]] core::Result<std::unique_ptr<S3Client>> CreateS3ClientForSource(
-    const core::api::ModelSource& source, const SourceEnvironment& environment);
+    const core::api::ModelSource& source, const core::SourceGrant& grant,
+    const SourceEnvironment& environment);
 
 }  // namespace modelplane::agent

@@ -61,24 +61,49 @@ core::Result<std::unique_ptr<SharedFilesystemRangeSource>> SharedFilesystemRange
   if (options.root.empty()) {
     return MakeError(ErrorCode::kInvalidArgument, "shared filesystem source needs a root path");
   }
-  const int fd = ::open(options.root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (options.confine_to.empty()) options.confine_to = options.root;
+  // What lies between the confining root and the source's root is walked beneath the former,
+  // like every file, so a symlink there cannot lead out either.
+  std::string prefix;
+  if (options.root != options.confine_to) {
+    const std::string& confine = options.confine_to;
+    const bool below = options.root.starts_with(confine) && options.root.size() > confine.size() &&
+                       (confine.back() == '/' || options.root[confine.size()] == '/');
+    if (!below) {
+      return MakeError(
+          ErrorCode::kPermissionDenied,
+          fmt::format("shared filesystem root {} is not below {}", options.root, confine));
+    }
+    prefix = options.root.substr(confine.size() + (confine.back() == '/' ? 0 : 1));
+    if (const std::string problem = core::api::CheckRelativePath(prefix); !problem.empty()) {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       fmt::format("shared filesystem root {}: {}", options.root, problem));
+    }
+  }
+  const int fd = ::open(options.confine_to.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) {
     const int error = errno;
-    return MakeError(
-        error == ENOENT ? ErrorCode::kNotFound : ErrorCode::kIo,
-        fmt::format("opening shared filesystem root {}: {}", options.root, std::strerror(error)));
+    return MakeError(error == ENOENT ? ErrorCode::kNotFound : ErrorCode::kIo,
+                     fmt::format("opening shared filesystem root {}: {}", options.confine_to,
+                                 std::strerror(error)));
   }
   if (options.max_concurrency == 0) options.max_concurrency = 1;
   if (options.read_chunk < kDirectAlignment) options.read_chunk = kDirectAlignment;
   options.read_chunk -= options.read_chunk % kDirectAlignment;
-  return std::unique_ptr<SharedFilesystemRangeSource>(
-      new SharedFilesystemRangeSource(std::move(options), core::UniqueFd(fd)));
+  auto source = std::unique_ptr<SharedFilesystemRangeSource>(
+      new SharedFilesystemRangeSource(std::move(options), core::UniqueFd(fd), prefix));
+  if (!prefix.empty()) {
+    auto directory = source->OpenConfined(prefix, O_PATH | O_DIRECTORY);
+    if (!directory) return std::unexpected(directory.error());
+  }
+  return source;
 }
 
 SharedFilesystemRangeSource::SharedFilesystemRangeSource(SharedFilesystemRangeSourceOptions options,
-                                                         core::UniqueFd root)
+                                                         core::UniqueFd root, std::string prefix)
     : options_(std::move(options)),
       root_(std::move(root)),
+      prefix_(prefix.empty() ? prefix : prefix + "/"),
       name_(fmt::format("{}/{}", core::api::kTierSharedFilesystem, options_.name)) {}
 
 std::string_view SharedFilesystemRangeSource::tier() const {
@@ -93,7 +118,13 @@ core::Result<core::UniqueFd> SharedFilesystemRangeSource::OpenBeneath(const std:
     return MakeError(ErrorCode::kInvalidArgument, fmt::format("refusing path \"{}\" below {}: {}",
                                                               path, options_.root, problem));
   }
-  flags |= O_RDONLY | O_CLOEXEC | O_NONBLOCK;
+  return OpenConfined(prefix_ + path, flags);
+}
+
+core::Result<core::UniqueFd> SharedFilesystemRangeSource::OpenConfined(const std::string& path,
+                                                                       int flags) const {
+  if ((flags & O_PATH) == 0) flags |= O_RDONLY | O_NONBLOCK;
+  flags |= O_CLOEXEC;
   if (!options_.force_component_walk) {
     open_how how{};
     how.flags = static_cast<std::uint64_t>(flags);
@@ -104,7 +135,7 @@ core::Result<core::UniqueFd> SharedFilesystemRangeSource::OpenBeneath(const std:
       const int error = errno;
       if (error == EINVAL && (flags & O_DIRECT) != 0)
         return std::unexpected(Error(ErrorCode::kInvalidArgument, "O_DIRECT refused", false));
-      return std::unexpected(OpenError(error, path, options_.root));
+      return std::unexpected(OpenError(error, path, options_.confine_to));
     }
   }
   return OpenByWalking(path, flags);
@@ -135,9 +166,9 @@ core::Result<core::UniqueFd> SharedFilesystemRangeSource::OpenByWalking(const st
         return MakeError(ErrorCode::kPermissionDenied,
                          fmt::format("{} below {} goes through the symlink \"{}\", which this "
                                      "kernel (no openat2) cannot confine to the root",
-                                     path, options_.root, component));
+                                     path, options_.confine_to, component));
       }
-      return std::unexpected(OpenError(error, path, options_.root));
+      return std::unexpected(OpenError(error, path, options_.confine_to));
     }
     if (last) return core::UniqueFd(fd);
     directory.Reset(fd);

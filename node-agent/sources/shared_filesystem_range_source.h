@@ -1,8 +1,9 @@
 // RangeSource for a shared filesystem mount (tier "sharedFilesystem": NFS, Lustre, CephFS...): a
 // file of a revision is "<root>/<file path>", read with large preads.
 //
-// Safety: paths are opened relative to a descriptor of the root with openat2(RESOLVE_BENEATH |
-// RESOLVE_NO_MAGICLINKS), so "..", absolute paths and symlinks that lead outside the root fail
+// Safety: paths are opened relative to a descriptor of the confining root (the source policy's
+// root that allowed this one, else the root itself) with openat2(RESOLVE_BENEATH |
+// RESOLVE_NO_MAGICLINKS), so "..", absolute paths and symlinks that lead outside it fail
 // (kPermissionDenied, the message says the path escapes the root) while symlinks that stay inside
 // work. Where openat2 is missing (kernels before 5.6) the path is walked one component at a time
 // with O_NOFOLLOW and every symlink is refused. Only regular files are read (a FIFO would block).
@@ -29,6 +30,9 @@ namespace modelplane::agent {
 struct SharedFilesystemRangeSourceOptions {
   std::string name;  // the source's name in the revision, e.g. "nfs"
   std::string root;  // the mount point (or a folder below it)
+  // Opens are confined beneath this folder, `root` or one above it (the source policy's root
+  // that allowed `root`); empty: `root` itself.
+  std::string confine_to;
   std::size_t max_concurrency = 8;
   bool direct_io = true;
   // One pread asks for at most this much; cancellation is checked between preads.
@@ -59,7 +63,10 @@ class SharedFilesystemRangeSource final : public RangeSource {
   [[nodiscard]] core::Result<core::UniqueFd> OpenBeneath(const std::string& path, int flags) const;
 
  private:
-  SharedFilesystemRangeSource(SharedFilesystemRangeSourceOptions options, core::UniqueFd root);
+  SharedFilesystemRangeSource(SharedFilesystemRangeSourceOptions options, core::UniqueFd root,
+                              std::string prefix);
+  // `path` relative to confine_to, already checked.
+  [[nodiscard]] core::Result<core::UniqueFd> OpenConfined(const std::string& path, int flags) const;
   [[nodiscard]] core::Result<core::UniqueFd> OpenByWalking(const std::string& path,
                                                            int flags) const;
   [[nodiscard]] core::Status ReadAll(int fd, const std::string& path, std::uint64_t offset,
@@ -67,7 +74,8 @@ class SharedFilesystemRangeSource final : public RangeSource {
                                      const ReadContext& context) const;
 
   SharedFilesystemRangeSourceOptions options_;
-  core::UniqueFd root_;
+  core::UniqueFd root_;  // confine_to
+  std::string prefix_;   // root relative to confine_to, with a trailing '/', or empty
   std::string name_;
   std::atomic<bool> direct_supported_{true};
   std::atomic<std::uint64_t> direct_bytes_{0};

@@ -35,7 +35,9 @@ class StagerTest : public ::testing::Test {
         Stager::Dependencies{.engine = engine_.get(),
                              .sources =
                                  [](const LoadedRevision& revision) {
-                                   return CreateRevisionSources(revision.revision.spec.sources, {});
+                                   const auto& sources = revision.revision.spec.sources;
+                                   return CreateRevisionSources(sources,
+                                                                OperatorNamedGrants(sources), {});
                                  },
                              .clock = &clock_,
                              .on_change = [this] { ++changes_; }},

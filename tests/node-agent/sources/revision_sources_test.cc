@@ -46,7 +46,8 @@ TEST(CreateRevisionSources, BuildsOneSourcePerEntryInOrder) {
   nfs.type = "sharedFilesystem";
   nfs.shared_filesystem = core::api::SharedFilesystemLocation{shared.path()};
   nfs.capacity = core::api::SourceCapacity{.max_concurrent_fetches = 3};
-  auto sources = CreateRevisionSources({ObjectStore("s3"), http, nfs}, Environment());
+  const std::vector<core::api::ModelSource> spec = {ObjectStore("s3"), http, nfs};
+  auto sources = CreateRevisionSources(spec, OperatorNamedGrants(spec), Environment());
   ASSERT_TRUE(sources.has_value()) << sources.error().ToString();
   ASSERT_EQ(sources->size(), 3u);
   EXPECT_EQ((*sources)[0]->tier(), "objectStore");
@@ -63,12 +64,13 @@ TEST(CreateRevisionSources, BuildsOneSourcePerEntryInOrder) {
 
 TEST(CreateS3ClientForSource, RegionAndEndpointDefaults) {
   auto source = ObjectStore("s3");
-  auto client = CreateS3ClientForSource(source, Environment());
+  const core::SourceGrant node_credentials{.node_credentials = true};
+  auto client = CreateS3ClientForSource(source, node_credentials, Environment());
   ASSERT_TRUE(client.has_value()) << client.error().ToString();
   EXPECT_EQ((*client)->region(), "eu-central-1");
   source.object_store->endpoint = "";
   source.object_store->region = "us-west-2";
-  auto aws = CreateS3ClientForSource(source, Environment());
+  auto aws = CreateS3ClientForSource(source, node_credentials, Environment());
   ASSERT_TRUE(aws.has_value());
   EXPECT_EQ((*aws)->endpoint(), "https://s3.us-west-2.amazonaws.com");
 }
@@ -77,21 +79,41 @@ TEST(CreateS3ClientForSource, SecretDirectoryPerSecretName) {
   TempFolder secrets;
   secrets.Write("s3-models-readonly/accessKeyId", "dir-key");
   secrets.Write("s3-models-readonly/secretAccessKey", "dir-secret");
-  auto found =
-      CreateS3ClientForSource(ObjectStore("s3", "s3-models-readonly"), Environment(secrets.path()));
+  // Even a grant that lends the node's credentials never replaces a named Secret with them.
+  const core::SourceGrant grant{.node_credentials = true};
+  auto found = CreateS3ClientForSource(ObjectStore("s3", "s3-models-readonly"), grant,
+                                       Environment(secrets.path()));
   ASSERT_TRUE(found.has_value()) << found.error().ToString();
-  auto missing =
-      CreateS3ClientForSource(ObjectStore("s3", "other-secret"), Environment(secrets.path()));
+  auto missing = CreateS3ClientForSource(ObjectStore("s3", "other-secret"), grant,
+                                         Environment(secrets.path()));
   ASSERT_FALSE(missing.has_value());
   EXPECT_EQ(missing.error().code(), ErrorCode::kNotFound);
   EXPECT_NE(missing.error().message().find("other-secret"), std::string::npos);
+  auto no_directory =
+      CreateS3ClientForSource(ObjectStore("s3", "s3-models-readonly"), grant, Environment());
+  ASSERT_FALSE(no_directory.has_value());
+  EXPECT_NE(no_directory.error().message().find("secretsDirectory"), std::string::npos);
+}
+
+TEST(CreateS3ClientForSource, TheNodesCredentialsOnlyWithAGrantThatLendsThem) {
+  auto refused = CreateS3ClientForSource(ObjectStore("s3"), {}, Environment());
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_EQ(refused.error().code(), ErrorCode::kPermissionDenied);
+  EXPECT_TRUE(
+      CreateS3ClientForSource(ObjectStore("s3"), {.node_credentials = true}, Environment()));
+}
+
+TEST(CreateRevisionSources, AGrantPerSourceIsRequired) {
+  auto sources = CreateRevisionSources({ObjectStore("s3")}, {}, Environment());
+  ASSERT_FALSE(sources.has_value());
+  EXPECT_EQ(sources.error().code(), ErrorCode::kInternal);
 }
 
 TEST(CreateRevisionSources, TypeWithoutLocationIsInvalid) {
   core::api::ModelSource broken;
   broken.name = "b";
   broken.type = "http";
-  auto sources = CreateRevisionSources({broken}, Environment());
+  auto sources = CreateRevisionSources({broken}, OperatorNamedGrants({broken}), Environment());
   ASSERT_FALSE(sources.has_value());
   EXPECT_EQ(sources.error().code(), ErrorCode::kInvalidArgument);
 }

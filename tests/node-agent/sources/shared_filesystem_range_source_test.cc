@@ -166,6 +166,43 @@ INSTANTIATE_TEST_SUITE_P(Resolution, SharedFilesystemTest, ::testing::Values(fal
                            return param_info.param ? "ComponentWalk" : "Openat2";
                          });
 
+// A revision's path below the policy root: a symlink on the share that leads out of the policy
+// root (here a tenant-made "revision folder" pointing at a secrets folder) reads nothing, while
+// a symlink that stays below the policy root (a Hugging Face cache's snapshots -> blobs) works.
+TEST(SharedFilesystemConfined, TheRevisionPathIsWalkedBeneathThePolicyRoot) {
+  TempFolder base;
+  base.Write("secrets/token", "node credentials");
+  base.Write("share/hub/blobs/abc", "weights");
+  std::filesystem::create_directories(base.path() + "/share/hub/snapshots/r1");
+  std::filesystem::create_symlink("../../blobs/abc",
+                                  base.path() + "/share/hub/snapshots/r1/model.safetensors");
+  std::filesystem::create_symlink(base.path() + "/secrets", base.path() + "/share/evil");
+  for (const bool walk : {false, true}) {
+    auto escaped = SharedFilesystemRangeSource::Create({.name = "nfs",
+                                                        .root = base.path() + "/share/evil",
+                                                        .confine_to = base.path() + "/share",
+                                                        .force_component_walk = walk});
+    ASSERT_FALSE(escaped.has_value()) << "walk=" << walk;
+    EXPECT_EQ(escaped.error().code(), ErrorCode::kPermissionDenied) << escaped.error().ToString();
+
+    auto outside = SharedFilesystemRangeSource::Create({.name = "nfs",
+                                                        .root = base.path() + "/secrets",
+                                                        .confine_to = base.path() + "/share",
+                                                        .force_component_walk = walk});
+    ASSERT_FALSE(outside.has_value());
+    EXPECT_EQ(outside.error().code(), ErrorCode::kPermissionDenied);
+  }
+  auto snapshot =
+      SharedFilesystemRangeSource::Create({.name = "nfs",
+                                           .root = base.path() + "/share/hub/snapshots/r1",
+                                           .confine_to = base.path() + "/share"});
+  ASSERT_TRUE(snapshot.has_value()) << snapshot.error().ToString();
+  AlignedBuffer out(7);
+  auto read = (*snapshot)->ReadRange({.path = "model.safetensors"}, 0, out.span(), {});
+  ASSERT_TRUE(read.has_value()) << read.error().ToString();
+  EXPECT_EQ(out.str(), "weights");
+}
+
 TEST(SharedFilesystemCreate, MissingRootIsNotFound) {
   auto source = SharedFilesystemRangeSource::Create({.name = "x", .root = "/nonexistent/root"});
   ASSERT_FALSE(source.has_value());

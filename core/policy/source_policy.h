@@ -1,0 +1,93 @@
+// The administrator's source policy: which shared-filesystem roots, object-store endpoints and
+// buckets, and HTTP origins a ModelRevision may name, from which namespaces, and which mounted
+// credential Secrets a namespace may use. The operator checks it at admission and before it
+// plans a revision; the node agent checks it again before it opens any source, so a revision
+// that reached the API server around admission still reads nothing it may not.
+//
+// It is an allow-list: a source that no rule allows is refused, and an agent or operator run
+// without a policy allows no revision source at all (peers still serve verified blobs). Both
+// binaries read it from their config file under `sourcePolicy` (the chart renders the same
+// values into both; see docs/security.md for why config and not a cluster object).
+//
+//   sourcePolicy:
+//     credentialsNamespace: modelplane      # where the agent's mounted Secrets come from
+//     sharedFilesystems:
+//       - root: /mnt/models                 # a revision's path must lie below it
+//         namespaces: [team-a]              # absent or ["*"]: every namespace
+//     objectStores:
+//       - endpoint: https://minio.example:9000   # absent: AWS's regional endpoints
+//         buckets: [models]                 # "*": any bucket at that endpoint
+//         nodeCredentials: true             # may use the agent's own credentials
+//     httpOrigins:
+//       - url: https://huggingface.co/org/  # origin, and a path prefix at segment boundaries
+//     credentials:
+//       - secret: models-readonly           # a Secret mounted into the agent
+//         namespaces: [team-a]
+//
+// A revision's credentialsSecretRef is allowed when the revision lives in credentialsNamespace
+// (the Secret is its own namespace's) or a credentials rule grants that Secret to its namespace.
+// Thread safety: plain values and pure functions.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/api/model_revision.h"
+#include "core/config/config_map.h"
+#include "core/error/error.h"
+
+namespace modelplane::core {
+
+struct SharedFilesystemRule {
+  std::string root;
+  std::vector<std::string> namespaces;
+};
+
+struct ObjectStoreRule {
+  std::string endpoint;  // empty: AWS's own endpoints
+  std::vector<std::string> buckets;
+  std::vector<std::string> namespaces;
+  bool node_credentials = false;
+};
+
+struct HttpOriginRule {
+  std::string url;
+  std::vector<std::string> namespaces;
+};
+
+struct CredentialRule {
+  std::string secret;
+  std::vector<std::string> namespaces;
+};
+
+struct SourcePolicy {
+  std::string credentials_namespace;
+  std::vector<SharedFilesystemRule> shared_filesystems;
+  std::vector<ObjectStoreRule> object_stores;
+  std::vector<HttpOriginRule> http_origins;
+  std::vector<CredentialRule> credentials;
+};
+
+void BindConfig(ConfigMap& map, SharedFilesystemRule& rule);
+void BindConfig(ConfigMap& map, ObjectStoreRule& rule);
+void BindConfig(ConfigMap& map, HttpOriginRule& rule);
+void BindConfig(ConfigMap& map, CredentialRule& rule);
+void BindConfig(ConfigMap& map, SourcePolicy& policy);
+
+// What the policy lets the agent do for one source, in the order of the revision's sources.
+struct SourceGrant {
+  // sharedFilesystem: the policy root the source's files are opened beneath (openat2
+  // RESOLVE_BENEATH), so a symlink on the share cannot lead out of what the admin allowed.
+  std::string confine_root;
+  // objectStore without credentialsSecretRef: the agent's own credentials may be used.
+  bool node_credentials = false;
+};
+
+// Every source checked; kPermissionDenied listing each source that breaks the policy and the
+// rule list it found no match in. `policy` null: no policy configured, every source refused.
+[[nodiscard]] Result<std::vector<SourceGrant>> AuthorizeSources(
+    const SourcePolicy* policy, std::string_view namespace_name,
+    const std::vector<api::ModelSource>& sources);
+
+}  // namespace modelplane::core
