@@ -86,7 +86,8 @@ if [[ ! -f $build/build.ninja ]]; then
   cmake -G Ninja -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMODELPLANE_BUILD_TESTS=OFF \
     -DMODELPLANE_BUILD_BENCH=OFF >/dev/null
 fi
-ninja -C "$build" modelplane-operator modelplane-scheduler-extender modelplane-node-agent >/dev/null
+scripts/ninja-progress.sh -C "$build" modelplane-operator modelplane-scheduler-extender \
+  modelplane-node-agent
 bin=$build
 
 say "Starting the local control plane (4 KWOK GPU nodes in 2 zones, MinIO)"

@@ -81,6 +81,29 @@ k8s_ldflags() {
   printf '%s' "${flags}"
 }
 
+# with_heartbeat NAME CMD...: runs CMD, logging once a minute that NAME is still building: a
+# go build prints nothing until it ends, and kube-apiserver alone takes 10+ minutes here.
+# The exit status is CMD's.
+with_heartbeat() {
+  local name="$1"; shift
+  local start=${SECONDS} status=0 beat
+  (
+    sleeper=
+    trap '[[ -n ${sleeper} ]] && kill "${sleeper}" 2>/dev/null; exit 0' TERM
+    while :; do
+      sleep 60 </dev/null >/dev/null 2>&1 &
+      sleeper=$!
+      wait "${sleeper}" || true
+      log "still building ${name}: $(((SECONDS - start) / 60)) min so far"
+    done
+  ) >&2 &
+  beat=$!
+  "$@" || status=$?
+  kill "${beat}" 2>/dev/null || true
+  wait "${beat}" 2>/dev/null || true
+  return "${status}"
+}
+
 # build_one NAME CMD...: runs CMD unless BIN_DIR/NAME exists; logs its duration.
 build_one() {
   local name="$1"; shift
@@ -89,7 +112,7 @@ build_one() {
   fi
   log "building ${name}"
   local start=${SECONDS}
-  nice -n 10 "$@"
+  with_heartbeat "${name}" nice -n 10 "$@"
   [[ -x "${BIN_DIR}/${name}" ]] || { log "ERROR: ${name} was not produced"; return 1; }
   log "built ${name} in $((SECONDS - start))s"
 }
@@ -132,7 +155,7 @@ build_csi_sanity() {
   local start=${SECONDS}
   log "building csi-sanity ${CSI_TEST_VERSION} into ${CSI_SANITY_DIR}"
   # go install pkg@version builds with the module's own go.mod and go.sum, outside ours.
-  env "GOBIN=${CSI_SANITY_DIR}/bin" nice -n 10 go install -trimpath \
+  with_heartbeat csi-sanity env "GOBIN=${CSI_SANITY_DIR}/bin" nice -n 10 go install -trimpath \
     -ldflags "-s -w -X main.VERSION=${CSI_TEST_VERSION}" \
     "github.com/kubernetes-csi/csi-test/v5/cmd/csi-sanity@${CSI_TEST_VERSION}"
   [[ -x "${CSI_SANITY_DIR}/bin/csi-sanity" ]] || { log "ERROR: csi-sanity was not produced"; return 1; }

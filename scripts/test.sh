@@ -40,7 +40,7 @@ build_and_test() {
   local dir=$1
   shift
   cmake -G Ninja -S "$root" -B "$dir" "$@" >/dev/null &&
-    ninja -C "$dir" -j "$jobs" &&
+    "$root/scripts/ninja-progress.sh" -C "$dir" -j "$jobs" &&
     ctest --test-dir "$dir" -j "$jobs" --output-on-failure --timeout 300 --label-exclude cluster
 }
 

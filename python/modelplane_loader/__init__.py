@@ -17,8 +17,9 @@ float8_e5m2, float8_e8m0fnu, float8_e4m3fnuz, float8_e5m2fnuz) when ml_dtypes is
 same bits (raw_dtypes=True forces that). F4 and F6 come back as their packed bytes (uint8,
 last dimension in bytes), as DLPack has no code for them either.
 
-The library is found through MODELPLANE_LOADER_LIBRARY, else the newest
-build/*/node-agent/loader/libmodelplane_loader.so of this repository.
+The library is the one bundled in the installed package (`pip install ./python`, see
+docs/loader.md), else MODELPLANE_LOADER_LIBRARY, else the newest
+build/*/node-agent/loader/libmodelplane_loader.so of this repository (PYTHONPATH=python).
 """
 
 from __future__ import annotations
@@ -32,9 +33,14 @@ from typing import Iterable, Mapping, Sequence, Union
 
 import numpy as np
 
-__all__ = ["load", "LoadError", "LoadedTensors", "DLPackTensor", "library_path"]
+__all__ = ["load", "LoadError", "LoadedTensors", "DLPackTensor", "library_path", "__version__"]
+
+# The package's one version: pyproject.toml reads it from here (setuptools' attr:, without
+# importing the module) and the installed metadata carries it.
+__version__ = "0.1.0"
 
 _ABI_VERSION = 1
+_LIBRARY_NAME = "libmodelplane_loader.so"
 
 
 class LoadError(RuntimeError):
@@ -61,15 +67,20 @@ class _Tensor(ctypes.Structure):
 
 def library_path() -> str:
     """Where the shared library is taken from (see the module docstring)."""
+    # An installed package carries its own copy (setup.py puts it beside this file); a source
+    # checkout on PYTHONPATH has none and uses the build tree's.
+    bundled = Path(__file__).resolve().parent / _LIBRARY_NAME
+    if bundled.is_file():
+        return str(bundled)
     explicit = os.environ.get("MODELPLANE_LOADER_LIBRARY")
     if explicit:
         return explicit
     root = Path(__file__).resolve().parents[2]
-    found = glob.glob(str(root / "build" / "*" / "node-agent" / "loader" / "libmodelplane_loader.so"))
+    found = glob.glob(str(root / "build" / "*" / "node-agent" / "loader" / _LIBRARY_NAME))
     if not found:
         raise LoadError(
-            "not_found: libmodelplane_loader.so: set MODELPLANE_LOADER_LIBRARY or build the "
-            "modelplane_loader target under build/"
+            f"not_found: {_LIBRARY_NAME}: install the package (pip install ./python), set "
+            "MODELPLANE_LOADER_LIBRARY or build the modelplane_loader target under build/"
         )
     return max(found, key=os.path.getmtime)
 
