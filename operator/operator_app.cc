@@ -14,6 +14,7 @@
 #include "operator/rollouts/rollout_gate_service.h"
 #include "operator/webhook/admission_review.h"
 #include "operator/webhook/pod_webhook.h"
+#include "operator/webhook/revision_webhook.h"
 
 namespace modelplane::controller {
 namespace {
@@ -31,6 +32,7 @@ std::string CandidateIdentity() {
 struct WebhookServing {
   std::unique_ptr<core::Informer> revisions;
   std::unique_ptr<PodWebhook> webhook;
+  std::unique_ptr<RevisionWebhook> revision_webhook;
   std::unique_ptr<core::HttpServer> server;
   std::thread syncer;
 
@@ -51,7 +53,7 @@ core::Status StartWebhook(const OperatorConfig& config, core::ComponentRuntime& 
                             .resync_period = config.controllers.resync_period},
       runtime.clock());
   auto webhook = PodWebhook::Create(
-      serving.revisions->store(),
+      serving.revisions->store(), config.source_policy,
       {.scheduler_name = settings.scheduler_name,
        .volume_mode = settings.volume_mode == "hostPath" ? WeightsVolumeMode::kHostPath
                                                          : WeightsVolumeMode::kCsi,
@@ -60,6 +62,10 @@ core::Status StartWebhook(const OperatorConfig& config, core::ComponentRuntime& 
       runtime.logger().WithComponent("operator.webhook"), runtime.metrics());
   if (!webhook) return std::unexpected(webhook.error());
   serving.webhook = std::move(*webhook);
+  auto revision_webhook = RevisionWebhook::Create(
+      config.source_policy, runtime.logger().WithComponent("operator.webhook"), runtime.metrics());
+  if (!revision_webhook) return std::unexpected(revision_webhook.error());
+  serving.revision_webhook = std::move(*revision_webhook);
   core::ServerOptions options;
   options.address = settings.address;
   options.port = settings.port;
@@ -70,6 +76,7 @@ core::Status StartWebhook(const OperatorConfig& config, core::ComponentRuntime& 
   options.readiness = [raw = serving.webhook.get()] { return raw->synced(); };
   core::Router router;
   serving.webhook->AddRoutes(router);
+  serving.revision_webhook->AddRoutes(router);
   auto server = core::HttpServer::Create(std::move(options), std::move(router));
   if (!server) return std::unexpected(server.error());
   serving.server = std::move(*server);
@@ -83,7 +90,8 @@ core::Status StartWebhook(const OperatorConfig& config, core::ComponentRuntime& 
   runtime.logger().Info("webhook_listening",
                         {{"address", settings.address},
                          {"port", static_cast<std::int64_t>(serving.server->port())},
-                         {"path", std::string(kPodWebhookPath)}});
+                         {"path", std::string(kPodWebhookPath)},
+                         {"revision_path", std::string(kRevisionWebhookPath)}});
   return core::Ok();
 }
 
@@ -125,6 +133,11 @@ core::Status StartRolloutGates(const OperatorConfig& config, core::ComponentRunt
 
 int RunOperator(const OperatorConfig& config, core::ComponentRuntime& runtime) {
   const core::Logger& logger = runtime.logger();
+  if (!config.source_policy) {
+    logger.Warn("source_policy_missing",
+                {{"effect", "every revision that names a source is refused"},
+                 {"fix", "set sourcePolicy in the operator's config (docs/security.md)"}});
+  }
   auto connection = core::ConnectAndLog(config.kubernetes, runtime.clock(), logger);
   if (!connection) return 1;
   WebhookServing webhook;
@@ -165,7 +178,8 @@ int RunOperator(const OperatorConfig& config, core::ComponentRuntime& runtime) {
       .resync_period = config.controllers.resync_period,
       .revision_workers = config.controllers.revision_workers,
       .cache_workers = config.controllers.cache_workers,
-      .reporting_instance = candidate_identity};
+      .reporting_instance = candidate_identity,
+      .source_policy = config.source_policy};
 
   // The controllers exist only while this replica leads: built on gaining the lease, stopped
   // (workers drained, informers closed) when `stop` fires. /readyz turns true once their

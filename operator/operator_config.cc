@@ -52,6 +52,7 @@ void BindConfig(core::ConfigMap& map, OperatorConfig& config) {
   map.Optional("controllers", config.controllers);
   map.Optional("webhook", config.webhook);
   map.Optional("rolloutGates", config.rollout_gates);
+  map.Optional("sourcePolicy", config.source_policy);
 }
 
 }  // namespace modelplane::controller

@@ -3,9 +3,11 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "core/config/config_map.h"
+#include "core/policy/source_policy.h"
 #include "core/runtime/runtime_config.h"
 
 namespace modelplane::controller {
@@ -58,6 +60,9 @@ struct OperatorConfig {
   ControllersConfig controllers;
   WebhookConfig webhook;
   RolloutGatesConfig rollout_gates;
+  // What revisions may name (core/policy/source_policy.h), the same as the agents'; absent:
+  // every revision with sources is refused at admission and marked invalid.
+  std::optional<core::SourcePolicy> source_policy;
 };
 
 void BindConfig(core::ConfigMap& map, LeaderElectionConfig& config);

@@ -11,6 +11,7 @@
 #include "core/kube/informer.h"
 #include "core/kube/kube_client.h"
 #include "core/log/logger.h"
+#include "core/policy/source_policy.h"
 #include "operator/controllers/controller_metrics.h"
 #include "operator/controllers/workload_inventory.h"
 
@@ -28,7 +29,8 @@ struct ControllerContext {
   const core::Logger& logger;
   const core::Clock& clock;
   ControllerMetrics& metrics;
-  std::string namespace_scope;  // "" = every namespace
+  std::string namespace_scope;                        // "" = every namespace
+  const core::SourcePolicy* source_policy = nullptr;  // null: none configured, all refused
 };
 
 }  // namespace modelplane::controller

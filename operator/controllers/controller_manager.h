@@ -29,6 +29,7 @@
 #include "core/kube/event_recorder.h"
 #include "core/kube/informer.h"
 #include "core/kube/watch_stream.h"
+#include "core/policy/source_policy.h"
 #include "core/workqueue/controller_runner.h"
 #include "core/workqueue/work_queue.h"
 #include "operator/controllers/model_cache_controller.h"
@@ -43,6 +44,8 @@ struct ControllerOptions {
   int revision_workers = 4;
   int cache_workers = 2;
   std::string reporting_instance;  // Events' reportingInstance (the pod or host name)
+  // What revisions may name; absent: every revision with sources is invalid (SourcePolicyDenied).
+  std::optional<core::SourcePolicy> source_policy;
 };
 
 class ControllerManager {

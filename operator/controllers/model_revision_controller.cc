@@ -99,7 +99,11 @@ core::Result<core::ReconcileResult> ModelRevisionController::Reconcile(const std
     if (auto applied = gates_.Apply(key, *plan.gates); !applied) gate_error = applied.error();
   } else if (!deleting) {
     const bool revoked = plan.observation.revoked;
-    gates_.ReportBlocked(key, "Warning", revoked ? "RevisionRevoked" : "RevisionInvalid",
+    gates_.ReportBlocked(key, "Warning",
+                         revoked ? "RevisionRevoked"
+                         : plan.observation.problems_reason == kReasonSourcePolicyDenied
+                             ? "RevisionSourcePolicyDenied"
+                             : "RevisionInvalid",
                          revoked
                              ? fmt::format("ModelRevision {} is revoked; the pod stays gated", key)
                              : fmt::format("ModelRevision {} is invalid ({}); the pod stays gated",
@@ -152,6 +156,13 @@ ModelRevisionController::Plan ModelRevisionController::Observe(const json& raw, 
                                                api::ValidationReasonName(problem.reason)));
   }
   if (!observation.problems.empty()) return plan;
+  if (auto allowed = core::AuthorizeSources(context_.source_policy,
+                                            revision->metadata.namespace_name, spec.sources);
+      !allowed) {
+    observation.problems = {allowed.error().message()};
+    observation.problems_reason = std::string(kReasonSourcePolicyDenied);
+    return plan;
+  }
   auto digest = api::ComputeRevisionDigest(spec);
   if (!digest) {
     observation.problems = {digest.error().message()};
@@ -380,8 +391,7 @@ void ModelRevisionController::RecordInvalid(const json& raw, const api::ModelRev
   context_.logger.Warn("revision_invalid", {{"revision", key}, {"problems", valid->message}});
   std::string note = valid->message;
   if (note.size() > kMaxEventNote) note = note.substr(0, kMaxEventNote - 3) + "...";
-  if (auto recorded =
-          context_.events.Record(raw, "Warning", std::string(kReasonInvalidSpec), "Validate", note);
+  if (auto recorded = context_.events.Record(raw, "Warning", valid->reason, "Validate", note);
       !recorded) {
     context_.logger.Warn("event_record_failed",
                          {{"revision", key}, {"error", recorded.error().ToString()}});

@@ -80,8 +80,8 @@ api::ModelRevisionStatus BuildRevisionStatus(const RevisionObservation& observat
   if (!observation.problems.empty()) {
     status.phase = std::string(api::kPhaseInvalid);
     std::string message = fmt::format("{}", fmt::join(observation.problems, "; "));
-    set(kConditionValid, false, std::string(kReasonInvalidSpec), message);
-    set(kConditionReady, false, std::string(kReasonInvalidSpec),
+    set(kConditionValid, false, observation.problems_reason, message);
+    set(kConditionReady, false, observation.problems_reason,
         "the spec is invalid; no node is asked to hold it");
     return status;
   }

@@ -24,6 +24,8 @@ namespace api = core::api;
 inline constexpr std::string_view kConditionValid = "Valid";
 inline constexpr std::string_view kConditionReady = "Ready";
 inline constexpr std::string_view kReasonInvalidSpec = "InvalidSpec";
+// A source the administrator's source policy does not allow (core/policy/source_policy.h).
+inline constexpr std::string_view kReasonSourcePolicyDenied = "SourcePolicyDenied";
 // Revoked revisions: True once no node holds any of its bytes.
 inline constexpr std::string_view kConditionPurged = "Purged";
 
@@ -43,6 +45,8 @@ struct RevisionObservation {
   std::int64_t generation = 0;
   // Non-empty: the spec is invalid; each line is one problem ("spec.files[0].sha256: ...").
   std::vector<std::string> problems;
+  // The Valid condition's reason when there are problems.
+  std::string problems_reason = std::string(kReasonInvalidSpec);
   std::string digest;  // empty when invalid
   std::int64_t total_bytes = 0;
   bool revoked = false;

@@ -8,7 +8,7 @@
 #include "core/api/model_revision_validation.h"
 #include "core/api/revision_digest.h"
 #include "core/metrics/histogram_buckets.h"
-#include "operator/webhook/admission_review.h"
+#include "operator/webhook/admission_answer.h"
 
 namespace modelplane::controller {
 namespace {
@@ -16,17 +16,11 @@ namespace {
 namespace http = boost::beast::http;
 using nlohmann::json;
 
-core::ServerResponse Answer(const std::string& uid, const AdmissionVerdict& verdict) {
-  return core::ServerResponse::Text(http::status::ok, WriteAdmissionReview(uid, verdict),
-                                    "application/json");
-}
-
 }  // namespace
 
-core::Result<std::unique_ptr<PodWebhook>> PodWebhook::Create(const core::ObjectStore& revisions,
-                                                             InjectionOptions options,
-                                                             core::Logger logger,
-                                                             core::MetricsRegistry& metrics) {
+core::Result<std::unique_ptr<PodWebhook>> PodWebhook::Create(
+    const core::ObjectStore& revisions, std::optional<core::SourcePolicy> policy,
+    InjectionOptions options, core::Logger logger, core::MetricsRegistry& metrics) {
   // 100 us to about 3.3 s: an answer from the informer's store takes well under a millisecond,
   // and the API server gives up at the webhook's timeoutSeconds (10 s at most).
   auto buckets = core::ExponentialBuckets(0.0001, 2, 16);
@@ -44,13 +38,15 @@ core::Result<std::unique_ptr<PodWebhook>> PodWebhook::Create(const core::ObjectS
   if (!requests) return std::unexpected(requests.error());
   auto cell = (*duration)->WithLabels({});
   if (!cell) return std::unexpected(cell.error());
-  return std::unique_ptr<PodWebhook>(
-      new PodWebhook(revisions, std::move(options), std::move(logger), *requests, *cell));
+  return std::unique_ptr<PodWebhook>(new PodWebhook(
+      revisions, std::move(policy), std::move(options), std::move(logger), *requests, *cell));
 }
 
-PodWebhook::PodWebhook(const core::ObjectStore& revisions, InjectionOptions options,
-                       core::Logger logger, core::CounterFamily* requests, core::Histogram duration)
+PodWebhook::PodWebhook(const core::ObjectStore& revisions, std::optional<core::SourcePolicy> policy,
+                       InjectionOptions options, core::Logger logger, core::CounterFamily* requests,
+                       core::Histogram duration)
     : revisions_(revisions),
+      policy_(std::move(policy)),
       options_(std::move(options)),
       logger_(std::move(logger)),
       requests_(requests),
@@ -84,6 +80,11 @@ RevisionLookup PodWebhook::Lookup(const std::string& namespace_name,
     return {.state = RevisionLookup::State::kInvalid, .problem = std::move(text)};
   }
   if (revision->spec.revoked) return {.state = RevisionLookup::State::kRevoked};
+  if (auto allowed = core::AuthorizeSources(policy_ ? &*policy_ : nullptr, namespace_name,
+                                            revision->spec.sources);
+      !allowed) {
+    return {.state = RevisionLookup::State::kInvalid, .problem = allowed.error().message()};
+  }
   auto digest = core::api::ComputeRevisionDigest(revision->spec);
   if (!digest)
     return {.state = RevisionLookup::State::kInvalid, .problem = digest.error().message()};
@@ -109,14 +110,15 @@ core::ServerResponse PodWebhook::Handle(const core::ServerRequest& request) cons
   if (!synced_.load()) {
     // An allowed=false answer with the reason reads better in `kubectl describe replicaset`
     // than a connection error, and failurePolicy Fail would refuse the pod either way.
-    return finish(Answer(review->uid, {.allowed = false,
-                                       .code = 503,
-                                       .message = "modelplane webhook: revisions not listed yet; "
-                                                  "retry shortly"}),
+    return finish(AnswerAdmissionReview(review->uid,
+                                        {.allowed = false,
+                                         .code = 503,
+                                         .message = "modelplane webhook: revisions not listed yet; "
+                                                    "retry shortly"}),
                   "not_ready");
   }
   if (review->operation != "CREATE" || review->kind != "Pod" || !review->group.empty()) {
-    return finish(Answer(review->uid, {}), "unmanaged");
+    return finish(AnswerAdmissionReview(review->uid, {}), "unmanaged");
   }
   const InjectionResult injected = InjectServingPod(
       review->object, review->namespace_name,
@@ -149,7 +151,7 @@ core::ServerResponse PodWebhook::Handle(const core::ServerRequest& request) cons
                                    {"reason", injected.message}};
   logger_.Log(injected.allowed ? core::LogLevel::kInfo : core::LogLevel::kWarn, "pod_admitted",
               fields);
-  return finish(Answer(review->uid, verdict), injected.outcome);
+  return finish(AnswerAdmissionReview(review->uid, verdict), injected.outcome);
 }
 
 }  // namespace modelplane::controller

@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "core/error/error.h"
@@ -22,6 +23,7 @@
 #include "core/metrics/counter.h"
 #include "core/metrics/histogram.h"
 #include "core/metrics/metrics_registry.h"
+#include "core/policy/source_policy.h"
 #include "operator/webhook/pod_injection.h"
 
 namespace modelplane::controller {
@@ -31,10 +33,11 @@ inline constexpr std::string_view kPodWebhookPath = "/mutate-pods";
 class PodWebhook {
  public:
   // `revisions`: the ModelRevisions the webhook may resolve (every namespace the operator
-  // serves); it must outlive the webhook.
+  // serves); it must outlive the webhook. A revision the source policy refuses is treated as
+  // invalid (`policy` null: no policy, every revision with sources refused).
   [[nodiscard]] static core::Result<std::unique_ptr<PodWebhook>> Create(
-      const core::ObjectStore& revisions, InjectionOptions options, core::Logger logger,
-      core::MetricsRegistry& metrics);
+      const core::ObjectStore& revisions, std::optional<core::SourcePolicy> policy,
+      InjectionOptions options, core::Logger logger, core::MetricsRegistry& metrics);
 
   void AddRoutes(core::Router& router) const;
   void SetSynced(bool synced) { synced_.store(synced); }
@@ -46,11 +49,13 @@ class PodWebhook {
                                       const std::string& name) const;
 
  private:
-  PodWebhook(const core::ObjectStore& revisions, InjectionOptions options, core::Logger logger,
-             core::CounterFamily* requests, core::Histogram duration);
+  PodWebhook(const core::ObjectStore& revisions, std::optional<core::SourcePolicy> policy,
+             InjectionOptions options, core::Logger logger, core::CounterFamily* requests,
+             core::Histogram duration);
   void Count(std::string_view outcome) const;
 
   const core::ObjectStore& revisions_;
+  const std::optional<core::SourcePolicy> policy_;
   const InjectionOptions options_;
   const core::Logger logger_;
   core::CounterFamily* requests_;

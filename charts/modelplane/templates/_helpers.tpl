@@ -86,3 +86,12 @@ seccompProfile:
 {{- define "modelplane.webhookSecretName" -}}
 {{- default (printf "%s-tls" (include "modelplane.webhookName" .)) .Values.operator.webhook.certificate.secretName -}}
 {{- end -}}
+
+{{/* The source policy, as the operator and every agent read it (a YAML mapping). */}}
+{{- define "modelplane.sourcePolicy" -}}
+credentialsNamespace: {{ .Release.Namespace | quote }}
+sharedFilesystems: {{ toJson .Values.sourcePolicy.sharedFilesystems }}
+objectStores: {{ toJson .Values.sourcePolicy.objectStores }}
+httpOrigins: {{ toJson .Values.sourcePolicy.httpOrigins }}
+credentials: {{ toJson .Values.sourcePolicy.credentials }}
+{{- end }}

@@ -70,9 +70,12 @@ class ControllersTest : public core::testing::ClusterTest {
     logger_.emplace(std::move(*logger));
     manager_ = std::make_unique<ControllerManager>(
         *client_, *watcher_,
-        ControllerOptions{.namespace_scope = namespace_,
-                          .resync_period = seconds(0),
-                          .reporting_instance = "operator-test"},
+        ControllerOptions{
+            .namespace_scope = namespace_,
+            .resync_period = seconds(0),
+            .reporting_instance = "operator-test",
+            .source_policy = core::SourcePolicy{.object_stores = {{.buckets = {"models"},
+                                                                   .node_credentials = true}}}},
         *metrics_, *logger_, clock_);
     core::CancellationToken never;
     ASSERT_TRUE(manager_->Start(never));

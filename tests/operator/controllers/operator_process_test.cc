@@ -68,6 +68,8 @@ class OperatorProcessTest : public core::testing::ClusterTest {
     config_ = "/tmp/" + namespace_ + "-operator.yaml";
     std::ofstream(config_) << "admin: {address: 127.0.0.1, port: 0}\n"
                            << "kubernetes: {kubeconfig: " << kubeconfig_path_ << "}\n"
+                           << "sourcePolicy: {objectStores: [{buckets: [models], "
+                           << "nodeCredentials: true}]}\n"
                            << "leaderElection: {namespace: " << namespace_
                            << ", leaseDuration: 3s, renewDeadline: 2s, retryPeriod: 500ms}\n"
                            << "controllers: {namespace: " << namespace_ << "}\n";

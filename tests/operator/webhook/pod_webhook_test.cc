@@ -33,6 +33,14 @@ json Revision(const std::string& name, bool revoked) {
   return revision;
 }
 
+// Allows what the test revision names (its object store with its Secret, its HTTP origin).
+core::SourcePolicy TestPolicy() {
+  return {
+      .object_stores = {{.endpoint = "https://s3.us-east-1.amazonaws.com", .buckets = {"models"}}},
+      .http_origins = {{.url = "https://models.example.com/"}},
+      .credentials = {{.secret = "rotated", .namespaces = {"models"}}}};
+}
+
 json Review(const std::string& operation, const std::string& revision) {
   return {
       {"apiVersion", "admission.k8s.io/v1"},
@@ -68,7 +76,7 @@ class PodWebhookTest : public ::testing::Test {
                                         .level = core::LogLevel::kDebug,
                                         .sink = core::LogSink::Stream(log_)});
     ASSERT_TRUE(logger);
-    auto webhook = PodWebhook::Create(revisions_, {}, *logger, metrics_);
+    auto webhook = PodWebhook::Create(revisions_, TestPolicy(), {}, *logger, metrics_);
     ASSERT_TRUE(webhook) << webhook.error().ToString();
     webhook_ = std::move(*webhook);
     core::ServerOptions options;
@@ -149,6 +157,20 @@ TEST_F(PodWebhookTest, RefusesARevokedRevisionAndWarnsOfAMissingOne) {
   EXPECT_EQ(missing["allowed"], true);
   ASSERT_TRUE(missing.contains("warnings"));
   EXPECT_THAT(missing["warnings"][0].get<std::string>(), HasSubstr("does not exist yet"));
+}
+
+TEST_F(PodWebhookTest, RefusesAPodWhoseRevisionTheSourcePolicyRefuses) {
+  core::SourcePolicy narrowed = TestPolicy();
+  narrowed.credentials.clear();
+  auto logger = core::Logger::Create({.component = "operator.webhook"});
+  ASSERT_TRUE(logger);
+  core::MetricsRegistry metrics;
+  auto webhook = PodWebhook::Create(revisions_, narrowed, {}, *logger, metrics);
+  ASSERT_TRUE(webhook);
+  const RevisionLookup lookup = (*webhook)->Lookup("models", "llama-r1");
+  EXPECT_EQ(lookup.state, RevisionLookup::State::kInvalid);
+  EXPECT_THAT(lookup.problem, HasSubstr("credentialsSecretRef \"rotated\""));
+  EXPECT_EQ(webhook_->Lookup("models", "llama-r1").state, RevisionLookup::State::kValid);
 }
 
 TEST_F(PodWebhookTest, LeavesUpdatesAlone) {

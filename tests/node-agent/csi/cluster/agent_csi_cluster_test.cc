@@ -108,6 +108,8 @@ class AgentCsiClusterTest : public core::testing::ClusterTest {
     config_ = (base_ / "agent.yaml").string();
     std::ofstream(config_) << "nodeName: " << node_ << "\n"
                            << "cacheRoot: " << (base_ / "cache").string() << "\n"
+                           << "sourcePolicy: {objectStores: [{buckets: [models], "
+                           << "nodeCredentials: true}]}\n"
                            << "admin: {address: 127.0.0.1, port: 0}\n"
                            << "kubernetes: {kubeconfig: " << kubeconfig_path_ << "}\n"
                            << "peers: {enabled: false}\n"

@@ -11,6 +11,10 @@
 // staging that cannot fit without touching protected revisions (InsufficientCapacity) without
 // evicting anything for it, and leave a consistent store behind, also after a kill -9 halfway
 // through a paced eviction.
+//
+// The same agent process checks the source policy: a revision whose shared-filesystem path lies
+// outside the allowed roots, or reaches out of them through a symlink, is not staged even though
+// the bytes there would verify, and nothing of it reaches the store.
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -98,7 +102,9 @@ class AgentEvictionClusterTest : public core::testing::ClusterTest {
 
   // Creates the ModelRevision (`file_count` weights files of `bytes` in all, content distinct
   // per revision and file) and computes its digest as the agent will.
-  TestRevision MakeRevision(const std::string& name, std::uint64_t bytes, int file_count = 1) {
+  // `sources`: the revision's spec.sources; null: the object store the policy allows.
+  TestRevision MakeRevision(const std::string& name, std::uint64_t bytes, int file_count = 1,
+                            json sources = nullptr) {
     TestRevision revision{.name = name, .bytes = bytes};
     for (int index = 0; index < file_count; ++index) {
       std::string content(bytes / file_count, static_cast<char>('a' + name.back() % 26));
@@ -122,9 +128,11 @@ class AgentEvictionClusterTest : public core::testing::ClusterTest {
           {"format", "safetensors"},
           {"engine", {{"name", "vllm"}, {"version", "0.6.0"}}},
           {"sources",
-           json::array({{{"name", "s3"},
-                         {"type", "objectStore"},
-                         {"objectStore", {{"bucket", "models"}, {"prefix", name}}}}})}}}};
+           sources.is_null()
+               ? json::array({{{"name", "s3"},
+                               {"type", "objectStore"},
+                               {"objectStore", {{"bucket", "models"}, {"prefix", name}}}}})
+               : sources}}}};
     auto created = client_->Create(core::resources::ModelRevisions(), namespace_, object);
     EXPECT_TRUE(created) << created.error().ToString();
     if (!created) return revision;
@@ -190,6 +198,7 @@ class AgentEvictionClusterTest : public core::testing::ClusterTest {
                            << "admin: {address: 127.0.0.1, port: 0}\n"
                            << "kubernetes: {kubeconfig: " << kubeconfig_path_ << "}\n"
                            << "peers: {enabled: false}\n"
+                           << "sourcePolicy: " << source_policy_ << "\n"
                            << "statusInterval: 200ms\n"
                            << "eviction: {highPercent: " << high_percent << ", lowPercent: 70, "
                            << "kubeletFilesystem: separate, interval: 500ms, "
@@ -273,6 +282,7 @@ class AgentEvictionClusterTest : public core::testing::ClusterTest {
   std::filesystem::path base_;
   bool mounted_ = false;
   std::string config_;
+  std::string source_policy_ = "{objectStores: [{buckets: [models], nodeCredentials: true}]}";
   pid_t agent_ = -1;
 };
 
@@ -421,6 +431,75 @@ TEST_F(AgentEvictionClusterTest, AKillDuringEvictionLeavesAConsistentStore) {
   ExpectConsistent(**store);
   for (const auto& [path, content] : victim.files) {
     EXPECT_FALSE((*store)->HasBlob(core::Sha256Of(content))) << path;
+  }
+}
+
+TEST_F(AgentEvictionClusterTest, RevisionsThePolicyRefusesAreNotStagedAndNothingIsRead) {
+  // What a tenant should not read, laid out so that reading it would verify: the files of the
+  // revision, outside the share, and a symlink on the share that leads there.
+  const std::filesystem::path secret = base_ / "secret";
+  const std::filesystem::path share = base_ / "share";
+  std::filesystem::create_directories(share);
+  std::filesystem::create_symlink(secret, share / "evil");
+  const json outside = json::array({{{"name", "nfs"},
+                                     {"type", "sharedFilesystem"},
+                                     {"sharedFilesystem", {{"path", secret.string()}}}}});
+  const json through_link =
+      json::array({{{"name", "nfs"},
+                    {"type", "sharedFilesystem"},
+                    {"sharedFilesystem", {{"path", (share / "evil").string()}}}}});
+  const TestRevision refused = MakeRevision("model-outside", 4 * kMiB, 1, outside);
+  const TestRevision linked = MakeRevision("model-linked", 4 * kMiB, 1, through_link);
+  ASSERT_FALSE(HasFailure());
+  for (const TestRevision* revision : {&refused, &linked}) {
+    for (const auto& [path, content] : revision->files) {
+      std::filesystem::create_directories(secret);
+      std::ofstream(secret / path) << content;
+    }
+  }
+  auto cache = client_->Create(
+      core::resources::ModelCaches(), "",
+      {{"apiVersion", "modelplane.io/v1alpha1"},
+       {"kind", "ModelCache"},
+       {"metadata", {{"name", node_}}},
+       {"spec",
+        {{"revisions",
+          json::array({Entry(refused, false, "prestage"), Entry(linked, false, "prestage")})}}}});
+  ASSERT_TRUE(cache) << cache.error().ToString();
+  source_policy_ = fmt::format("{{sharedFilesystems: [{{root: {}}}]}}", share.string());
+  StartAgent();
+  ASSERT_FALSE(HasFatalFailure());
+
+  std::optional<core::api::ModelCacheStatus> status;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        status = Status();
+        if (!status) return false;
+        const auto* first = Find(*status, refused);
+        const auto* second = Find(*status, linked);
+        return first != nullptr && second != nullptr &&
+               first->state == core::api::kCacheStateFailed &&
+               second->state == core::api::kCacheStateFailed;
+      },
+      kWait))
+      << Log();
+  const auto* denied = Find(*status, refused);
+  EXPECT_EQ(denied->reason, core::api::kCacheReasonSourcePolicyDenied);
+  EXPECT_NE(denied->message.find("below no sharedFilesystems root"), std::string::npos)
+      << denied->message;
+  EXPECT_EQ(denied->bytes_done, 0u);
+  // Allowed by its path, refused by where the path leads: the open beneath the root fails.
+  const auto* escaped = Find(*status, linked);
+  EXPECT_NE(escaped->message.find("escapes"), std::string::npos) << escaped->message;
+  EXPECT_EQ(escaped->bytes_done, 0u);
+  StopAgent();
+  auto store = CacheStore::Open({.root = base_ / "cache", .headroom_bytes = 0});
+  ASSERT_TRUE(store) << store.error().ToString();
+  for (const TestRevision* revision : {&refused, &linked}) {
+    EXPECT_FALSE((*store)->FindRevision(revision->digest).has_value()) << revision->name;
+    for (const auto& [path, content] : revision->files) {
+      EXPECT_FALSE((*store)->HasBlob(core::Sha256Of(content))) << revision->name;
+    }
   }
 }
 

@@ -53,6 +53,8 @@ class RolloutGateClusterTest : public core::testing::ClusterTest {
     log_ = directory_->path() + "/operator.log";
     std::ofstream(config_) << "admin: {address: 127.0.0.1, port: 0}\n"
                            << "kubernetes: {kubeconfig: " << kubeconfig_path_ << "}\n"
+                           << "sourcePolicy: {objectStores: [{buckets: [models], "
+                           << "nodeCredentials: true}]}\n"
                            << "leaderElection: {enabled: false}\n"
                            << "controllers: {namespace: " << namespace_ << "}\n"
                            << "rolloutGates: {enabled: true, address: 127.0.0.1, port: 0}\n";

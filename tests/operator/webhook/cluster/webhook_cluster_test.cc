@@ -32,6 +32,12 @@ constexpr auto kWait = std::chrono::seconds(30);
 const core::ResourceType kWebhookConfigurations{"admissionregistration.k8s.io", "v1",
                                                 "mutatingwebhookconfigurations",
                                                 "MutatingWebhookConfiguration", false};
+const core::ResourceType kValidatingConfigurations{"admissionregistration.k8s.io", "v1",
+                                                   "validatingwebhookconfigurations",
+                                                   "ValidatingWebhookConfiguration", false};
+// Revisions with this label are not sent to the validating webhook: they stand for revisions
+// that reached the API server around admission (created before the webhook was configured).
+constexpr std::string_view kAroundAdmission = "test.modelplane.io/around-admission";
 
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path);
@@ -95,6 +101,8 @@ class WebhookClusterTest : public core::testing::ClusterTest {
     log_ = directory_->path() + "/operator.log";
     std::ofstream(config_) << "admin: {address: 127.0.0.1, port: 0}\n"
                            << "kubernetes: {kubeconfig: " << kubeconfig_path_ << "}\n"
+                           << "sourcePolicy: {objectStores: [{buckets: [models], "
+                           << "nodeCredentials: true}]}\n"
                            << "leaderElection: {enabled: false}\n"
                            << "controllers: {namespace: " << namespace_ << "}\n"
                            << "webhook: {enabled: true, address: 127.0.0.1, port: 0, "
@@ -117,6 +125,7 @@ class WebhookClusterTest : public core::testing::ClusterTest {
   void TearDown() override {
     if (client_) {
       (void)client_->Delete(kWebhookConfigurations, "", namespace_);
+      (void)client_->Delete(kValidatingConfigurations, "", namespace_);
       (void)client_->Request("DELETE", "/api/v1/namespaces/" + namespace_ + "/pods", nullptr, "");
       if (operator_pid_ <= 0) Launch();  // revisions carry its finalizer
       if (auto revisions = client_->ListAll(core::resources::ModelRevisions(), namespace_, {})) {
@@ -192,6 +201,59 @@ class WebhookClusterTest : public core::testing::ClusterTest {
                                "'modelplane.io/revision' in object.metadata.annotations"}}})}}})}};
     auto created = client_->Create(kWebhookConfigurations, "", configuration);
     ASSERT_TRUE(created) << created.error().ToString();
+    const json validating = {
+        {"apiVersion", "admissionregistration.k8s.io/v1"},
+        {"kind", "ValidatingWebhookConfiguration"},
+        {"metadata", {{"name", namespace_}}},
+        {"webhooks",
+         json::array({{{"name", "modelrevisions.modelplane.io"},
+                       {"admissionReviewVersions", {"v1"}},
+                       {"sideEffects", "None"},
+                       {"failurePolicy", "Fail"},
+                       {"timeoutSeconds", 5},
+                       {"clientConfig",
+                        {{"url", "https://127.0.0.1:" + port_ + "/validate-modelrevisions"},
+                         {"caBundle", core::EncodeBase64(ReadFile(pki_.ca_file))}}},
+                       {"rules", json::array({{{"apiGroups", {"modelplane.io"}},
+                                               {"apiVersions", {"v1alpha1"}},
+                                               {"operations", {"CREATE"}},
+                                               {"resources", {"modelrevisions"}},
+                                               {"scope", "Namespaced"}}})},
+                       {"namespaceSelector",
+                        {{"matchLabels", {{"kubernetes.io/metadata.name", namespace_}}}}},
+                       {"objectSelector",
+                        {{"matchExpressions", json::array({{{"key", kAroundAdmission},
+                                                            {"operator", "DoesNotExist"}}})}}}}})}};
+    auto validating_created = client_->Create(kValidatingConfigurations, "", validating);
+    ASSERT_TRUE(validating_created) << validating_created.error().ToString();
+    // The API server picks up a new configuration a moment later: wait until a dry run of a
+    // revision the policy refuses is refused by the webhook.
+    json probe = Revision(namespace_, "probe");
+    probe["spec"]["sources"] = json::array({{{"name", "nfs"},
+                                             {"type", "sharedFilesystem"},
+                                             {"sharedFilesystem", {{"path", "/probe"}}}}});
+    const std::string path =
+        "/apis/modelplane.io/v1alpha1/namespaces/" + namespace_ + "/modelrevisions?dryRun=All";
+    ASSERT_TRUE(WaitUntil(
+        [&] {
+          auto answer = client_->Request("POST", path, probe, "application/json");
+          return !answer && answer.error().message().find("modelplane:") != std::string::npos;
+        },
+        kWait))
+        << ReadFile(log_);
+  }
+
+  // Creates a revision, retrying while the validating webhook is not served yet.
+  core::Result<json> CreateRevision(const json& revision) {
+    core::Result<json> created = core::MakeError(core::ErrorCode::kUnavailable, "not tried");
+    WaitUntil(
+        [&] {
+          created = client_->Create(core::resources::ModelRevisions(), namespace_, revision);
+          return created.has_value() ||
+                 created.error().message().find("modelplane:") != std::string::npos;
+        },
+        kWait);
+    return created;
   }
 
   // Creates a pod, retrying while the webhook is not up yet (the API server refuses then).
@@ -262,6 +324,7 @@ TEST_F(WebhookClusterTest, AnAnnotationIsEnoughAndOtherPodsAreUntouched) {
 
 TEST_F(WebhookClusterTest, InvalidAndRevokedRevisionsAreRefusedWithTheReason) {
   json escaping = Revision(namespace_, "llama-escape");
+  escaping["metadata"]["labels"] = {{kAroundAdmission, "true"}};
   escaping["spec"]["sources"] = json::array({{{"name", "nfs"},
                                               {"type", "sharedFilesystem"},
                                               {"sharedFilesystem", {{"path", "/models/../etc"}}}}});
@@ -278,6 +341,74 @@ TEST_F(WebhookClusterTest, InvalidAndRevokedRevisionsAreRefusedWithTheReason) {
   auto foreign = CreatePod(ServingPod(namespace_, "c", "kube-system/llama-r1"));
   ASSERT_FALSE(foreign);
   EXPECT_THAT(foreign.error().message(), HasSubstr("its own namespace"));
+}
+
+TEST_F(WebhookClusterTest, RevisionsTheSourcePolicyRefusesAreRefusedAtAdmissionNamingTheRule) {
+  json secrets = Revision(namespace_, "llama-secrets");
+  secrets["spec"]["sources"] = json::array(
+      {{{"name", "nfs"},
+        {"type", "sharedFilesystem"},
+        {"sharedFilesystem", {{"path", "/var/run/secrets/kubernetes.io/serviceaccount"}}}}});
+  auto refused = CreateRevision(secrets);
+  ASSERT_FALSE(refused) << "the API server stored a revision that reads the node's secrets";
+  EXPECT_THAT(refused.error().message(), HasSubstr("source \"nfs\""));
+  EXPECT_THAT(refused.error().message(), HasSubstr("below no sharedFilesystems root"));
+
+  json foreign_secret = Revision(namespace_, "llama-foreign-secret");
+  foreign_secret["spec"]["sources"][0]["credentialsSecretRef"] = {{"name", "team-b-keys"}};
+  auto foreign = CreateRevision(foreign_secret);
+  ASSERT_FALSE(foreign);
+  EXPECT_THAT(foreign.error().message(),
+              HasSubstr("credentialsSecretRef \"team-b-keys\" is granted to namespace"));
+
+  json internal = Revision(namespace_, "llama-internal");
+  internal["spec"]["sources"] =
+      json::array({{{"name", "origin"},
+                    {"type", "http"},
+                    {"http", {{"baseURL", "http://169.254.169.254/latest/meta-data"}}}}});
+  auto metadata = CreateRevision(internal);
+  ASSERT_FALSE(metadata);
+  EXPECT_THAT(metadata.error().message(), HasSubstr("no httpOrigins rule"));
+
+  auto allowed = CreateRevision(Revision(namespace_, "llama-r1"));
+  EXPECT_TRUE(allowed) << allowed.error().ToString();
+}
+
+TEST_F(WebhookClusterTest, ARevisionAroundAdmissionIsDeniedByTheOperatorAndItsPodsRefused) {
+  json secrets = Revision(namespace_, "llama-around");
+  secrets["metadata"]["labels"] = {{kAroundAdmission, "true"}};
+  secrets["spec"]["prestage"] = {{"nodes", 1}};
+  secrets["spec"]["sources"] = json::array({{{"name", "nfs"},
+                                             {"type", "sharedFilesystem"},
+                                             {"sharedFilesystem", {{"path", "/etc/modelplane"}}}}});
+  ASSERT_TRUE(CreateRevision(secrets));
+  json valid;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        auto object = client_->Get(core::resources::ModelRevisions(), namespace_, "llama-around");
+        if (!object) return false;
+        for (const json& condition :
+             object->value("status", json::object()).value("conditions", json::array())) {
+          if (condition.value("type", "") == "Valid") valid = condition;
+        }
+        return !valid.is_null();
+      },
+      kWait))
+      << ReadFile(log_);
+  EXPECT_EQ(valid["status"], "False");
+  EXPECT_EQ(valid["reason"], "SourcePolicyDenied");
+  EXPECT_THAT(valid["message"].get<std::string>(), HasSubstr("sharedFilesystems"));
+  // No node is asked to stage it.
+  auto caches = client_->ListAll(core::resources::ModelCaches(), "", {});
+  ASSERT_TRUE(caches);
+  for (const json& cache : caches->items) {
+    for (const json& entry : cache["spec"].value("revisions", json::array())) {
+      EXPECT_NE(entry["revision"].value("name", ""), "llama-around") << cache.dump();
+    }
+  }
+  auto pod = CreatePod(ServingPod(namespace_, "around-0", "llama-around"));
+  ASSERT_FALSE(pod);
+  EXPECT_THAT(pod.error().message(), HasSubstr("source policy"));
 }
 
 TEST_F(WebhookClusterTest, APodAdmittedBeforeItsRevisionStartsOnceItIsStaged) {

@@ -1,0 +1,57 @@
+// The validating admission webhook for ModelRevisions: kube-apiserver POSTs an AdmissionReview
+// for every ModelRevision CREATE (the ValidatingWebhookConfiguration sends no other operation)
+// and gets back allowed, or a refusal that names the broken rule: a spec the validator refuses
+// (core/api/model_revision_validation.h), or a source the administrator's source policy does
+// not allow (core/policy/source_policy.h).
+//
+// Only CREATE is checked. A revision's sources are immutable (CEL on the CRD), and an UPDATE
+// must always go through: revoking a revision, or the operator removing its finalizer, after
+// the policy was narrowed. A revision that reached the API server some other way (the webhook
+// down, created before the policy changed) is refused again by the operator's controller
+// (status Valid=False, SourcePolicyDenied) and by every node agent before it reads anything.
+// Thread safety: Handle may run on any number of server threads at once.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error/error.h"
+#include "core/http/router.h"
+#include "core/log/logger.h"
+#include "core/metrics/counter.h"
+#include "core/metrics/metrics_registry.h"
+#include "core/policy/source_policy.h"
+#include "operator/webhook/admission_review.h"
+
+namespace modelplane::controller {
+
+inline constexpr std::string_view kRevisionWebhookPath = "/validate-modelrevisions";
+
+// The decision for one ModelRevision in `namespace_name`; `policy` null: no policy configured.
+[[nodiscard]] AdmissionVerdict ReviewModelRevision(const nlohmann::json& object,
+                                                   const std::string& namespace_name,
+                                                   const core::SourcePolicy* policy);
+
+class RevisionWebhook {
+ public:
+  [[nodiscard]] static core::Result<std::unique_ptr<RevisionWebhook>> Create(
+      std::optional<core::SourcePolicy> policy, core::Logger logger,
+      core::MetricsRegistry& metrics);
+
+  void AddRoutes(core::Router& router) const;
+  [[nodiscard]] core::ServerResponse Handle(const core::ServerRequest& request) const;
+
+ private:
+  RevisionWebhook(std::optional<core::SourcePolicy> policy, core::Logger logger,
+                  core::CounterFamily* requests);
+  void Count(std::string_view outcome) const;
+
+  const std::optional<core::SourcePolicy> policy_;
+  const core::Logger logger_;
+  core::CounterFamily* requests_;
+};
+
+}  // namespace modelplane::controller
