@@ -62,6 +62,8 @@ class FetchEngine::Run {
     bool failed = false;
     std::vector<bool> excluded;  // per source index
     std::set<std::size_t> contributors;
+    // Set when a mismatch threw the resumed ranges away: the next mismatch is the sources'.
+    bool resumed_discarded = false;
     FileReport report;  // copied to every file that names this blob
   };
 
@@ -240,7 +242,6 @@ core::Status FetchEngine::Run::Prepare() {
       if (blob->partial->IsRangeDone(index)) resumed += blob->partial->RangeLength(index);
     }
     blob->report.resumed_bytes = resumed;
-    report_.resumed_bytes += resumed;
     done_bytes_ += resumed;
     if (metrics_ != nullptr && resumed > 0) metrics_->ResumedBytes(resumed);
     ++blobs_remaining_;
@@ -350,6 +351,7 @@ core::Result<FetchReport> FetchEngine::Run::Execute(FetchReport* report_out) {
        {"fetched_bytes", report_.fetched_bytes},
        {"local_bytes", report_.local_bytes},
        {"resumed_bytes", report_.resumed_bytes},
+       {"resumed_bytes_discarded", report_.resumed_bytes_discarded},
        {"tier", report_.tier},
        {"seconds", seconds}});
   if (report_out != nullptr) *report_out = report_;
@@ -533,6 +535,8 @@ bool FetchEngine::Run::ShouldRetry(Blob& blob, std::size_t index, std::size_t so
     if (!blob.excluded[source]) {
       blob.excluded[source] = true;
       blob.report.problems.push_back(fmt::format("{}: {}", reader.name(), error.ToString()));
+      blob.report.source_failures.push_back(
+          {.source = std::string(reader.name()), .code = error.code()});
     }
   }
   Log(core::LogLevel::kWarn, "source_failed_for_file",
@@ -580,11 +584,27 @@ void FetchEngine::Run::FinishBlob(Blob& blob) {
     FailBlob(blob, published.error());
     return;
   }
-  // The bytes do not match: the sources that answer for them are quarantined for this blob.
-  const std::vector<std::size_t> blamed =
-      ChooseBlamedSources(contributors, [&](std::size_t source) {
-        return !health_.MayServe(request_.sources[source]->name(), blob.digest);
-      });
+  // The bytes do not match. When part of them came from an earlier staging on this disk, that
+  // partial may be what is wrong (a torn or rotted write the progress record cannot tell), and
+  // blaming the sources could bar a good object store from the blob for the life of the
+  // process. So the first mismatch of a resumed file blames no one: the store has quarantined
+  // the whole staging, and the file starts over from byte 0 from the same sources. A mismatch
+  // after that is the sources' own.
+  std::uint64_t discarded = 0;
+  {
+    std::lock_guard lock(blob.mutex);
+    if (blob.report.resumed_bytes > 0 && !blob.resumed_discarded) {
+      discarded = blob.report.resumed_bytes;
+      blob.resumed_discarded = true;
+    }
+  }
+  // Otherwise the sources that answer for the bytes are quarantined for this blob.
+  std::vector<std::size_t> blamed;
+  if (discarded == 0) {
+    blamed = ChooseBlamedSources(contributors, [&](std::size_t source) {
+      return !health_.MayServe(request_.sources[source]->name(), blob.digest);
+    });
+  }
   std::vector<std::string> blamed_names;
   for (std::size_t source : blamed) {
     RangeSource& reader = *request_.sources[source];
@@ -594,18 +614,42 @@ void FetchEngine::Run::FinishBlob(Blob& blob) {
   }
   {
     std::lock_guard lock(blob.mutex);
-    for (std::size_t source : blamed) blob.excluded[source] = true;
-    blob.report.problems.push_back(published.error().message());
+    for (std::size_t source : blamed) {
+      blob.excluded[source] = true;
+      blob.report.source_failures.push_back(
+          {.source = std::string(request_.sources[source]->name()),
+           .code = core::ErrorCode::kDataLoss});
+    }
+    if (discarded > 0) {
+      blob.report.problems.push_back(
+          fmt::format("{}; {} of its bytes were resumed from an earlier staging, so it was "
+                      "fetched again from the start without blaming a source",
+                      published.error().message(), discarded));
+    } else {
+      blob.report.problems.push_back(published.error().message());
+    }
+    blob.report.resumed_bytes_discarded += discarded;
     ++blob.report.restarts;
     blob.report.bytes_by_source.clear();
     blob.report.resumed_bytes = 0;
   }
-  Log(core::LogLevel::kError, "bad_bytes_quarantined",
-      {{"path", blob.path},
-       {"sha256", core::FormatDigest(blob.digest)},
-       {"computed", core::FormatDigest(computed)},
-       {"sources", fmt::format("{}", fmt::join(blamed_names, ","))},
-       {"action", "refetch the file from the next source"}});
+  // Only the log names the digest that was computed (see CacheStore::PublishBlob).
+  if (discarded > 0) {
+    if (metrics_ != nullptr) metrics_->ResumedBytesDiscarded(discarded);
+    Log(core::LogLevel::kWarn, "resumed_bytes_discarded",
+        {{"path", blob.path},
+         {"sha256", core::FormatDigest(blob.digest)},
+         {"computed", core::FormatDigest(computed)},
+         {"resumed_bytes", discarded},
+         {"action", "refetch the file from the start from the same sources"}});
+  } else {
+    Log(core::LogLevel::kError, "bad_bytes_quarantined",
+        {{"path", blob.path},
+         {"sha256", core::FormatDigest(blob.digest)},
+         {"computed", core::FormatDigest(computed)},
+         {"sources", fmt::format("{}", fmt::join(blamed_names, ","))},
+         {"action", "refetch the file from the next source"}});
+  }
   auto partial = BeginBlob(blob);
   if (!partial) {
     FailBlob(blob, partial.error());
@@ -661,6 +705,9 @@ void FetchEngine::Run::Cleanup() {
 void FetchEngine::Run::BuildReport() {
   report_.buffer_high_water_bytes = pool_.Stats().high_water * pool_.buffer_size();
   report_.quarantines = 0;
+  // Counted again here: a file that started over after a mismatch kept none of what it resumed.
+  report_.resumed_bytes = 0;
+  report_.resumed_bytes_discarded = 0;
   std::map<std::string, std::string> tier_of_source;
   for (RangeSource* source : request_.sources) {
     tier_of_source[std::string(source->name())] = std::string(source->tier());
@@ -668,6 +715,8 @@ void FetchEngine::Run::BuildReport() {
   for (auto& blob : blobs_) {
     FileReport& base = blob->report;
     report_.quarantines += base.restarts;
+    report_.resumed_bytes += base.resumed_bytes;
+    report_.resumed_bytes_discarded += base.resumed_bytes_discarded;
     if (base.tier.empty()) {
       std::map<std::string, std::uint64_t> by_tier;
       for (const auto& [source, bytes] : base.bytes_by_source)

@@ -21,8 +21,11 @@
 // non-retryable errors (404, 403, truncation), the file moves to its next source for the
 // ranges still missing. When a finished file's digest does not match, every source that served
 // part of it is reported to SourceHealth (quarantined for that blob; peers cool down), the bytes
-// go to the store's quarantine, and the file is fetched again from the sources left. A file with
-// no source left fails the fetch; the other files' stagings are suspended for a later resume.
+// go to the store's quarantine, and the file is fetched again from the sources left. Except the
+// first mismatch of a file resumed from an earlier staging: the partial on this disk may be what
+// was wrong, so no source is blamed and the file is fetched again from byte 0 from the same
+// sources; only a second mismatch blames them. A file with no source left fails the fetch; the
+// other files' stagings are suspended for a later resume.
 //
 // Thread safety: one FetchEngine may run several Fetch calls at once (they share the buffer
 // pool and the store); each Fetch blocks its caller until done, failed or cancelled.

@@ -53,6 +53,10 @@ core::Result<FetchMetrics> FetchMetrics::Register(core::MetricsRegistry& registr
   auto misses = counter("modelplane_cache_misses_total", "Blobs a fetch had to stage.");
   auto resumed = counter("modelplane_fetch_resumed_bytes_total",
                          "Bytes of interrupted stagings reused after a restart.");
+  auto resumed_discarded =
+      counter("modelplane_fetch_resumed_bytes_discarded_total",
+              "Resumed bytes thrown away because their file failed verification: the file was "
+              "fetched again from the start before any source was blamed.");
   auto throughput =
       gauge("modelplane_fetch_last_throughput_bytes_per_second",
             "Bytes per second of the last completed fetch, from queued to published.");
@@ -63,13 +67,14 @@ core::Result<FetchMetrics> FetchMetrics::Register(core::MetricsRegistry& registr
   for (const auto* failed : {&in_flight, &throughput, &capacity, &used, &reserved}) {
     if (!*failed) return std::unexpected(failed->error());
   }
-  for (const auto* failed : {&hits, &misses, &resumed}) {
+  for (const auto* failed : {&hits, &misses, &resumed, &resumed_discarded}) {
     if (!*failed) return std::unexpected(failed->error());
   }
   metrics.in_flight_ = *in_flight;
   metrics.hits_ = *hits;
   metrics.misses_ = *misses;
   metrics.resumed_ = *resumed;
+  metrics.resumed_discarded_ = *resumed_discarded;
   metrics.throughput_ = *throughput;
   metrics.capacity_ = *capacity;
   metrics.used_ = *used;

@@ -1,7 +1,7 @@
 // The data plane's Prometheus metrics: bytes by tier and source, request sizes, requests in
-// flight, errors by kind, quarantines, cache hits and misses, throughput, and the store's
-// capacity, used and reserved bytes. Registered once per process; the engine and the agent
-// update them.
+// flight, errors by kind, quarantines, cache hits and misses, resumed bytes (reused, and
+// discarded after a mismatch), throughput, and the store's capacity, used and reserved bytes.
+// Registered once per process; the engine and the agent update them.
 //
 // Thread safety: every method may be called from any thread (handles are atomics).
 #pragma once
@@ -27,6 +27,9 @@ class FetchMetrics {
   void BlobHit() const { hits_->Increment(); }
   void BlobMiss() const { misses_->Increment(); }
   void ResumedBytes(std::uint64_t bytes) const { resumed_->Increment(static_cast<double>(bytes)); }
+  void ResumedBytesDiscarded(std::uint64_t bytes) const {
+    resumed_discarded_->Increment(static_cast<double>(bytes));
+  }
   void FetchFinished(double bytes_per_second) const { throughput_->Set(bytes_per_second); }
   void Store(const SpaceUsage& usage) const;
 
@@ -42,6 +45,7 @@ class FetchMetrics {
   std::optional<core::Counter> hits_;
   std::optional<core::Counter> misses_;
   std::optional<core::Counter> resumed_;
+  std::optional<core::Counter> resumed_discarded_;
   std::optional<core::Gauge> throughput_;
   std::optional<core::Gauge> capacity_;
   std::optional<core::Gauge> used_;

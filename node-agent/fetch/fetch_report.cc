@@ -48,6 +48,7 @@ nlohmann::json ToJson(const FetchReport& report) {
                             {"bytesBySource", file.bytes_by_source},
                             {"resumedBytes", file.resumed_bytes},
                             {"restarts", file.restarts},
+                            {"resumedBytesDiscarded", file.resumed_bytes_discarded},
                             {"times", TimesToJson(file.times)}};
     if (!file.problems.empty()) entry["problems"] = file.problems;
     files.push_back(std::move(entry));
@@ -59,6 +60,7 @@ nlohmann::json ToJson(const FetchReport& report) {
                         {"fetchedBytes", report.fetched_bytes},
                         {"localBytes", report.local_bytes},
                         {"resumedBytes", report.resumed_bytes},
+                        {"resumedBytesDiscarded", report.resumed_bytes_discarded},
                         {"bytesByTier", report.bytes_by_tier},
                         {"tier", report.tier},
                         {"quarantines", report.quarantines},

@@ -13,6 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/error/error.h"
+
 namespace modelplane::agent {
 
 using WallTime = std::chrono::system_clock::time_point;
@@ -26,6 +28,11 @@ struct StageTimes {
   std::optional<WallTime> published;
 };
 
+struct SourceFailure {
+  std::string source;  // RangeSource::name()
+  core::ErrorCode code = core::ErrorCode::kUnavailable;
+};
+
 struct FileReport {
   std::string path;
   std::string sha256;
@@ -36,6 +43,13 @@ struct FileReport {
   std::uint64_t resumed_bytes = 0;                       // reused from an interrupted staging
   std::uint32_t restarts = 0;                            // whole-file refetches after a mismatch
   std::vector<std::string> problems;                     // failures it recovered from
+  // Resumed bytes thrown away because the file they were part of did not match: the first
+  // mismatch of a resumed file restarts it from byte 0 without blaming a source (the partial on
+  // this disk may be what was wrong). That restart counts in `restarts` too.
+  std::uint64_t resumed_bytes_discarded = 0;
+  // Each source given up on for this file and why (the error's code; its text is in problems),
+  // in order: what status may say without repeating what a source answered.
+  std::vector<SourceFailure> source_failures;
   StageTimes times;
 };
 
@@ -47,9 +61,11 @@ struct FetchReport {
   std::uint64_t total_bytes = 0;
   std::uint64_t fetched_bytes = 0;  // moved over the network or from a shared filesystem
   std::uint64_t local_bytes = 0;    // already in the cache
-  std::uint64_t resumed_bytes = 0;
+  std::uint64_t resumed_bytes = 0;  // kept: a file that started over after a mismatch kept none
+  std::uint64_t resumed_bytes_discarded = 0;  // summed over files
   std::map<std::string, std::uint64_t> bytes_by_tier;
   std::string tier;  // "local", or the tier that served most bytes
+  // Files whose bytes went to the store's quarantine after a mismatch: the sum of restarts.
   std::uint64_t quarantines = 0;
   std::size_t buffer_high_water_bytes = 0;
   StageTimes times;

@@ -1,7 +1,10 @@
 #include "node-agent/fetch/fetch_engine.h"
 
+#include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <random>
+#include <sstream>
 #include <thread>
 
 #include <sys/mount.h>
@@ -54,9 +57,11 @@ class FetchEngineTest : public ::testing::Test {
                                    .headroom_bytes = 0});
     ASSERT_TRUE(store) << store.error().ToString();
     store_ = std::move(*store);
-    auto engine = FetchEngine::Create(
-        options_,
-        {.store = store_.get(), .health = &health_, .metrics = &*metrics_, .clock = &clock_});
+    auto engine = FetchEngine::Create(options_, {.store = store_.get(),
+                                                 .health = &health_,
+                                                 .metrics = &*metrics_,
+                                                 .logger = logger_ ? &*logger_ : nullptr,
+                                                 .clock = &clock_});
     ASSERT_TRUE(engine) << engine.error().ToString();
     engine_ = std::move(*engine);
   }
@@ -71,6 +76,42 @@ class FetchEngineTest : public ::testing::Test {
     }
     request_.files.push_back({.path = path, .size = size, .sha256 = core::Sha256Of(content)});
     contents_[path] = content;
+  }
+
+  // Leaves an interrupted staging of request_.files[0] on disk, as a killed agent does: its
+  // first `ranges` ranges written and recorded in the progress record, with one byte flipped
+  // in them when `corrupt` (a torn or rotted write the record cannot tell). Then reopens the
+  // store, as the restarted agent would.
+  void LeaveInterruptedStaging(std::size_t ranges, bool corrupt) {
+    const FetchFile& file = request_.files[0];
+    std::string content = contents_[file.path];
+    ASSERT_LE(ranges * kRange, content.size());
+    if (corrupt) content[ranges * kRange / 2] ^= 0x10;
+    {
+      auto partial = store_->BeginBlob(file.sha256, file.size, kRange);
+      ASSERT_TRUE(partial) << partial.error().ToString();
+      const std::unique_ptr<void, decltype(&std::free)> memory(
+          std::aligned_alloc(kDirectIoAlignment, kRange), &std::free);
+      for (std::size_t index = 0; index < ranges; ++index) {
+        std::memcpy(memory.get(), content.data() + index * kRange, kRange);
+        ASSERT_TRUE((*partial)->WriteRange(
+            index, std::span<const std::byte>(static_cast<std::byte*>(memory.get()), kRange),
+            kRange));
+        ASSERT_TRUE((*partial)->MarkRangeDone(index));
+      }
+      store_->SuspendBlob(std::move(*partial));
+    }
+    OpenStore();
+    ASSERT_EQ(store_->recovery().resumable_partials, 1u);
+  }
+
+  void CaptureLog() {
+    auto logger = core::Logger::Create({.component = "fetch-engine-test",
+                                        .level = core::LogLevel::kDebug,
+                                        .sink = core::LogSink::Stream(log_)});
+    ASSERT_TRUE(logger) << logger.error().ToString();
+    logger_.emplace(std::move(*logger));
+    OpenStore();
   }
 
   core::Result<FetchReport> Fetch(std::vector<RangeSource*> sources, FetchReport* out = nullptr) {
@@ -114,6 +155,8 @@ class FetchEngineTest : public ::testing::Test {
   SourceHealth health_{clock_, std::chrono::seconds(60)};
   core::MetricsRegistry registry_;
   std::optional<FetchMetrics> metrics_;
+  std::ostringstream log_;  // declared before logger_, which writes to it
+  std::optional<core::Logger> logger_;
   std::unique_ptr<CacheStore> store_;
   std::unique_ptr<FetchEngine> engine_;
   FetchRequest request_{.revision_digest = core::Sha256Of("revision"), .name = "default/m"};
@@ -285,6 +328,103 @@ TEST_F(FetchEngineTest, CancelledFetchResumesWithoutRefetchingWhatLanded) {
   EXPECT_EQ(second->fetched_bytes + second->resumed_bytes + published, UniqueBytes());
   // Only ranges that were in flight at the cancel are fetched twice.
   EXPECT_LE(UniqueBytes() - second->resumed_bytes, UniqueBytes() - landed + kRange);
+}
+
+TEST_F(FetchEngineTest, ACorruptResumedStagingIsDiscardedAndRefetchedWithoutBlamingTheSource) {
+  // One file of six ranges; three are on disk from an interrupted staging, one byte of them
+  // rotted. The object store is the only source: blaming it would leave no source at all.
+  request_.files.resize(1);
+  const FetchFile& file = request_.files[0];
+  CaptureLog();
+  LeaveInterruptedStaging(/*ranges=*/3, /*corrupt=*/true);
+  ScriptedSource origin("objectStore/origin", "objectStore", base_ / "origin");
+  auto report = Fetch({&origin});
+  ASSERT_TRUE(report) << report.error().ToString();
+  ExpectAllPublished();
+
+  EXPECT_TRUE(health_.MayServe("objectStore/origin", file.sha256))
+      << "a good source must not be barred for bytes that rotted on this disk";
+  EXPECT_EQ(health_.quarantines(), 0u);
+  const FileReport& staged = report->files[0];
+  EXPECT_EQ(staged.restarts, 1u);
+  EXPECT_EQ(staged.resumed_bytes_discarded, 3 * kRange);
+  EXPECT_EQ(staged.resumed_bytes, 0u);
+  EXPECT_TRUE(staged.source_failures.empty());
+  ASSERT_EQ(staged.problems.size(), 1u);
+  EXPECT_NE(staged.problems[0].find("resumed from an earlier staging"), std::string::npos)
+      << staged.problems[0];
+  EXPECT_EQ(report->resumed_bytes, 0u);
+  EXPECT_EQ(report->resumed_bytes_discarded, 3 * kRange);
+  // The first pass fetched the three missing ranges; the second, from byte 0, the whole file.
+  EXPECT_EQ(origin.bytes_served.load(), (file.size - 3 * kRange) + file.size);
+  EXPECT_EQ(staged.bytes_by_source.at("objectStore/origin"), file.size);
+  EXPECT_EQ(report->fetched_bytes, file.size);
+  // The rotted staging is kept in the store's quarantine for the operator.
+  EXPECT_FALSE(std::filesystem::is_empty(store_->layout().QuarantineDirectory()));
+
+  const std::string exposition = registry_.ExposeText();
+  EXPECT_NE(exposition.find("modelplane_fetch_resumed_bytes_discarded_total " +
+                            std::to_string(3 * kRange)),
+            std::string::npos)
+      << exposition;
+  EXPECT_EQ(exposition.find("modelplane_fetch_quarantines_total{"), std::string::npos);
+  const std::string log = log_.str();
+  EXPECT_NE(log.find("event=resumed_bytes_discarded path=" + file.path +
+                     " sha256=" + core::FormatDigest(file.sha256)),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("resumed_bytes=" + std::to_string(3 * kRange)), std::string::npos) << log;
+  EXPECT_EQ(log.find("event=bad_bytes_quarantined"), std::string::npos) << log;
+}
+
+TEST_F(FetchEngineTest, AResumedFileThatMismatchesAgainFromTheStartBlamesItsSource) {
+  // The resumed ranges are good; the shared filesystem serves flipped bits. The first mismatch
+  // blames no one and starts over from byte 0; the second is the shared filesystem's alone, and
+  // the object store serves the file.
+  request_.files.resize(1);
+  const FetchFile& file = request_.files[0];
+  LeaveInterruptedStaging(/*ranges=*/3, /*corrupt=*/false);
+  ScriptedSource shared("sharedFilesystem/nfs", "sharedFilesystem", base_ / "origin");
+  shared.flip_bits = true;
+  ScriptedSource origin("objectStore/origin", "objectStore", base_ / "mirror");
+  auto report = Fetch({&shared, &origin});
+  ASSERT_TRUE(report) << report.error().ToString();
+  ExpectAllPublished();
+
+  EXPECT_FALSE(health_.MayServe("sharedFilesystem/nfs", file.sha256));
+  EXPECT_TRUE(health_.MayServe("objectStore/origin", file.sha256));
+  EXPECT_EQ(health_.quarantines(), 1u);
+  const FileReport& staged = report->files[0];
+  EXPECT_EQ(staged.restarts, 2u);
+  EXPECT_EQ(staged.resumed_bytes_discarded, 3 * kRange);
+  ASSERT_EQ(staged.source_failures.size(), 1u);
+  EXPECT_EQ(staged.source_failures[0].source, "sharedFilesystem/nfs");
+  EXPECT_EQ(staged.source_failures[0].code, core::ErrorCode::kDataLoss);
+  EXPECT_EQ(staged.tier, "objectStore");
+  EXPECT_EQ(shared.bytes_served.load(), (file.size - 3 * kRange) + file.size);
+  EXPECT_EQ(origin.bytes_served.load(), file.size);
+  EXPECT_NE(
+      registry_.ExposeText().find("modelplane_fetch_quarantines_total{tier=\"sharedFilesystem\""),
+      std::string::npos);
+}
+
+TEST_F(FetchEngineTest, AResumedFileWhoseOnlySourceServesBadBytesFailsAfterOneFreshRefetch) {
+  request_.files.resize(1);
+  const FetchFile& file = request_.files[0];
+  LeaveInterruptedStaging(/*ranges=*/2, /*corrupt=*/false);
+  ScriptedSource origin("objectStore/origin", "objectStore", base_ / "origin");
+  origin.flip_bits = true;
+  FetchReport report;
+  auto result = Fetch({&origin}, &report);
+  ASSERT_FALSE(result);
+  EXPECT_NE(result.error().message().find("no source left"), std::string::npos)
+      << result.error().ToString();
+  EXPECT_FALSE(health_.MayServe("objectStore/origin", file.sha256));
+  EXPECT_EQ(report.files[0].restarts, 2u);
+  EXPECT_EQ(report.files[0].resumed_bytes_discarded, 2 * kRange);
+  // Once for the missing ranges, once from byte 0: never a third time.
+  EXPECT_EQ(origin.bytes_served.load(), (file.size - 2 * kRange) + file.size);
+  EXPECT_FALSE(store_->FindRevision(request_.revision_digest));
 }
 
 TEST_F(FetchEngineTest, CapacityTooSmallFailsCleanlyBeforeWriting) {
