@@ -44,6 +44,15 @@ inline constexpr std::string_view kCacheReasonInsufficientCapacity = "Insufficie
 // Failed: the administrator's source policy does not allow a source the revision names
 // (core/policy/source_policy.h); nothing was read.
 inline constexpr std::string_view kCacheReasonSourcePolicyDenied = "SourcePolicyDenied";
+// Failed: the staging ran and did not finish. The message names only what the spec names (file
+// paths, source names); error texts, which can hold remote response bodies, local paths and
+// digests computed from what was read, stay in the agent's log.
+inline constexpr std::string_view kCacheReasonSourceAccessDenied = "SourceAccessDenied";
+inline constexpr std::string_view kCacheReasonSourceNotFound = "SourceNotFound";
+inline constexpr std::string_view kCacheReasonSourceUnavailable = "SourceUnavailable";
+inline constexpr std::string_view kCacheReasonVerificationFailed = "VerificationFailed";
+inline constexpr std::string_view kCacheReasonNoSpace = "NoSpace";
+inline constexpr std::string_view kCacheReasonStagingFailed = "StagingFailed";
 // Evicting: the revision is revoked; the entry stays, bytesDone counting the bytes still held,
 // until its blobs are purged (the message says what the purge waits for).
 inline constexpr std::string_view kCacheReasonRevoked = "Revoked";

@@ -554,6 +554,7 @@ core::Result<core::ReconcileResult> NodeController::Reconcile() {
       entry.bytes_done = state->bytes_done;
       entry.source_tier = state->tier;
       entry.timestamps = ToStageTimestamps(state->times);
+      entry.reason = state->reason;
       entry.message = state->message;
       if (state->phase == StagingPhase::kQueued || state->phase == StagingPhase::kStaging) {
         moving = true;

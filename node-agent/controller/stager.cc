@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "node-agent/controller/staging_failure.h"
+
 namespace modelplane::agent {
 namespace {
 
@@ -168,11 +170,14 @@ void Stager::Stage(const core::Sha256Bytes& digest) {
       if (outcome) {
         state.phase = StagingPhase::kReady;
         state.bytes_done = state.bytes_total;
+        state.reason.clear();
         state.message.clear();
         entry->second.failures = 0;
       } else {
         state.phase = StagingPhase::kFailed;
-        state.message = outcome.error().ToString();
+        StagingFailure failure = DescribeStagingFailure(outcome.error(), report);
+        state.reason = std::move(failure.reason);
+        state.message = std::move(failure.message);
         const int failures = ++entry->second.failures;
         const auto backoff = std::min<std::chrono::seconds>(
             kMaxRetry, kFirstRetry * (1 << std::min(failures - 1, 5)));

@@ -43,6 +43,8 @@ struct StagingState {
   std::uint64_t bytes_total = 0;
   std::string tier;
   StageTimes times;
+  // When failed: a fixed reason code and a message fit for status (staging_failure.h).
+  std::string reason;
   std::string message;
 };
 

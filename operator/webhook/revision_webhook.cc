@@ -22,13 +22,15 @@ AdmissionVerdict ReviewModelRevision(const nlohmann::json& object,
                                      const core::SourcePolicy* policy) {
   auto revision = core::api::ModelRevisionFromJson(object);
   if (!revision) return Refuse(400, revision.error().message());
-  if (auto valid = core::api::ProblemsToStatus(core::api::ValidateModelRevisionSpec(revision->spec));
+  if (auto valid =
+          core::api::ProblemsToStatus(core::api::ValidateModelRevisionSpec(revision->spec));
       !valid) {
     return Refuse(422, valid.error().message());
   }
   // The object's namespace may be empty on CREATE (kubectl -n fills the request's).
-  const std::string& where =
-      revision->metadata.namespace_name.empty() ? namespace_name : revision->metadata.namespace_name;
+  const std::string& where = revision->metadata.namespace_name.empty()
+                                 ? namespace_name
+                                 : revision->metadata.namespace_name;
   if (auto allowed = core::AuthorizeSources(policy, where, revision->spec.sources); !allowed) {
     return Refuse(403, allowed.error().message());
   }
@@ -36,8 +38,7 @@ AdmissionVerdict ReviewModelRevision(const nlohmann::json& object,
 }
 
 core::Result<std::unique_ptr<RevisionWebhook>> RevisionWebhook::Create(
-    std::optional<core::SourcePolicy> policy, core::Logger logger,
-    core::MetricsRegistry& metrics) {
+    std::optional<core::SourcePolicy> policy, core::Logger logger, core::MetricsRegistry& metrics) {
   auto requests = metrics.AddCounter(
       {.name = "modelplane_revision_webhook_requests_total",
        .help = "AdmissionReviews for ModelRevisions by outcome (allowed, refused, unmanaged, "
@@ -78,8 +79,7 @@ core::ServerResponse RevisionWebhook::Handle(const core::ServerRequest& request)
   const AdmissionVerdict verdict =
       ReviewModelRevision(review->object, review->namespace_name, policy_ ? &*policy_ : nullptr);
   const std::string key = review->namespace_name + "/" + review->name;
-  logger_.Log(verdict.allowed ? core::LogLevel::kInfo : core::LogLevel::kWarn,
-              "revision_admitted",
+  logger_.Log(verdict.allowed ? core::LogLevel::kInfo : core::LogLevel::kWarn, "revision_admitted",
               {{"revision", key},
                {"allowed", verdict.allowed},
                {"dry_run", review->dry_run},

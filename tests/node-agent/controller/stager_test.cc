@@ -8,7 +8,9 @@
 
 #include <gtest/gtest.h>
 
+#include "core/api/model_cache.h"
 #include "core/digest/sha256.h"
+#include "node-agent/controller/staging_failure.h"
 #include "node-agent/sources/revision_sources.h"
 
 namespace modelplane::agent {
@@ -109,11 +111,50 @@ TEST_F(StagerTest, FailureIsReportedAndNotRetriedBeforeItsBackoff) {
   ASSERT_TRUE(state);
   ASSERT_EQ(state->phase, StagingPhase::kFailed);
   EXPECT_NE(state->message.find("model.safetensors"), std::string::npos) << state->message;
+  EXPECT_EQ(state->reason, core::api::kCacheReasonSourceNotFound);
+  // The local path the source tried stays in the log.
+  EXPECT_EQ(state->message.find(base_.string()), std::string::npos) << state->message;
   ASSERT_TRUE(stager_->RetryAt(revision.digest));
   EXPECT_GT(*stager_->RetryAt(revision.digest), clock_.Now() + std::chrono::seconds(20));
   stager_->Want(revision);  // within the backoff: stays failed
   EXPECT_EQ(stager_->State(revision.digest)->phase, StagingPhase::kFailed);
   EXPECT_FALSE(store_->FindRevision(revision.digest));
+}
+
+TEST_F(StagerTest, AMismatchSaysSoWithoutTheDigestOfWhatWasRead) {
+  LoadedRevision revision = Revision("the bytes the manifest names", true);
+  const std::string other = "other bytes of the same size!";
+  std::ofstream(base_ / "nfs" / "model.safetensors") << other.substr(0, 28);
+  stager_->Want(revision);
+  auto state = WaitFor(revision.digest, StagingPhase::kFailed);
+  ASSERT_TRUE(state);
+  ASSERT_EQ(state->phase, StagingPhase::kFailed);
+  EXPECT_EQ(state->reason, core::api::kCacheReasonVerificationFailed) << state->message;
+  const std::string read_digest = core::FormatDigest(core::Sha256Of(other.substr(0, 28)));
+  EXPECT_EQ(state->message.find(read_digest.substr(7, 16)), std::string::npos) << state->message;
+  EXPECT_EQ(state->message.find(base_.string()), std::string::npos) << state->message;
+  EXPECT_NE(state->message.find("sharedFilesystem/nfs"), std::string::npos) << state->message;
+}
+
+TEST(DescribeStagingFailure, KeepsOnlyFixedTextFileAndSourceNames) {
+  FetchReport report;
+  report.files.push_back(
+      {.path = "model-00001.safetensors",
+       .problems = {"objectStore/s3: HTTP 403 from http://10.0.0.7:9000/models/x: "
+                    "<Error><Code>AccessDenied</Code><Message>bucket policy</Message></Error>"},
+       .source_failures = {
+           {.source = "objectStore/s3", .code = core::ErrorCode::kPermissionDenied}}});
+  report.files.push_back({.path = "config.json"});
+  const core::Error error(core::ErrorCode::kUnavailable,
+                          "file model-00001.safetensors: no source left: objectStore/s3: HTTP 403 "
+                          "<Error>...</Error>");
+  const StagingFailure failure = DescribeStagingFailure(error, report);
+  EXPECT_EQ(failure.reason, core::api::kCacheReasonSourceAccessDenied);
+  EXPECT_NE(failure.message.find("model-00001.safetensors"), std::string::npos);
+  EXPECT_NE(failure.message.find("objectStore/s3"), std::string::npos);
+  EXPECT_EQ(failure.message.find("config.json"), std::string::npos) << "it did not fail";
+  EXPECT_EQ(failure.message.find("10.0.0.7"), std::string::npos) << failure.message;
+  EXPECT_EQ(failure.message.find("Error"), std::string::npos) << failure.message;
 }
 
 }  // namespace

@@ -23,11 +23,11 @@ json Revision() {
 }
 
 core::SourcePolicy Policy() {
-  return {.shared_filesystems = {{.root = "/mnt/models"}},
-          .object_stores = {{.endpoint = "https://s3.us-east-1.amazonaws.com",
-                             .buckets = {"models"}}},
-          .http_origins = {{.url = "https://models.example.com/"}},
-          .credentials = {{.secret = "rotated", .namespaces = {"models"}}}};
+  return {
+      .shared_filesystems = {{.root = "/mnt/models"}},
+      .object_stores = {{.endpoint = "https://s3.us-east-1.amazonaws.com", .buckets = {"models"}}},
+      .http_origins = {{.url = "https://models.example.com/"}},
+      .credentials = {{.secret = "rotated", .namespaces = {"models"}}}};
 }
 
 TEST(ReviewModelRevision, AllowsWhatThePolicyAllows) {

@@ -488,9 +488,12 @@ TEST_F(AgentEvictionClusterTest, RevisionsThePolicyRefusesAreNotStagedAndNothing
   EXPECT_NE(denied->message.find("below no sharedFilesystems root"), std::string::npos)
       << denied->message;
   EXPECT_EQ(denied->bytes_done, 0u);
-  // Allowed by its path, refused by where the path leads: the open beneath the root fails.
+  // Allowed by its path, refused by where the path leads: the open beneath the root fails. The
+  // status says so with a fixed reason; where the link leads stays in the agent's log.
   const auto* escaped = Find(*status, linked);
-  EXPECT_NE(escaped->message.find("escapes"), std::string::npos) << escaped->message;
+  EXPECT_EQ(escaped->reason, core::api::kCacheReasonSourceAccessDenied) << escaped->message;
+  EXPECT_EQ(escaped->message.find(secret.string()), std::string::npos) << escaped->message;
+  EXPECT_NE(Log().find("escapes"), std::string::npos);
   EXPECT_EQ(escaped->bytes_done, 0u);
   StopAgent();
   auto store = CacheStore::Open({.root = base_ / "cache", .headroom_bytes = 0});
