@@ -95,6 +95,22 @@ check_schema_rejects() {
   must_reject --set operator.webhook.url=http://127.0.0.1:9443
   must_reject --set operator.webhook.certificate.source=vault
   must_reject --set operator.webhook.volumeMode=nfs
+  must_reject --set 'sourcePolicy.sharedFilesystems[0].root=relative'
+  must_reject --set 'sourcePolicy.objectStores[0].endpoint=http://minio:9000'
+}
+
+# Peers over plain HTTP only with the test-only switch; the source policy reaches both configs.
+check_render_guards() {
+  local out
+  if out="$(helm template t "${CHART}" --set nodeAgent.peerTokenSecret=k 2>&1)"; then
+    echo "rendered plain-HTTP peers without insecurePlainHttpPeersForTesting"; return 1
+  fi
+  grep -q "plain HTTP" <<<"${out}" || { echo "${out}"; return 1; }
+  helm template t "${CHART}" --set nodeAgent.peerTokenSecret=k \
+    --set nodeAgent.insecurePlainHttpPeersForTesting=true >/dev/null
+  out="$(helm template t "${CHART}" --set 'sourcePolicy.sharedFilesystems[0].root=/mnt/models')"
+  [[ $(grep -c "root: /mnt/models" <<<"${out}") == 2 ]] || { echo "policy not in both configs"; return 1; }
+  grep -q "kind: ValidatingWebhookConfiguration" <<<"${out}"
 }
 
 # render NAME ARGS...: helm template into WORK/NAME.yaml for the server's version.
@@ -356,6 +372,7 @@ fi
 eval "$("${CLUSTER}" env)"
 check "helm lint --strict (defaults; every component off)" check_lint
 check "values.schema.json rejects bad values" check_schema_rejects
+check "plain-HTTP peers need the test-only switch; the source policy reaches both configs" check_render_guards
 check "rendered manifests pass kubectl apply --dry-run=server" check_server_dry_run
 check "helm install --wait: deployments and daemonset ready on KWOK" check_install
 check "per-component RBAC is least privilege (kubectl auth can-i)" check_least_privilege
