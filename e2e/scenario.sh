@@ -87,7 +87,7 @@ if [[ ! -f $build/build.ninja ]]; then
     -DMODELPLANE_BUILD_BENCH=OFF >/dev/null
 fi
 scripts/ninja-progress.sh -C "$build" modelplane-operator modelplane-scheduler-extender \
-  modelplane-node-agent
+  modelplane-node-agent kubectl-modelplane
 bin=$build
 
 say "Starting the local control plane (4 KWOK GPU nodes in 2 zones, MinIO)"
@@ -290,11 +290,11 @@ all_scheduled() {
 # node the operator chose stages the revision; the Event on it says so.
 waiting_event() {
   kubectl get events -n models -o jsonpath='{range .items[*]}{.reason} {.message}{"\n"}{end}' |
-    grep -q "WaitingForWeights waiting for ModelRevision models/llama-r1 on 1 more node"
+    grep -c "WaitingForWeights waiting for ModelRevision models/llama-r1 on 1 more node" >/dev/null
 }
 wait_for 120 "an Event on the waiting pod" waiting_event
 kubectl get events -n models -o jsonpath='{range .items[*]}{.reason} {.message}{"\n"}{end}' |
-  grep -m1 "WaitingForWeights" | sed 's/^/    event: /'
+  awk '/WaitingForWeights/ && !shown { print "    event: " $0; shown = 1 }'
 wait_for 600 "3 pods scheduled" all_scheduled
 mapfile -t placed < <(kubectl get pods -n models -l app=llama-server -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}' | sort)
 on_holders=0
@@ -332,7 +332,7 @@ for pod in $(kubectl get pods -n models -l app=llama-server -o name); do
   narrowed=$(kubectl get -n models "$pod" -o jsonpath='{.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[*].matchFields[*].values[*]}')
   [[ " $narrowed " == *" $node "* ]] || fail "$pod runs on $node, outside the nodes it was narrowed to ($narrowed)"
   kubectl get events -n models --field-selector "involvedObject.name=${pod#pod/},reason=WeightsVerified" \
-    -o jsonpath='{.items[*].message}' | grep -q "verified on" || fail "$pod has no WeightsVerified Event"
+    -o jsonpath='{.items[*].message}' | grep -c "verified on" >/dev/null || fail "$pod has no WeightsVerified Event"
 done
 pass "each pod was narrowed to nodes holding llama-r1 Ready and runs on one of them"
 kubectl apply --dry-run=server -f docs/examples/vllm-deployment.yaml >"$state/vllm-dry-run.txt" 2>&1 ||
@@ -504,6 +504,18 @@ say "Timeline of llama-r1 per node (tier, stage timestamps, bytes-to-ready)"
 kubectl get modelcaches -o json | python3 e2e/timeline.py "$digest"
 kubectl get modelrevision llama-r1 -n models -o jsonpath='{.status.bytesToReadySeconds}{"\n"}' | sed 's/^/  bytes-to-ready seconds: /'
 
+say "kubectl modelplane: the revision and a node as the operator and the agents report them"
+plugin=$bin/kubectl-plugin
+PATH=$plugin:$PATH kubectl modelplane status llama-r1 -n models >"$state/plugin-status.txt" ||
+  fail "kubectl modelplane status failed: $(cat "$state/plugin-status.txt")"
+sed 's/^/  /' "$state/plugin-status.txt"
+grep -c "Ready" "$state/plugin-status.txt" >/dev/null || fail "kubectl modelplane status shows no Ready node"
+PATH=$plugin:$PATH kubectl modelplane cache "${holders[0]}" >"$state/plugin-cache.txt" ||
+  fail "kubectl modelplane cache failed: $(cat "$state/plugin-cache.txt")"
+sed 's/^/  /' "$state/plugin-cache.txt"
+grep -c "llama-r" "$state/plugin-cache.txt" >/dev/null || fail "kubectl modelplane cache lists no revision"
+pass "kubectl modelplane status and cache read what the operator and agents wrote"
+
 say "scenario passed"
 if ((keep)); then
   cat <<TEXT
@@ -511,6 +523,7 @@ The cluster and modelplane stay up. Explore with:
   export MODELPLANE_E2E_STATE=$state
   eval "\$(e2e/cluster.sh env)"
   kubectl get modelrevisions -A; kubectl get modelcaches; kubectl get pods -n models -o wide
+  export PATH=$bin/kubectl-plugin:\$PATH; kubectl modelplane status llama-r1 -n models
   ls $state/logs/
 Take it down with:  $0 down
 TEXT

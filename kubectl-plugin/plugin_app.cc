@@ -1,0 +1,286 @@
+#include "kubectl-plugin/plugin_app.h"
+
+#include <algorithm>
+#include <optional>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "core/api/json_lookup.h"
+#include "core/kube/kube_client.h"
+#include "core/kube/resource_type.h"
+#include "core/runtime/kube_connection.h"
+#include "kubectl-plugin/cache_report.h"
+#include "kubectl-plugin/pod_explanation.h"
+#include "kubectl-plugin/revision_patches.h"
+#include "kubectl-plugin/revision_report.h"
+#include "kubectl-plugin/terminal_text.h"
+
+namespace modelplane::cli {
+
+namespace api = core::api;
+namespace resources = core::resources;
+using nlohmann::json;
+
+namespace {
+
+constexpr int kFailed = 1;
+constexpr int kEventsRead = 200;  // events about one pod; the newest one is what is shown
+
+struct Options {
+  std::string kubeconfig;
+  std::string context;
+  std::string namespace_name;
+  std::string name;  // the verb's argument
+  std::int32_t nodes = 0;
+};
+
+// Ends the verb: one line on stderr.
+struct Failure {
+  std::string message;
+};
+
+class Session {
+ public:
+  Session(const PluginContext& context, const Options& options)
+      : context_(context), options_(options) {}
+
+  [[nodiscard]] std::optional<Failure> Connect() {
+    auto choice = ChooseKubeconfig(options_.kubeconfig, context_.getenv, context_.file_exists);
+    if (!choice) return Failure{choice.error().message()};
+    core::KubernetesConfig settings{.kubeconfig = choice->path, .context = options_.context};
+    auto connection = core::ConnectToKubernetes(settings, context_.clock);
+    if (!connection) {
+      return Failure{fmt::format("cannot talk to the API server (kubeconfig from {}): {}",
+                                 choice->source, connection.error().message())};
+    }
+    connection_ = std::move(*connection);
+    namespace_ = !options_.namespace_name.empty() ? options_.namespace_name
+                                                  : connection_->config.default_namespace;
+    return std::nullopt;
+  }
+
+  [[nodiscard]] core::KubeClient& client() { return *connection_->client; }
+  [[nodiscard]] const std::string& namespace_name() const { return namespace_; }
+  [[nodiscard]] api::Timestamp Now() const {
+    return std::chrono::time_point_cast<std::chrono::microseconds>(context_.clock.WallNow());
+  }
+
+  // The ModelRevision named by the verb's argument, or a Failure naming it.
+  [[nodiscard]] core::Result<json> GetRevision(const std::string& name) {
+    auto revision = client().Get(resources::ModelRevisions(), namespace_, name);
+    if (!revision) {
+      return std::unexpected(ReadError(revision.error(), "ModelRevision", namespace_ + "/" + name));
+    }
+    return std::move(*revision);
+  }
+
+  // Every ModelCache, or why they could not be listed (tenants may not list cluster objects).
+  [[nodiscard]] CacheListing ListCaches() {
+    CacheListing listing;
+    auto page = client().ListAll(resources::ModelCaches(), "", {});
+    if (!page) {
+      listing.unavailable = page.error().code() == core::ErrorCode::kPermissionDenied
+                                ? "not allowed to list modelcaches.modelplane.io"
+                                : page.error().message();
+      return listing;
+    }
+    for (json& item : page->items) listing.items.push_back(std::move(item));
+    return listing;
+  }
+
+  [[nodiscard]] std::vector<json> EventsAbout(const json& pod) {
+    core::ListOptions options;
+    options.field_selector =
+        "regarding.kind=Pod,regarding.name=" + api::StringMember(pod, {"metadata", "name"});
+    options.limit = kEventsRead;
+    auto page = client().List(resources::Events(), namespace_, options);
+    if (!page) return {};  // events explain, they are not needed to answer
+    std::vector<json> events;
+    for (json& item : page->items) events.push_back(std::move(item));
+    return events;
+  }
+
+  static core::Error ReadError(const core::Error& error, std::string_view kind,
+                               const std::string& name) {
+    if (error.code() == core::ErrorCode::kNotFound) {
+      return core::Error(error.code(), fmt::format("{} {} not found", kind, name));
+    }
+    return error.Wrap(fmt::format("reading {} {}", kind, name));
+  }
+
+ private:
+  const PluginContext& context_;
+  const Options& options_;
+  std::optional<core::KubeConnection> connection_;
+  std::string namespace_;
+};
+
+std::optional<Failure> RunStatus(Session& session, const Options& options, std::ostream& out) {
+  auto revision = session.GetRevision(options.name);
+  if (!revision) return Failure{revision.error().message()};
+  auto text = RenderRevisionStatus(*revision, session.ListCaches(), session.Now());
+  if (!text) return Failure{text.error().message()};
+  out << *text;
+  return std::nullopt;
+}
+
+std::optional<Failure> RunWhy(Session& session, const Options& options, std::ostream& out) {
+  const std::string pod_name = session.namespace_name() + "/" + options.name;
+  auto pod = session.client().Get(resources::Pods(), session.namespace_name(), options.name);
+  if (!pod) return Failure{Session::ReadError(pod.error(), "Pod", pod_name).message()};
+  PodFacts facts{.pod = std::move(*pod)};
+  if (auto reference = PodRevision(facts.pod); reference && *reference) {
+    auto revision = session.client().Get(resources::ModelRevisions(), (*reference)->namespace_name,
+                                         (*reference)->name);
+    if (revision) {
+      facts.revision = std::move(*revision);
+    } else if (revision.error().code() != core::ErrorCode::kNotFound) {
+      facts.revision_unavailable = revision.error().message();
+    }
+    facts.caches = session.ListCaches();
+  }
+  facts.events = session.EventsAbout(facts.pod);
+  auto text = ExplainPod(facts, session.Now());
+  if (!text) return Failure{text.error().message()};
+  out << *text;
+  return std::nullopt;
+}
+
+std::optional<Failure> RunCache(Session& session, const Options& options, std::ostream& out) {
+  auto cache = session.client().Get(resources::ModelCaches(), "", options.name);
+  if (!cache) {
+    if (cache.error().code() == core::ErrorCode::kNotFound) {
+      return Failure{fmt::format("ModelCache {} not found (kubectl get modelcaches lists them)",
+                                 options.name)};
+    }
+    return Failure{Session::ReadError(cache.error(), "ModelCache", options.name).message()};
+  }
+  auto text = RenderCache(*cache, session.Now());
+  if (!text) return Failure{text.error().message()};
+  out << *text;
+  return std::nullopt;
+}
+
+std::optional<Failure> Patch(Session& session, const std::string& name, const json& patch,
+                             json& after) {
+  auto patched = session.client().Patch(resources::ModelRevisions(), session.namespace_name(), name,
+                                        core::PatchType::kMerge, patch);
+  if (!patched) {
+    const std::string what = session.namespace_name() + "/" + name;
+    if (patched.error().code() == core::ErrorCode::kInvalidArgument) {
+      return Failure{fmt::format("the API server refused the change to ModelRevision {}: {}", what,
+                                 patched.error().message())};
+    }
+    return Failure{Session::ReadError(patched.error(), "ModelRevision", what).message()};
+  }
+  after = std::move(*patched);
+  return std::nullopt;
+}
+
+std::optional<Failure> RunPrestage(Session& session, const Options& options, std::ostream& out) {
+  auto before = session.GetRevision(options.name);
+  if (!before) return Failure{before.error().message()};
+  if (api::BoolMember(*before, {"spec", "revoked"})) {
+    return Failure{fmt::format("ModelRevision {}/{} is revoked and is never staged again",
+                               session.namespace_name(), options.name)};
+  }
+  json after;
+  if (auto failed = Patch(session, options.name, PrestagePatch(options.nodes), after)) {
+    return failed;
+  }
+  out << PrestageSummary(*before, after);
+  return std::nullopt;
+}
+
+std::optional<Failure> RunRevoke(Session& session, const Options& options, std::ostream& out) {
+  auto before = session.GetRevision(options.name);
+  if (!before) return Failure{before.error().message()};
+  if (api::BoolMember(*before, {"spec", "revoked"})) {
+    out << RevokeSummary(*before, /*already=*/true);
+    return std::nullopt;
+  }
+  json after;
+  if (auto failed = Patch(session, options.name, RevokePatch(), after)) return failed;
+  out << RevokeSummary(after, /*already=*/false);
+  return std::nullopt;
+}
+
+using Verb = std::optional<Failure> (*)(Session&, const Options&, std::ostream&);
+
+}  // namespace
+
+int RunPlugin(const std::vector<std::string>& arguments, const PluginContext& context) {
+  CLI::App app{
+      "Shows where model weights are and why pods wait for them; prestages and revokes "
+      "ModelRevisions.",
+      "kubectl modelplane"};
+  app.get_formatter()->column_width(26);
+  app.require_subcommand(1);
+  app.fallthrough();
+  app.failure_message([](const CLI::App* failed, const CLI::Error& error) {
+    std::string command = "kubectl modelplane";
+    if (failed != nullptr && !failed->get_subcommands().empty()) {
+      command += " " + failed->get_subcommands().front()->get_name();
+    }
+    return fmt::format("error: {} (see {} --help)\n", Printable(error.what()), command);
+  });
+  Options options;
+  app.add_option("--kubeconfig", options.kubeconfig,
+                 "kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)");
+  app.add_option("--context", options.context, "kubeconfig context (default: its current one)");
+  app.add_option("-n,--namespace", options.namespace_name,
+                 "namespace (default: the context's, else default)");
+
+  Verb verb = nullptr;
+  auto add_verb = [&](const std::string& name, const std::string& description,
+                      const std::string& argument, const std::string& argument_help, Verb run) {
+    CLI::App* command = app.add_subcommand(name, description);
+    command->add_option(argument, options.name, argument_help)->required();
+    command->footer(
+        "Global flags: --kubeconfig FILE, --context NAME, -n/--namespace NS (before or after the "
+        "verb).");
+    command->callback([&verb, run] { verb = run; });
+    return command;
+  };
+  add_verb("status", "A revision's phase, digest and per-node state, tier and bytes-to-ready",
+           "REVISION", "ModelRevision name", RunStatus);
+  add_verb("why", "Why a pod is gated, pending or not ready, in one paragraph", "POD", "Pod name",
+           RunWhy);
+  add_verb("cache", "What a node's ModelCache holds: pins, protection, what is evictable", "NODE",
+           "node name (its ModelCache has the same name)", RunCache);
+  CLI::App* prestage =
+      add_verb("prestage", "Set spec.prestage.nodes: stage the revision on N nodes before pods ask",
+               "REVISION", "ModelRevision name", RunPrestage);
+  prestage->add_option("--nodes", options.nodes, "how many nodes (0 stops prestaging)")
+      ->required()
+      ->check(CLI::Range(0, kMaxPrestageNodes));
+  add_verb("revoke", "Set spec.revoked=true: purge the revision everywhere (cannot be undone)",
+           "REVISION", "ModelRevision name", RunRevoke);
+
+  std::vector<std::string> reversed(arguments.rbegin(), arguments.rend());
+  try {
+    app.parse(reversed);
+  } catch (const CLI::ParseError& error) {
+    // "A subcommand is required" would hide that the first word was a misspelt verb.
+    if (app.get_subcommands().empty() && !app.remaining().empty() &&
+        error.get_exit_code() != static_cast<int>(CLI::ExitCodes::Success)) {
+      context.err << fmt::format(
+          "error: unknown verb \"{}\" (verbs: status, why, cache, prestage, revoke)\n",
+          Printable(app.remaining().front()));
+      return error.get_exit_code();
+    }
+    return app.exit(error, context.out, context.err);
+  }
+  if (verb == nullptr) return kFailed;  // require_subcommand makes this unreachable
+  Session session(context, options);
+  std::optional<Failure> failure = session.Connect();
+  if (!failure) failure = verb(session, options, context.out);
+  if (failure) {
+    context.err << "error: " << Printable(failure->message) << "\n";
+    return kFailed;
+  }
+  return 0;
+}
+
+}  // namespace modelplane::cli

@@ -1,0 +1,32 @@
+// `kubectl modelplane`: the verbs (status, why, cache, prestage, revoke), their flags, and the
+// calls each makes to the API server. Formatting and explanations are pure functions in the
+// *_report, pod_explanation and revision_patches files; this file reads and writes objects.
+//
+// Exit status: 0 done, 1 the verb failed (one "error: ..." line on stderr), CLI11's usage codes
+// (non-zero, one line) when the arguments are wrong.
+// Thread safety: RunPlugin runs one command on the calling thread.
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "core/clock/clock.h"
+#include "core/kube/kube_config.h"
+#include "kubectl-plugin/kubeconfig_path.h"
+
+namespace modelplane::cli {
+
+struct PluginContext {
+  core::EnvironmentLookup getenv;
+  FileExists file_exists;
+  const core::Clock& clock;
+  std::ostream& out;
+  std::ostream& err;
+};
+
+// `arguments` without the program name, as kubectl passes them to the plugin.
+[[nodiscard]] int RunPlugin(const std::vector<std::string>& arguments,
+                            const PluginContext& context);
+
+}  // namespace modelplane::cli
