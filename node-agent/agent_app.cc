@@ -28,12 +28,12 @@ namespace {
 
 constexpr std::string_view kZoneLabel = "topology.kubernetes.io/zone";
 
-std::string AdvertisedEndpoint(const PeerConfig& peers, std::uint16_t port) {
+// The peer server formats its endpoint (and token audience) from this host and its port.
+std::string AdvertisedHost(const PeerConfig& peers) {
   std::string host = peers.advertise_address;
   if (host.empty()) host = core::ProcessEnvironment("POD_IP").value_or("");
   if (host.empty()) host = peers.listen_address;
-  if (host.find(':') != std::string::npos) host = "[" + host + "]";
-  return fmt::format("{}:{}", host, port);
+  return host;
 }
 
 }  // namespace
@@ -86,6 +86,7 @@ int RunAgent(const AgentConfig& config, core::ComponentRuntime& runtime) {
   if (config.peers.enabled && peer_credentials) {
     PeerServerOptions options{.address = config.peers.listen_address,
                               .port = config.peers.port,
+                              .advertise_address = AdvertisedHost(config.peers),
                               .token_key = token_key,
                               .allow_plain_http = config.peers.plain_http,
                               .max_upload_bytes_per_second = config.peers.max_upload_rate.bytes,
@@ -103,7 +104,7 @@ int RunAgent(const AgentConfig& config, core::ComponentRuntime& runtime) {
       return 1;
     }
     peer_server = std::move(*server);
-    peer_endpoint = AdvertisedEndpoint(config.peers, peer_server->port());
+    peer_endpoint = peer_server->endpoint();
     logger.Info("peer_server_listening", {{"endpoint", peer_endpoint}});
   }
 

@@ -5,8 +5,8 @@
 //                    [--range-mib 8] [--parallel 4] [--token-key-file F] [--ca F --cert F --key F]
 //       reads the blob with PeerRangeSource, `parallel` ranges in flight, each written with
 //       pwrite, and prints "bytes seconds bytes_per_second"
-//   peer_bench sign --token-key-file F --path /v1/blobs/sha256:<hex>
-//       prints an Authorization header value valid for 2 minutes (for curl)
+//   peer_bench sign --token-key-file F --audience H:P --path /v1/blobs/sha256:<hex>
+//       prints an Authorization header value for the peer at H:P, valid for 2 minutes (for curl)
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -138,9 +138,11 @@ int main(int argc, char** argv) {
   fetch_app->add_option("--key", fetch.key);
 
   std::string key_file;
+  std::string audience;
   std::string path;
   CLI::App* sign_app = app.add_subcommand("sign", "print a peer token for curl");
   sign_app->add_option("--token-key-file", key_file)->required();
+  sign_app->add_option("--audience", audience, "the peer's endpoint, host:port")->required();
   sign_app->add_option("--path", path)->required();
 
   CLI11_PARSE(app, argc, argv);
@@ -152,7 +154,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   fmt::print("{}\n",
-             agent::SignPeerToken(*key, "GET", path,
+             agent::SignPeerToken(*key, {.audience = audience, .method = "GET", .path = path},
                                   std::chrono::system_clock::now() + std::chrono::minutes(2)));
   return 0;
 }

@@ -140,7 +140,7 @@ for mode in ${modes}; do
     timed_curl "${scheme}://127.0.0.1:${nginx_at}${path}" "${curl_tls[@]}" >> "${work}/a"
     timed_peer "127.0.0.1:${peer_port}" --token-key-file "${work}/peer.key" "${client_tls[@]}" >> "${work}/b"
     timed_peer "127.0.0.1:${nginx_at}" "${client_tls[@]}" >> "${work}/c"
-    token="$("${bench}" sign --token-key-file "${work}/peer.key" --path "${path}")"
+    token="$("${bench}" sign --token-key-file "${work}/peer.key" --audience "127.0.0.1:${peer_port}" --path "${path}")"
     timed_curl "${scheme}://127.0.0.1:${peer_port}${path}" "${curl_tls[@]}" \
       -H "Authorization: ${token}" >> "${work}/d"
   done

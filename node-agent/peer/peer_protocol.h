@@ -4,6 +4,7 @@
 // Thread safety: constants and pure functions.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -20,5 +21,14 @@ inline constexpr std::string_view kPeerBlobPathPrefix = "/v1/blobs/";
 
 // The Authorization scheme of HMAC tokens (see peer_token.h).
 inline constexpr std::string_view kPeerTokenScheme = "Modelplane-HMAC";
+
+// A peer's endpoint as it advertises it in ModelCache status and as clients dial it: "host:port",
+// an IPv6 host in brackets ("[fd00::7]:7443"). Tokens name it as their audience, so the server
+// and its clients must spell it with this one function.
+[[nodiscard]] inline std::string FormatPeerEndpoint(std::string_view host, std::uint16_t port) {
+  const bool bare_ipv6 = host.find(':') != std::string_view::npos && !host.starts_with('[');
+  return bare_ipv6 ? "[" + std::string(host) + "]:" + std::to_string(port)
+                   : std::string(host) + ":" + std::to_string(port);
+}
 
 }  // namespace modelplane::agent

@@ -25,6 +25,11 @@ core::Result<std::unique_ptr<PeerRangeSource>> PeerRangeSource::Create(
     return core::MakeError(core::ErrorCode::kInvalidArgument,
                            "peer source needs an endpoint and a positive max_concurrency");
   }
+  if (options.token_key && !IsValidPeerTokenAudience(options.endpoint)) {
+    return core::MakeError(
+        core::ErrorCode::kInvalidArgument,
+        fmt::format("peer endpoint {:?} cannot be a token audience", options.endpoint));
+  }
   core::ClientOptions client;
   client.tls = options.tls;
   client.max_connections_per_origin = options.max_concurrency;
@@ -81,9 +86,11 @@ core::Status PeerRangeSource::ReadRange(const SourceFile& file, std::uint64_t of
   request.read_timeout = std::min(options_.stall_timeout, remaining);
   request.connect_timeout = std::min(options_.connect_timeout, remaining);
   if (options_.token_key) {
-    request.headers.set(boost::beast::http::field::authorization,
-                        SignPeerToken(*options_.token_key, "GET", path,
-                                      clock_.WallNow() + options_.token_lifetime));
+    request.headers.set(
+        boost::beast::http::field::authorization,
+        SignPeerToken(*options_.token_key,
+                      {.audience = options_.endpoint, .method = "GET", .path = path},
+                      clock_.WallNow() + options_.token_lifetime));
   }
 
   std::size_t filled = 0;

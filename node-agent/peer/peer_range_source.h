@@ -29,11 +29,13 @@
 namespace modelplane::agent {
 
 struct PeerRangeSourceOptions {
-  std::string endpoint;  // "host:port", IPv6 as "[::1]:7443"
+  // "host:port", IPv6 as "[::1]:7443", spelled as the peer advertises it (ModelCache status):
+  // it is also the audience of the tokens, which the peer accepts only for its own endpoint.
+  std::string endpoint;
   // https with these (the peer CA, and a client certificate for mutual TLS); nullopt: plain http,
   // which the peer server allows only when configured for it (loopback benchmarks).
   std::optional<core::TlsClientOptions> tls;
-  std::optional<PeerTokenKey> token_key;  // signs every request when set
+  std::optional<PeerTokenKey> token_key;  // signs every request (for `endpoint`) when set
   std::chrono::seconds token_lifetime{120};
   std::size_t max_concurrency = 8;
   std::chrono::milliseconds connect_timeout{2'000};

@@ -43,6 +43,10 @@ core::LogLevel ToLogLevel(core::HttpLogLevel level) {
   return core::LogLevel::kInfo;
 }
 
+bool IsWildcardAddress(std::string_view host) {
+  return host.empty() || host == "0.0.0.0" || host == "::" || host == "[::]";
+}
+
 std::string_view AsView(boost::beast::string_view value) {
   return {value.data(), value.size()};
 }
@@ -122,6 +126,18 @@ class PeerServer::Impl {
     auto created = core::HttpServer::Create(std::move(server), std::move(router));
     if (!created) return std::unexpected(created.error().Wrap("starting the peer server"));
     http_ = std::move(*created);
+    // Only now is the port known (0 lets the kernel pick); requests that came in before are 503.
+    const std::string& host =
+        options_.advertise_address.empty() ? options_.address : options_.advertise_address;
+    endpoint_ = FormatPeerEndpoint(host, http_->port());
+    ready_.store(true);
+    if (options_.token_key && IsWildcardAddress(host)) {
+      logger_.Warn("peer_endpoint_unroutable",
+                   {{"endpoint", endpoint_},
+                    {"note",
+                     "tokens are signed for the endpoint clients dial, and none dials a "
+                     "wildcard address: set the advertise address"}});
+    }
     if (!options_.tls) {
       logger_.Warn("insecure_plain_http_enabled",
                    {{"address", options_.address},
@@ -130,6 +146,7 @@ class PeerServer::Impl {
     }
     logger_.Info("peer_server_started",
                  {{"address", options_.address},
+                  {"endpoint", endpoint_},
                   {"port", static_cast<std::uint64_t>(http_->port())},
                   {"tls", options_.tls.has_value()},
                   {"mutual_tls", options_.tls && !options_.tls->client_ca_file.empty()},
@@ -150,6 +167,7 @@ class PeerServer::Impl {
   }
 
   [[nodiscard]] std::uint16_t port() const { return http_->port(); }
+  [[nodiscard]] const std::string& endpoint() const { return endpoint_; }
   [[nodiscard]] std::size_t streams_in_flight() const { return streams_.load(); }
 
  private:
@@ -193,8 +211,10 @@ class PeerServer::Impl {
       const std::string_view value =
           header == request.headers.end() ? std::string_view() : AsView(header->value());
       const std::string_view method = request.method == http::verb::head ? "HEAD" : "GET";
-      auto verified = VerifyPeerToken(*options_.token_key, value, method, request.path,
-                                      clock_.WallNow(), options_.token_policy);
+      auto verified =
+          VerifyPeerToken(*options_.token_key, value,
+                          {.audience = endpoint_, .method = method, .path = request.path},
+                          clock_.WallNow(), options_.token_policy);
       if (!verified) return std::unexpected(verified.error());
       return "token:" + options_.token_key->id();
     }
@@ -212,6 +232,9 @@ class PeerServer::Impl {
   std::atomic<std::size_t> streams_{0};
   std::atomic<bool> stopping_{false};
   std::atomic<std::int64_t> cut_at_ns_{0};
+  // Written once in Start() before ready_ is set; handlers read it only after seeing ready_.
+  std::string endpoint_;
+  std::atomic<bool> ready_{false};
   std::array<std::optional<core::Counter>, kCountedStatuses.size()> requests_by_status_;
   std::optional<core::Counter> bytes_served_;
   std::optional<core::Gauge> streams_in_flight_gauge_;
@@ -293,6 +316,7 @@ class PeerServer::Impl::BlobBody final : public core::BodySource {
 };
 
 core::ServerResponse PeerServer::Impl::Serve(const core::ServerRequest& request) {
+  if (!ready_.load()) return Answer(request, http::status::service_unavailable, "starting");
   // Credentials first: an unauthenticated client learns nothing, not even which digests exist.
   auto who = Authenticate(request);
   if (!who) return Answer(request, http::status::unauthorized, who.error().message());
@@ -412,6 +436,10 @@ PeerServer::~PeerServer() {
 
 std::uint16_t PeerServer::port() const {
   return impl_->port();
+}
+
+const std::string& PeerServer::endpoint() const {
+  return impl_->endpoint();
 }
 
 std::size_t PeerServer::streams_in_flight() const {

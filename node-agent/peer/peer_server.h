@@ -8,10 +8,12 @@
 // 503 with Retry-After while the stream cap is reached or the server is stopping.
 //
 // Authentication: a client certificate that verifies against the cluster's peer CA (mutual TLS),
-// or an HMAC token (peer_token.h); either suffices when both are configured. The TLS handshake
-// never fails for a missing or foreign certificate: the request gets a 401 that says why, which
-// a client can report, rather than an opaque handshake error. Tokens over plain HTTP are refused
-// unless allow_plain_http is set (loopback benchmarks), and the server logs that it is insecure.
+// or an HMAC token (peer_token.h) signed for this server's endpoint(); either suffices when both
+// are configured. The TLS handshake never fails for a missing or foreign certificate: the request
+// gets a 401 that says why, which a client can report, rather than an opaque handshake error.
+// Tokens over plain HTTP are refused unless allow_plain_http is set (loopback benchmarks), and
+// the server logs that it is insecure. Requests that arrive before the endpoint is known (the
+// port is bound first) are answered 503.
 //
 // Fairness: one UploadThrottle shared by all streams caps the upload rate, and at most
 // max_streams GET bodies are in flight; HEAD costs no stream. Unthrottled plain-HTTP bodies go
@@ -21,9 +23,9 @@
 // Reads only from the BlobCatalog (verified blobs); a blob is opened once per request, so a
 // garbage collection that unlinks it mid-stream does not change the bytes being served.
 //
-// Thread safety: port() and streams_in_flight() may be called from any thread. Stop() (also run
-// by the destructor) refuses new requests with 503, waits up to stop_grace for bodies in flight,
-// then cuts those still running; it is idempotent and must not be called from a handler.
+// Thread safety: port(), endpoint() and streams_in_flight() may be called from any thread. Stop()
+// (also run by the destructor) refuses new requests with 503, waits up to stop_grace for bodies in
+// flight, then cuts those still running; it is idempotent and must not be called from a handler.
 #pragma once
 
 #include <chrono>
@@ -46,6 +48,9 @@ namespace modelplane::agent {
 struct PeerServerOptions {
   std::string address = "127.0.0.1";
   std::uint16_t port = 0;  // 0: the kernel picks one; port() reports it
+  // The host peers dial, as advertised in ModelCache status; empty: `address`. With the bound
+  // port it makes endpoint(), the only audience this server accepts tokens for.
+  std::string advertise_address;
 
   // Server certificate and key; client_ca_file (the cluster's peer CA) enables mutual TLS.
   // require_client_certificate is ignored: the server always decides per request (see above).
@@ -77,6 +82,8 @@ class PeerServer {
   ~PeerServer();
 
   [[nodiscard]] std::uint16_t port() const;
+  // "advertise_address:port" (FormatPeerEndpoint): what to advertise, and the token audience.
+  [[nodiscard]] const std::string& endpoint() const;
   [[nodiscard]] std::size_t streams_in_flight() const;
   void Stop();
 

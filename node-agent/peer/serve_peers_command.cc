@@ -52,6 +52,7 @@ core::Result<PeerServerOptions> PeerServerOptionsFromFlags(const ServePeersFlags
   if (auto parsed = ParseListen(flags.listen, options); !parsed) {
     return std::unexpected(parsed.error());
   }
+  options.advertise_address = flags.advertise_address;
   const bool tls = !flags.tls_certificate.empty() || !flags.tls_key.empty();
   if (tls && (flags.tls_certificate.empty() || flags.tls_key.empty())) {
     return BadFlag("--tls-cert and --tls-key go together");
@@ -99,6 +100,7 @@ int ServePeers(const ServePeersFlags& flags, core::CancellationToken& stop,
     return 1;
   }
   logger.Info("serving_peers", {{"cache_root", flags.cache_root},
+                                {"endpoint", (*server)->endpoint()},
                                 {"port", static_cast<std::uint64_t>((*server)->port())}});
   while (stop.SleepFor(std::chrono::hours(1))) {
   }
@@ -111,6 +113,8 @@ CLI::App* DeclareServePeersFlags(CLI::App& parent, ServePeersFlags& flags) {
   app->add_option("--cache-root", flags.cache_root, "cache directory (blobs/sha256/<hex>)")
       ->required();
   app->add_option("--listen", flags.listen, "address:port to listen on")->capture_default_str();
+  app->add_option("--advertise-address", flags.advertise_address,
+                  "host peers dial (tokens are accepted for it only); default the --listen host");
   app->add_option("--tls-cert", flags.tls_certificate, "server certificate chain (PEM)");
   app->add_option("--tls-key", flags.tls_key, "server private key (PEM)");
   app->add_option("--client-ca", flags.client_ca, "peer CA that signs client certificates");

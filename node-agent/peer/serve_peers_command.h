@@ -1,13 +1,15 @@
 // `modelplane-node-agent serve-peers`: runs a PeerServer over a cache directory until SIGTERM or
 // SIGINT, for nodes (and benchmarks) that serve peers without the full agent.
 //
-//   serve-peers --cache-root DIR [--listen 127.0.0.1:7443]
+//   serve-peers --cache-root DIR [--listen 127.0.0.1:7443] [--advertise-address HOST]
 //               (--tls-cert F --tls-key F [--client-ca F] [--token-key-file F]
 //                | --token-key-file F --insecure-http)
 //               [--max-upload-rate 1GiB] [--max-streams 16] [--log-level info]
 //
-// Blobs come from DirectoryBlobCatalog until the cache store's catalog replaces it.
-// Thread safety: the returned Subcommand is run once, from the main thread.
+// Tokens are accepted only for the endpoint "<advertise-address or listen host>:<port>", so
+// clients must dial that spelling (`fetch --peer`). Blobs come from DirectoryBlobCatalog until the
+// cache store's catalog replaces it. Thread safety: the returned Subcommand is run once, from the
+// main thread.
 #pragma once
 
 #include <cstdint>
@@ -24,6 +26,7 @@ namespace modelplane::agent {
 struct ServePeersFlags {
   std::string cache_root;
   std::string listen = "127.0.0.1:7443";
+  std::string advertise_address;  // the host clients dial; empty: the --listen host
   std::string tls_certificate;
   std::string tls_key;
   std::string client_ca;

@@ -3,12 +3,19 @@
 #include <cctype>
 #include <chrono>
 #include <fstream>
+#include <span>
 #include <thread>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include <gtest/gtest.h>
 
 #include "core/http/http_client.h"
+#include "core/io/unique_fd.h"
 #include "node-agent/peer/peer_protocol.h"
+#include "node-agent/peer/peer_range_source.h"
 #include "tests/core/http/test_connection.h"
 #include "tests/node-agent/peer/peer_test_support.h"
 
@@ -21,6 +28,16 @@ using core::testing::TestConnection;
 using core::testing::TestResponse;
 using namespace std::chrono_literals;
 
+// Whether this machine lets a socket bind `address` (Linux routes all of 127/8 to loopback, some
+// sandboxes only 127.0.0.1).
+bool CanBind(const char* address) {
+  core::UniqueFd socket(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_in ip{};
+  ip.sin_family = AF_INET;
+  return socket.valid() && ::inet_pton(AF_INET, address, &ip.sin_addr) == 1 &&
+         ::bind(socket.get(), reinterpret_cast<sockaddr*>(&ip), sizeof(ip)) == 0;
+}
+
 class PeerServerTest : public ::testing::Test {
  protected:
   void SetUp() override { cache_.SetUp(); }
@@ -31,13 +48,20 @@ class PeerServerTest : public ::testing::Test {
                                      std::string extra_headers = {},
                                      std::chrono::seconds lifetime = 60s) {
     if (key != nullptr) {
-      extra_headers +=
-          "Authorization: " +
-          SignPeerToken(*key, method, path, std::chrono::system_clock::now() + lifetime) + "\r\n";
+      extra_headers += "Authorization: " +
+                       SignPeerToken(*key, ScopeAt(server, method, path),
+                                     std::chrono::system_clock::now() + lifetime) +
+                       "\r\n";
     }
     auto connection = TestConnection::Open(server.port());
     if (!connection) return std::unexpected(connection.error());
     return (*connection)->RoundTrip(MakeRawRequest(method, path, extra_headers), method == "HEAD");
+  }
+
+  // A token for `server` (its endpoint is the audience) and this request.
+  static PeerTokenScope ScopeAt(const PeerServer& server, std::string_view method,
+                                std::string_view path) {
+    return {.audience = server.endpoint(), .method = method, .path = path};
   }
 
   testing::PeerCache cache_;
@@ -101,20 +125,21 @@ TEST_F(PeerServerTest, RefusesMissingExpiredAndMisdirectedTokensWith401) {
   EXPECT_EQ(std::string(missing->at(http::field::www_authenticate)), std::string(kPeerTokenScheme));
 
   // Expired well beyond the allowed clock skew (30 s).
-  auto expired =
-      Request(*server, "GET", path, nullptr, header(SignPeerToken(key_, "GET", path, now - 5min)));
+  auto expired = Request(*server, "GET", path, nullptr,
+                         header(SignPeerToken(key_, ScopeAt(*server, "GET", path), now - 5min)));
   ASSERT_TRUE(expired);
   EXPECT_EQ(expired->result(), http::status::unauthorized);
   EXPECT_NE(expired->body().find("expired"), std::string::npos) << expired->body();
 
   // A valid token for another blob, and one for HEAD used on GET.
-  auto other_path =
-      Request(*server, "GET", path, nullptr,
-              header(SignPeerToken(key_, "GET", PeerBlobPath(other.digest), now + 1min)));
+  auto other_path = Request(
+      *server, "GET", path, nullptr,
+      header(SignPeerToken(key_, ScopeAt(*server, "GET", PeerBlobPath(other.digest)), now + 1min)));
   ASSERT_TRUE(other_path);
   EXPECT_EQ(other_path->result(), http::status::unauthorized);
   auto other_method =
-      Request(*server, "GET", path, nullptr, header(SignPeerToken(key_, "HEAD", path, now + 1min)));
+      Request(*server, "GET", path, nullptr,
+              header(SignPeerToken(key_, ScopeAt(*server, "HEAD", path), now + 1min)));
   ASSERT_TRUE(other_method);
   EXPECT_EQ(other_method->result(), http::status::unauthorized);
 
@@ -136,6 +161,94 @@ TEST_F(PeerServerTest, RefusesMissingExpiredAndMisdirectedTokensWith401) {
   ASSERT_TRUE(good);
   EXPECT_EQ(good->result(), http::status::ok);
   EXPECT_EQ(good->body(), blob.bytes);
+}
+
+TEST_F(PeerServerTest, ATokenCapturedAtOnePeerIsRefusedAtAnother) {
+  const testing::TestBlob blob = cache_.AddBlob(300'000);
+  // Two peers with the same key, as all nodes of a cluster have it: on distinct addresses where
+  // this machine routes 127.0.0.2, on distinct ports in any case.
+  PeerServerOptions options_b = testing::PeerCache::PlainTokenOptions();
+  options_b.address = CanBind("127.0.0.2") ? "127.0.0.2" : "127.0.0.1";
+  auto a = cache_.StartServer(testing::PeerCache::PlainTokenOptions());
+  auto b = cache_.StartServer(std::move(options_b));
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(a->endpoint(), "127.0.0.1:" + std::to_string(a->port()));
+  ASSERT_NE(a->endpoint(), b->endpoint());
+
+  core::ClientOptions client_options;
+  client_options.retry.max_attempts = 1;
+  auto client = core::HttpClient::Create(std::move(client_options));
+  ASSERT_TRUE(client);
+  const std::string path = PeerBlobPath(blob.digest);
+  const auto fetch = [&](const PeerServer& server, const std::string& authorization) {
+    core::ClientRequest request;
+    request.url = "http://" + server.endpoint() + path;
+    request.headers.set(http::field::authorization, authorization);
+    return (*client)->Fetch(request);
+  };
+
+  // What a client of A sends (PeerRangeSource signs just this), captured on the way.
+  const std::string captured =
+      SignPeerToken(key_, ScopeAt(*a, "GET", path), std::chrono::system_clock::now() + 1min);
+  auto at_a = fetch(*a, captured);
+  ASSERT_TRUE(at_a) << at_a.error().ToString();
+  EXPECT_EQ(at_a->body, blob.bytes);
+
+  auto replayed = fetch(*b, captured);
+  ASSERT_FALSE(replayed);
+  EXPECT_EQ(replayed.error().code(), core::ErrorCode::kUnauthenticated);
+  const std::string reason =
+      "is for peer " + a->endpoint() + ", not this peer (" + b->endpoint() + ")";
+  EXPECT_NE(replayed.error().message().find("HTTP 401"), std::string::npos)
+      << replayed.error().ToString();
+  EXPECT_NE(replayed.error().message().find(reason), std::string::npos)
+      << replayed.error().ToString();
+  EXPECT_NE(cache_.log().find("peer_request_refused"), std::string::npos) << cache_.log();
+  EXPECT_NE(cache_.log().find(reason), std::string::npos) << cache_.log();
+
+  // A fresh token for B, from the real client that dials B, works.
+  PeerRangeSourceOptions source_options{.endpoint = b->endpoint(), .token_key = key_};
+  auto source = PeerRangeSource::Create(std::move(source_options), cache_.clock());
+  ASSERT_TRUE(source) << source.error().ToString();
+  std::string read(blob.bytes.size(), '\0');
+  auto from_b = (*source)->ReadRange(
+      SourceFile{.path = "model.bin", .sha256 = blob.digest, .size = blob.bytes.size()}, 0,
+      std::as_writable_bytes(std::span(read)), {});
+  ASSERT_TRUE(from_b) << from_b.error().ToString();
+  EXPECT_EQ(read, blob.bytes);
+}
+
+TEST_F(PeerServerTest, AcceptsTokensForItsAdvertisedEndpointOnly) {
+  const testing::TestBlob blob = cache_.AddBlob(1000);
+  PeerServerOptions options = testing::PeerCache::PlainTokenOptions();
+  options.advertise_address = "10.1.2.3";  // what peers dial, e.g. through the pod network
+  auto server = cache_.StartServer(std::move(options));
+  ASSERT_TRUE(server);
+  EXPECT_EQ(server->endpoint(), "10.1.2.3:" + std::to_string(server->port()));
+  const std::string path = PeerBlobPath(blob.digest);
+  const auto now = std::chrono::system_clock::now();
+  const auto header = [](const std::string& value) { return "Authorization: " + value + "\r\n"; };
+
+  // Signed for the address it listens on, not the one it advertises.
+  const std::string listen_endpoint = "127.0.0.1:" + std::to_string(server->port());
+  auto listen_address =
+      Request(*server, "GET", path, nullptr,
+              header(SignPeerToken(
+                  key_, {.audience = listen_endpoint, .method = "GET", .path = path}, now + 1min)));
+  ASSERT_TRUE(listen_address);
+  EXPECT_EQ(listen_address->result(), http::status::unauthorized);
+  EXPECT_NE(listen_address->body().find("not this peer (" + server->endpoint() + ")"),
+            std::string::npos)
+      << listen_address->body();
+  auto advertised = Request(*server, "GET", path, &key_);
+  ASSERT_TRUE(advertised);
+  EXPECT_EQ(advertised->result(), http::status::ok);
+
+  // A wildcard with nothing advertised: no client can sign for it, and the log says so.
+  PeerServerOptions wildcard = testing::PeerCache::PlainTokenOptions();
+  wildcard.address = "0.0.0.0";
+  EXPECT_TRUE(cache_.StartServer(std::move(wildcard)));
+  EXPECT_NE(cache_.log().find("peer_endpoint_unroutable"), std::string::npos) << cache_.log();
 }
 
 TEST_F(PeerServerTest, UnknownDigestIs404MalformedIs400BadRangeIs416) {
@@ -216,7 +329,7 @@ TEST_F(PeerServerTest, StreamCapAnswers503WithRetryAfter) {
   auto slow = TestConnection::Open(server->port());
   ASSERT_TRUE(slow);
   const std::string token =
-      SignPeerToken(key_, "GET", path, std::chrono::system_clock::now() + 1min);
+      SignPeerToken(key_, ScopeAt(*server, "GET", path), std::chrono::system_clock::now() + 1min);
   ASSERT_TRUE((*slow)->Send(MakeRawRequest("GET", path, "Authorization: " + token + "\r\n")));
   const auto give_up = std::chrono::steady_clock::now() + 5s;
   while (server->streams_in_flight() == 0 && std::chrono::steady_clock::now() < give_up) {
@@ -341,8 +454,9 @@ TEST_F(PeerServerTest, TlsWithoutClientCaRequiresTokens) {
   ASSERT_FALSE(anonymous);
   EXPECT_EQ(anonymous.error().code(), core::ErrorCode::kUnauthenticated);
 
-  request.headers.set(http::field::authorization,
-                      SignPeerToken(key_, "GET", path, std::chrono::system_clock::now() + 1min));
+  request.headers.set(
+      http::field::authorization,
+      SignPeerToken(key_, ScopeAt(*server, "GET", path), std::chrono::system_clock::now() + 1min));
   auto signed_request = (*client)->Fetch(request);
   ASSERT_TRUE(signed_request) << signed_request.error().ToString();
   EXPECT_EQ(signed_request->body, blob.bytes);

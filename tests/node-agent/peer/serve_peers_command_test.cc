@@ -36,12 +36,14 @@ class ServePeersCommandTest : public ::testing::Test {
 
 TEST_F(ServePeersCommandTest, FlagsBecomeServerOptions) {
   const ServePeersFlags flags =
-      Parse({"--cache-root", cache_.root(), "--listen", "[::1]:7443", "--token-key-file", key_file_,
-             "--insecure-http", "--max-upload-rate", "1GiB", "--max-streams", "4"});
+      Parse({"--cache-root", cache_.root(), "--listen", "[::1]:7443", "--advertise-address",
+             "fd00::7", "--token-key-file", key_file_, "--insecure-http", "--max-upload-rate",
+             "1GiB", "--max-streams", "4"});
   auto options = PeerServerOptionsFromFlags(flags);
   ASSERT_TRUE(options) << options.error().ToString();
   EXPECT_EQ(options->address, "::1");
   EXPECT_EQ(options->port, 7443);
+  EXPECT_EQ(options->advertise_address, "fd00::7");  // the token audience's host
   EXPECT_TRUE(options->allow_plain_http);
   EXPECT_FALSE(options->tls);
   ASSERT_TRUE(options->token_key);
