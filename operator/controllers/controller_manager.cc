@@ -127,30 +127,8 @@ ControllerManager::ControllerManager(core::KubeClient& client, const core::Watch
               clock),
       revision_queue_(core::MakeDefaultControllerRateLimiter(clock), clock),
       cache_queue_(core::MakeDefaultControllerRateLimiter(clock), clock),
-      revision_controller_(
-          {.client = client,
-           .revisions = revisions_,
-           .caches = caches_,
-           .nodes = nodes_,
-           .pods = pods_,
-           .workloads = workload_inventory_,
-           .events = events_,
-           .logger = logger_,
-           .clock = clock,
-           .metrics = metrics,
-           .namespace_scope = options_.namespace_scope,
-           .source_policy = options_.source_policy ? &*options_.source_policy : nullptr}),
-      cache_controller_({.client = client,
-                         .revisions = revisions_,
-                         .caches = caches_,
-                         .nodes = nodes_,
-                         .pods = pods_,
-                         .workloads = workload_inventory_,
-                         .events = events_,
-                         .logger = logger_,
-                         .clock = clock,
-                         .metrics = metrics,
-                         .namespace_scope = options_.namespace_scope}),
+      revision_controller_(Context(client, metrics, clock)),
+      cache_controller_(Context(client, metrics, clock)),
       revision_runner_(revision_queue_,
                        metrics.Instrument("modelrevision",
                                           [this](const std::string& key) {
@@ -181,6 +159,22 @@ ControllerManager::ControllerManager(core::KubeClient& client, const core::Watch
   workload_inventory_.AddIndexers();
   WireHandlers();
   WireWorkloadHandlers();
+}
+
+ControllerContext ControllerManager::Context(core::KubeClient& client, ControllerMetrics& metrics,
+                                             const core::Clock& clock) {
+  return {.client = client,
+          .revisions = revisions_,
+          .caches = caches_,
+          .nodes = nodes_,
+          .pods = pods_,
+          .workloads = workload_inventory_,
+          .events = events_,
+          .logger = logger_,
+          .clock = clock,
+          .metrics = metrics,
+          .namespace_scope = options_.namespace_scope,
+          .source_policy = options_.source_policy ? &*options_.source_policy : nullptr};
 }
 
 ControllerManager::~ControllerManager() {

@@ -67,6 +67,9 @@ class ControllerManager {
   [[nodiscard]] const core::ControllerStats& cache_stats() const;
 
  private:
+  // What both controllers are given; the informers and recorder it names are built first.
+  [[nodiscard]] ControllerContext Context(core::KubeClient& client, ControllerMetrics& metrics,
+                                          const core::Clock& clock);
   void WireHandlers();
   void WireWorkloadHandlers();
   void EnqueueRevisionsOfCache(const nlohmann::json& cache);
