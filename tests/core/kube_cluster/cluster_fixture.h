@@ -47,6 +47,9 @@ bool WaitUntil(Predicate predicate, std::chrono::milliseconds timeout) {
   return predicate();
 }
 
+inline constexpr const char* kModelplaneCrdsMissing =
+    "the modelplane CRDs are not installed: kubectl apply -f crds/";
+
 class ClusterTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -83,6 +86,16 @@ class ClusterTest : public ::testing::Test {
     if (client_ && !namespace_.empty()) {
       (void)client_->Delete(resources::Namespaces(), "", namespace_);
     }
+  }
+
+  // Both modelplane CRDs are served; tests that need them skip with kModelplaneCrdsMissing.
+  [[nodiscard]] bool ModelplaneCrdsInstalled() const {
+    for (const char* crd : {"modelrevisions.modelplane.io", "modelcaches.modelplane.io"}) {
+      const std::string path =
+          std::string("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/") + crd;
+      if (!client_->Request("GET", path, nullptr, "")) return false;
+    }
+    return true;
   }
 
   // Runs e2e/cluster.sh with arguments (restart kube-apiserver, etcdctl ...).

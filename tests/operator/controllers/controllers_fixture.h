@@ -57,11 +57,7 @@ class ControllersTest : public core::testing::ClusterTest {
   void SetUp() override {
     ClusterTest::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
-    auto crd = client_->Request("GET",
-                                "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/"
-                                "modelcaches.modelplane.io",
-                                nullptr, "");
-    if (!crd) GTEST_SKIP() << "the modelplane CRDs are not installed: kubectl apply -f crds/";
+    if (!ModelplaneCrdsInstalled()) GTEST_SKIP() << core::testing::kModelplaneCrdsMissing;
     auto metrics = ControllerMetrics::Register(registry_);
     ASSERT_TRUE(metrics) << metrics.error().ToString();
     metrics_.emplace(std::move(*metrics));

@@ -59,12 +59,7 @@ class OperatorProcessTest : public core::testing::ClusterTest {
   void SetUp() override {
     ClusterTest::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
-    if (!client_->Request("GET",
-                          "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/"
-                          "modelcaches.modelplane.io",
-                          nullptr, "")) {
-      GTEST_SKIP() << "the modelplane CRDs are not installed: kubectl apply -f crds/";
-    }
+    if (!ModelplaneCrdsInstalled()) GTEST_SKIP() << core::testing::kModelplaneCrdsMissing;
     config_ = "/tmp/" + namespace_ + "-operator.yaml";
     std::ofstream(config_) << "admin: {address: 127.0.0.1, port: 0}\n"
                            << "kubernetes: {kubeconfig: " << kubeconfig_path_ << "}\n"

@@ -52,12 +52,7 @@ class AgentCsiClusterTest : public core::testing::ClusterTest {
   void SetUp() override {
     ClusterTest::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
-    if (!client_->Request("GET",
-                          "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/"
-                          "modelrevisions.modelplane.io",
-                          nullptr, "")) {
-      GTEST_SKIP() << "the modelplane CRDs are not installed: kubectl apply -f crds/";
-    }
+    if (!ModelplaneCrdsInstalled()) GTEST_SKIP() << core::testing::kModelplaneCrdsMissing;
     node_ = namespace_;  // unique per test run, and a valid node name
     base_ = std::filesystem::path("/tmp") / (namespace_ + "-csi");
     RemoveTree(base_);

@@ -65,12 +65,7 @@ class AgentEvictionClusterTest : public core::testing::ClusterTest {
     ClusterTest::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
     if (::geteuid() != 0) GTEST_SKIP() << "mounting the test's tmpfs needs root";
-    if (!client_->Request("GET",
-                          "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/"
-                          "modelcaches.modelplane.io",
-                          nullptr, "")) {
-      GTEST_SKIP() << "the modelplane CRDs are not installed: kubectl apply -f crds/";
-    }
+    if (!ModelplaneCrdsInstalled()) GTEST_SKIP() << core::testing::kModelplaneCrdsMissing;
     node_ = namespace_;
     base_ = std::filesystem::path("/tmp") / (namespace_ + "-evict");
     std::filesystem::create_directories(base_ / "cache");

@@ -40,12 +40,7 @@ class RolloutGateClusterTest : public core::testing::ClusterTest {
   void SetUp() override {
     ClusterTest::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
-    if (!client_->Request("GET",
-                          "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/"
-                          "modelrevisions.modelplane.io",
-                          nullptr, "")) {
-      GTEST_SKIP() << "the modelplane CRDs are not installed: kubectl apply -f crds/";
-    }
+    if (!ModelplaneCrdsInstalled()) GTEST_SKIP() << core::testing::kModelplaneCrdsMissing;
     auto directory = core::testing::TemporaryDirectory::Create("rollout-gate");
     ASSERT_TRUE(directory);
     directory_.emplace(std::move(*directory));
