@@ -80,8 +80,10 @@ ClientStats HttpClient::stats() {
 }
 
 milliseconds HttpClient::NextBackoff(int failed_attempts) {
+  const ExponentialBackoff backoff{.initial = options_.retry.initial_backoff,
+                                   .max = options_.retry.max_backoff};
   std::lock_guard lock(random_mutex_);
-  return Backoff(options_.retry, failed_attempts, random_);
+  return std::chrono::duration_cast<milliseconds>(backoff.Jittered(failed_attempts, random_));
 }
 
 Result<StreamResponse> HttpClient::Execute(const ClientRequest& request, const BodySink& sink,

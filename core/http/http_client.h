@@ -32,6 +32,7 @@
 #include <string>
 #include <utility>
 
+#include "core/backoff/backoff.h"
 #include "core/error/error.h"
 #include "core/http/byte_range.h"
 #include "core/http/client_connection.h"

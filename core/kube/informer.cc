@@ -1,7 +1,6 @@
 #include "core/kube/informer.h"
 
 #include <algorithm>
-#include <cmath>
 
 namespace modelplane::core {
 
@@ -66,13 +65,11 @@ void Informer::SetResourceVersion(const std::string& version) {
 }
 
 std::chrono::nanoseconds Informer::NextBackoff(int failures) {
-  // Exponential with full jitter: many informers restarting together (an API server restart)
-  // spread their reconnects instead of arriving in one wave.
-  const double ceiling = std::min<double>(static_cast<double>(options_.max_backoff.count()),
-                                          static_cast<double>(options_.initial_backoff.count()) *
-                                              std::pow(2.0, std::min(failures, 20)));
-  std::uniform_real_distribution<double> spread(0.5, 1.0);
-  return std::chrono::milliseconds(static_cast<std::int64_t>(ceiling * spread(jitter_)));
+  // Jittered: many informers restarting together (an API server restart) spread their
+  // reconnects instead of arriving in one wave. `failures` counts from 0 here.
+  const ExponentialBackoff backoff{.initial = options_.initial_backoff,
+                                   .max = options_.max_backoff};
+  return backoff.Jittered(failures + 1, jitter_);
 }
 
 void Informer::Run() {

@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/backoff/backoff.h"
 #include "core/cancel/cancellation_token.h"
 #include "core/clock/clock.h"
 #include "core/kube/kube_client.h"

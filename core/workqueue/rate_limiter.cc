@@ -1,7 +1,6 @@
 #include "core/workqueue/rate_limiter.h"
 
 #include <algorithm>
-#include <cmath>
 
 namespace modelplane::core {
 
@@ -15,10 +14,8 @@ std::chrono::nanoseconds ItemExponentialRateLimiter::When(const std::string& key
     std::lock_guard lock(mutex_);
     exponent = failures_[key]++;
   }
-  // Computed in floating point so a long failure streak saturates at max_ instead of overflowing.
-  const double wait = static_cast<double>(base_.count()) * std::pow(2.0, exponent);
-  if (wait >= static_cast<double>(max_.count())) return max_;
-  return std::chrono::nanoseconds(static_cast<std::int64_t>(wait));
+  // Without jitter, as client-go's: the global token bucket is what spreads many items apart.
+  return ExponentialBackoff{.initial = base_, .max = max_}.Ceiling(exponent + 1);
 }
 
 void ItemExponentialRateLimiter::Forget(const std::string& key) {

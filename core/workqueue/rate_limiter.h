@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "core/backoff/backoff.h"
 #include "core/clock/clock.h"
 
 namespace modelplane::core {

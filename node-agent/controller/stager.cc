@@ -9,8 +9,10 @@
 namespace modelplane::agent {
 namespace {
 
-constexpr std::chrono::seconds kFirstRetry{30};
-constexpr std::chrono::seconds kMaxRetry{600};
+// Jittered, so the nodes of a fleet that failed together (the origin went down) do not all
+// come back to it in the same second.
+constexpr core::ExponentialBackoff kRetryBackoff{.initial = std::chrono::seconds(30),
+                                                 .max = std::chrono::seconds(600)};
 
 }  // namespace
 
@@ -179,9 +181,8 @@ void Stager::Stage(const core::Sha256Bytes& digest) {
         state.reason = std::move(failure.reason);
         state.message = std::move(failure.message);
         const int failures = ++entry->second.failures;
-        const auto backoff = std::min<std::chrono::seconds>(
-            kMaxRetry, kFirstRetry * (1 << std::min(failures - 1, 5)));
-        entry->second.retry_at = dependencies_.clock->Now() + backoff;
+        entry->second.retry_at =
+            dependencies_.clock->Now() + kRetryBackoff.Jittered(failures, jitter_);
       }
     }
   }

@@ -19,10 +19,12 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "core/backoff/backoff.h"
 #include "core/cancel/cancellation_token.h"
 #include "core/clock/clock.h"
 #include "core/log/logger.h"
@@ -93,6 +95,7 @@ class Stager {
   std::condition_variable changed_;
   std::map<core::Sha256Bytes, Entry> entries_;
   std::deque<core::Sha256Bytes> queue_;
+  std::mt19937_64 jitter_{std::random_device{}()};  // guarded by mutex_
   bool stopping_ = false;
   std::vector<std::jthread> workers_;
 };

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "core/api/model_revision.h"
+#include "core/backoff/backoff.h"
 #include "core/digest/sha256.h"
 #include "node-agent/fetch/bad_bytes_blame.h"
 #include "node-agent/fetch/ordered_hasher.h"
@@ -518,9 +519,9 @@ bool FetchEngine::Run::ShouldRetry(Blob& blob, std::size_t index, std::size_t so
   if (error.retryable() && attempts + 1 < options_.attempts_per_source) {
     ++attempts;
     thread_local std::mt19937_64 random{std::random_device{}()};
-    const auto ceiling = std::min(options_.backoff_max, options_.backoff_base * (1 << attempts));
-    const auto wait = std::chrono::milliseconds(std::uniform_int_distribution<std::int64_t>(
-        ceiling.count() / 2, std::max<std::int64_t>(ceiling.count() / 2, ceiling.count()))(random));
+    const core::ExponentialBackoff backoff{.initial = options_.backoff_base,
+                                           .max = options_.backoff_max};
+    const auto wait = backoff.Jittered(attempts, random);
     Log(core::LogLevel::kDebug, "range_retried",
         {{"path", blob.path},
          {"range", index},

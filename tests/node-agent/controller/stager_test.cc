@@ -115,7 +115,8 @@ TEST_F(StagerTest, FailureIsReportedAndNotRetriedBeforeItsBackoff) {
   // The local path the source tried stays in the log.
   EXPECT_EQ(state->message.find(base_.string()), std::string::npos) << state->message;
   ASSERT_TRUE(stager_->RetryAt(revision.digest));
-  EXPECT_GT(*stager_->RetryAt(revision.digest), clock_.Now() + std::chrono::seconds(20));
+  // The first retry waits 15 to 30 s (half the 30 s ceiling, jittered).
+  EXPECT_GE(*stager_->RetryAt(revision.digest), clock_.Now() + std::chrono::seconds(15));
   stager_->Want(revision);  // within the backoff: stays failed
   EXPECT_EQ(stager_->State(revision.digest)->phase, StagingPhase::kFailed);
   EXPECT_FALSE(store_->FindRevision(revision.digest));
