@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "core/api/model_cache.h"
+#include "core/api/object_key.h"
 #include "kubectl-plugin/text_table.h"
 
 namespace modelplane::cli {
@@ -129,7 +130,8 @@ core::Result<std::string> RenderCache(const nlohmann::json& object, api::Timesta
       Row row{.cached = &cached};
       if (auto found = wanted_by_digest.find(cached.digest); found != wanted_by_digest.end()) {
         row.wanted = found->second;
-        row.name = found->second->revision.namespace_name + "/" + found->second->revision.name;
+        row.name = core::api::ObjectKey(found->second->revision.namespace_name,
+                                        found->second->revision.name);
       } else {
         row.name = cached.digest.substr(0, kShortDigest);
       }
@@ -140,7 +142,8 @@ core::Result<std::string> RenderCache(const nlohmann::json& object, api::Timesta
   for (const api::DesiredRevision& entry : cache.spec.revisions) {
     if (reported.contains(entry.digest)) continue;
     rows.push_back(
-        {.name = entry.revision.namespace_name + "/" + entry.revision.name, .wanted = &entry});
+        {.name = core::api::ObjectKey(entry.revision.namespace_name, entry.revision.name),
+         .wanted = &entry});
   }
   std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.name < b.name; });
 

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "core/api/json_lookup.h"
+#include "core/api/object_key.h"
 #include "core/kube/kube_client.h"
 #include "core/kube/resource_type.h"
 #include "core/runtime/kube_connection.h"
@@ -70,7 +71,8 @@ class Session {
   [[nodiscard]] core::Result<json> GetRevision(const std::string& name) {
     auto revision = client().Get(resources::ModelRevisions(), namespace_, name);
     if (!revision) {
-      return std::unexpected(ReadError(revision.error(), "ModelRevision", namespace_ + "/" + name));
+      return std::unexpected(
+          ReadError(revision.error(), "ModelRevision", core::api::ObjectKey(namespace_, name)));
     }
     return std::move(*revision);
   }
@@ -126,7 +128,7 @@ std::optional<Failure> RunStatus(Session& session, const Options& options, std::
 }
 
 std::optional<Failure> RunWhy(Session& session, const Options& options, std::ostream& out) {
-  const std::string pod_name = session.namespace_name() + "/" + options.name;
+  const std::string pod_name = core::api::ObjectKey(session.namespace_name(), options.name);
   auto pod = session.client().Get(resources::Pods(), session.namespace_name(), options.name);
   if (!pod) return Failure{Session::ReadError(pod.error(), "Pod", pod_name).message()};
   PodFacts facts{.pod = std::move(*pod)};

@@ -6,6 +6,7 @@
 
 #include "core/api/json_lookup.h"
 #include "core/api/model_revision.h"
+#include "core/api/object_key.h"
 #include "core/api/serving_pod.h"
 #include "core/kube/builtin_types.h"
 #include "kubectl-plugin/terminal_text.h"
@@ -217,7 +218,7 @@ core::Result<std::string> ExplainPod(const PodFacts& facts, api::Timestamp now) 
   auto parsed = core::PodFromJson(facts.pod);
   if (!parsed) return std::unexpected(parsed.error().Wrap("reading the Pod"));
   const core::Pod& pod = *parsed;
-  const std::string pod_name = pod.metadata.namespace_name + "/" + pod.metadata.name;
+  const std::string pod_name = core::api::ObjectKey(pod.metadata.namespace_name, pod.metadata.name);
   auto reference = PodRevision(facts.pod);
   std::string revision_name;
   std::optional<api::ModelRevision> revision;

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "core/api/model_revision.h"
+#include "core/api/object_key.h"
 #include "kubectl-plugin/text_table.h"
 #include "operator/status/revision_status.h"
 
@@ -91,7 +92,7 @@ core::Result<std::string> RenderRevisionStatus(const nlohmann::json& object,
   const api::RevisionReference reference{.namespace_name = revision.metadata.namespace_name,
                                          .name = revision.metadata.name};
   std::string out;
-  out += FieldLine("Revision", reference.namespace_name + "/" + reference.name);
+  out += FieldLine("Revision", core::api::ObjectKey(reference.namespace_name, reference.name));
   if (!revision.spec.model_name.empty() || !revision.spec.repository_revision.empty()) {
     std::string model = revision.spec.model_name.empty() ? "-" : revision.spec.model_name;
     if (!revision.spec.repository_revision.empty()) {

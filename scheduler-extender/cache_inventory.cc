@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <mutex>
 
+#include "core/api/object_key.h"
 #include "core/api/revision_digest.h"
 
 namespace modelplane::extender {
@@ -19,7 +20,7 @@ std::int64_t NodeCacheInfo::FreeBytes() const {
 
 RevisionInfo MakeRevisionInfo(const core::api::ModelRevision& revision) {
   RevisionInfo info;
-  info.key = revision.metadata.namespace_name + "/" + revision.metadata.name;
+  info.key = core::api::ObjectKey(revision.metadata.namespace_name, revision.metadata.name);
   info.revoked = revision.spec.revoked;
   if (revision.status && !revision.status->digest.empty()) {
     info.digest = revision.status->digest;

@@ -1,5 +1,6 @@
 #include "scheduler-extender/pod_revision.h"
 
+#include "core/api/object_key.h"
 #include "core/api/serving_pod.h"
 
 namespace modelplane::extender {
@@ -12,7 +13,7 @@ PodRevision RevisionOfPod(const PodSummary& pod) {
     return {.kind = PodRevision::Kind::kMalformed, .problem = reference.error().message()};
   }
   return {.kind = PodRevision::Kind::kNamed,
-          .key = reference->namespace_name + "/" + reference->name};
+          .key = core::api::ObjectKey(reference->namespace_name, reference->name)};
 }
 
 }  // namespace modelplane::extender

@@ -9,18 +9,12 @@
 #include <unistd.h>
 
 #include "core/io/unique_fd.h"
+#include "core/text/hex.h"
 
 namespace modelplane::core {
 namespace {
 
 constexpr std::size_t kFileReadBlock = 4 << 20;
-
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
 
 }  // namespace
 
@@ -61,13 +55,7 @@ Sha256Bytes Sha256::Finish() {
 }
 
 std::string ToHex(const Sha256Bytes& digest) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string hex(digest.size() * 2, '0');
-  for (std::size_t i = 0; i < digest.size(); ++i) {
-    hex[2 * i] = kDigits[digest[i] >> 4];
-    hex[2 * i + 1] = kDigits[digest[i] & 0x0f];
-  }
-  return hex;
+  return EncodeHex(digest);
 }
 
 std::string FormatDigest(const Sha256Bytes& digest) {
@@ -88,13 +76,8 @@ Result<Sha256Bytes> ParseDigest(std::string_view text, bool allow_bare) {
         "sha256 digest must have 64 hex characters, got " + std::to_string(hex.size()));
   }
   Sha256Bytes digest{};
-  for (std::size_t i = 0; i < digest.size(); ++i) {
-    const int high = HexValue(hex[2 * i]);
-    const int low = HexValue(hex[2 * i + 1]);
-    if (high < 0 || low < 0) {
-      return MakeError(ErrorCode::kInvalidArgument, "sha256 digest has a non-hex character");
-    }
-    digest[i] = static_cast<std::uint8_t>(high << 4 | low);
+  if (!DecodeHex(hex, digest)) {
+    return MakeError(ErrorCode::kInvalidArgument, "sha256 digest has a non-hex character");
   }
   return digest;
 }

@@ -36,6 +36,7 @@ bool IsRetryableByDefault(ErrorCode code) {
 Error Error::Wrap(std::string_view context) const {
   Error wrapped(code_, std::string(context) + ": " + message_, retryable_);
   wrapped.terminal_ = terminal_;
+  wrapped.http_status_ = http_status_;
   return wrapped;
 }
 

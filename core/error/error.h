@@ -7,6 +7,7 @@
 #pragma once
 
 #include <expected>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -58,6 +59,18 @@ class Error {
     return copy;
   }
 
+  // The status of the HTTP answer the error stands for (an origin, the object store, a peer,
+  // the API server), so callers branch on it without reading the message. Kept through Wrap.
+  [[nodiscard]] std::optional<unsigned> http_status() const {
+    if (http_status_ == 0) return std::nullopt;
+    return http_status_;
+  }
+  [[nodiscard]] Error WithHttpStatus(std::optional<unsigned> status) const {
+    Error copy = *this;
+    copy.http_status_ = status.value_or(0);
+    return copy;
+  }
+
   // Returns a copy whose message is prefixed with what the caller was doing,
   // e.g. Wrap("reading shard model-00001.safetensors").
   [[nodiscard]] Error Wrap(std::string_view context) const;
@@ -72,6 +85,7 @@ class Error {
   std::string message_;
   bool retryable_;
   bool terminal_ = false;
+  unsigned http_status_ = 0;  // 0: not from an HTTP answer
 };
 
 template <typename T>

@@ -30,7 +30,8 @@ bool IsRetryableHttpStatus(unsigned status) {
 Error HttpStatusError(unsigned status, std::string_view url, std::string_view detail) {
   std::string message = fmt::format("HTTP {} from {}", status, url);
   if (!detail.empty()) message += fmt::format(": {}", detail);
-  return Error(ErrorCodeForHttpStatus(status), std::move(message), IsRetryableHttpStatus(status));
+  return Error(ErrorCodeForHttpStatus(status), std::move(message), IsRetryableHttpStatus(status))
+      .WithHttpStatus(status);
 }
 
 }  // namespace modelplane::core

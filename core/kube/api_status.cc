@@ -45,7 +45,9 @@ Error ErrorFromApiResponse(int http_status, const std::string& body, const std::
   std::string text = what + ": HTTP " + std::to_string(http_status);
   if (!reason.empty()) text += " " + reason;
   if (!message.empty()) text += ": " + message;
-  return Error(CodeFor(http_status, reason), std::move(text));
+  Error error(CodeFor(http_status, reason), std::move(text));
+  if (http_status > 0) return error.WithHttpStatus(static_cast<unsigned>(http_status));
+  return error;
 }
 
 std::optional<std::chrono::seconds> ParseRetryAfter(const std::string& value) {

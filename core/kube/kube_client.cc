@@ -7,6 +7,7 @@
 
 #include "core/kube/api_status.h"
 #include "core/kube/kube_tls.h"
+#include "core/text/percent_encoding.h"
 #include "core/workqueue/rate_limiter.h"
 
 namespace modelplane::core {
@@ -52,7 +53,7 @@ class RestKubeClient final : public KubeClient {
     std::string query;
     auto add = [&query](const std::string& key, const std::string& value) {
       if (value.empty()) return;
-      query += (query.empty() ? "?" : "&") + key + "=" + EncodeQueryValue(value);
+      query += (query.empty() ? "?" : "&") + key + "=" + PercentEncode(value);
     };
     add("labelSelector", options.label_selector);
     add("fieldSelector", options.field_selector);
@@ -115,7 +116,7 @@ class RestKubeClient final : public KubeClient {
                      const PatchOptions& options) override {
     std::string query;
     if (!options.field_manager.empty()) {
-      query = "?fieldManager=" + EncodeQueryValue(options.field_manager);
+      query = "?fieldManager=" + PercentEncode(options.field_manager);
     } else if (patch_type == PatchType::kApply) {
       return MakeError(ErrorCode::kInvalidArgument, "server-side apply needs a field manager");
     }
@@ -242,21 +243,6 @@ Result<std::unique_ptr<KubeClient>> KubeClient::Create(KubeConfig config, KubeCl
     return MakeError(ErrorCode::kInvalidArgument,
                      std::string("cannot create API client: ") + exception.what());
   }
-}
-
-std::string EncodeQueryValue(const std::string& value) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : value) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out.push_back(static_cast<char>(c));
-    } else {
-      out.push_back('%');
-      out.push_back(kHex[c >> 4]);
-      out.push_back(kHex[c & 0x0f]);
-    }
-  }
-  return out;
 }
 
 }  // namespace modelplane::core

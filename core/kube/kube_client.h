@@ -108,7 +108,4 @@ class KubeClient {
   [[nodiscard]] virtual const KubeConfig& config() const = 0;
 };
 
-// "a=b&c=d" with each value percent-encoded.
-[[nodiscard]] std::string EncodeQueryValue(const std::string& value);
-
 }  // namespace modelplane::core

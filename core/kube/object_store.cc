@@ -2,6 +2,8 @@
 
 #include <mutex>
 
+#include "core/api/object_key.h"
+
 namespace modelplane::core {
 
 using nlohmann::json;
@@ -19,7 +21,7 @@ std::string MetadataString(const json& object, const char* key) {
 std::string ObjectStore::KeyOf(const json& object) {
   const std::string name = MetadataString(object, "name");
   const std::string ns = MetadataString(object, "namespace");
-  return ns.empty() ? name : ns + "/" + name;
+  return api::ObjectKey(ns, name);
 }
 
 void ObjectStore::AddIndexer(const std::string& name, IndexFunction function) {

@@ -17,6 +17,7 @@
 #include "core/kube/api_status.h"
 #include "core/kube/kube_client.h"
 #include "core/kube/kube_tls.h"
+#include "core/text/percent_encoding.h"
 
 namespace modelplane::core {
 namespace {
@@ -96,13 +97,13 @@ std::string WatchTarget(const ResourceType& type, const std::string& ns,
   std::string target = type.Path(ns) + "?watch=1";
   if (options.allow_bookmarks) target += "&allowWatchBookmarks=true";
   if (!options.resource_version.empty()) {
-    target += "&resourceVersion=" + EncodeQueryValue(options.resource_version);
+    target += "&resourceVersion=" + PercentEncode(options.resource_version);
   }
   if (!options.label_selector.empty()) {
-    target += "&labelSelector=" + EncodeQueryValue(options.label_selector);
+    target += "&labelSelector=" + PercentEncode(options.label_selector);
   }
   if (!options.field_selector.empty()) {
-    target += "&fieldSelector=" + EncodeQueryValue(options.field_selector);
+    target += "&fieldSelector=" + PercentEncode(options.field_selector);
   }
   target += "&timeoutSeconds=" + std::to_string(options.timeout_seconds);
   return target;

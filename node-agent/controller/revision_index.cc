@@ -4,13 +4,14 @@
 
 #include "core/api/model_cache.h"
 #include "core/api/model_revision.h"
+#include "core/api/object_key.h"
 
 namespace modelplane::agent {
 namespace {
 
 std::string KeyOf(const nlohmann::json& object) {
   const nlohmann::json& metadata = object.value("metadata", nlohmann::json::object());
-  return metadata.value("namespace", "") + "/" + metadata.value("name", "");
+  return core::api::ObjectKey(metadata.value("namespace", ""), metadata.value("name", ""));
 }
 
 std::string ResourceVersionOf(const nlohmann::json& object) {

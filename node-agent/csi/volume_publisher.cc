@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/api/object_key.h"
 #include "node-agent/csi/target_path.h"
 #include "node-agent/store/durable_file.h"
 
@@ -31,7 +32,7 @@ std::optional<core::Sha256Bytes> ViewDigestOf(const MountEntry& mount) {
 }
 
 std::string PodOf(const VolumeLease& lease) {
-  return lease.pod_namespace + "/" + lease.pod_name;
+  return core::api::ObjectKey(lease.pod_namespace, lease.pod_name);
 }
 
 }  // namespace
@@ -138,7 +139,7 @@ core::Status VolumePublisher::MakeTarget(const std::string& target, bool& create
 
 core::Status VolumePublisher::Publish(const PublishRequest& request) {
   if (auto valid = CheckTargetPath(request.target_path, target_root_); !valid) return valid;
-  const std::string key = request.pod_namespace + "/" + request.revision_name;
+  const std::string key = core::api::ObjectKey(request.pod_namespace, request.revision_name);
   if (!dependencies_.resolver.RevisionsSynced()) {
     // "Not found" from a cache still filling would be a lie; kubelet retries UNAVAILABLE.
     return std::unexpected(core::Error(
@@ -151,10 +152,11 @@ core::Status VolumePublisher::Publish(const PublishRequest& request) {
   const RevisionStatus revision =
       dependencies_.resolver.ResolveRevision(request.pod_namespace, request.revision_name);
   auto refuse = [&](std::string message) {
-    logger_.Warn("csi_publish_refused", {{"volume", request.volume_id},
-                                         {"revision", key},
-                                         {"pod", request.pod_namespace + "/" + request.pod_name},
-                                         {"reason", message}});
+    logger_.Warn("csi_publish_refused",
+                 {{"volume", request.volume_id},
+                  {"revision", key},
+                  {"pod", core::api::ObjectKey(request.pod_namespace, request.pod_name)},
+                  {"reason", message}});
     return core::MakeError(core::ErrorCode::kConflict, std::move(message));
   };
   if (!revision.known) {

@@ -107,7 +107,7 @@ core::Status CheckPath(const std::string& path) {
 core::Result<FileListing> ListFolderFiles(const std::string& folder, const HashOptions& options) {
   std::error_code error;
   const fs::path root = fs::canonical(folder, error);
-  if (error || !fs::is_directory(root)) {
+  if (error || !fs::is_directory(root, error)) {
     return MakeError(ErrorCode::kNotFound, fmt::format("{} is not a folder", folder));
   }
   struct Pending {
@@ -142,7 +142,7 @@ core::Result<FileListing> ListFolderFiles(const std::string& folder, const HashO
         return MakeError(ErrorCode::kPermissionDenied,
                          fmt::format("{} is a symlink that leaves {}", relative, folder));
       }
-      if (!fs::is_regular_file(target)) {
+      if (!fs::is_regular_file(target, error)) {
         return MakeError(ErrorCode::kPermissionDenied,
                          fmt::format("{} is a symlink to something other than a file", relative));
       }

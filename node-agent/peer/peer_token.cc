@@ -14,6 +14,7 @@
 #include <openssl/hmac.h>
 
 #include "core/digest/sha256.h"
+#include "core/text/hex.h"
 #include "node-agent/peer/peer_protocol.h"
 
 namespace modelplane::agent {
@@ -39,13 +40,8 @@ Mac ComputeMac(const PeerTokenKey& key, const PeerTokenScope& scope, std::int64_
 }
 
 std::optional<Mac> ParseHexMac(std::string_view text) {
-  if (text.size() != 64) return std::nullopt;
   Mac mac{};
-  for (std::size_t i = 0; i < mac.size(); ++i) {
-    const auto begin = text.data() + 2 * i;
-    const auto [end, error] = std::from_chars(begin, begin + 2, mac[i], 16);
-    if (error != std::errc() || end != begin + 2) return std::nullopt;
-  }
+  if (!core::DecodeHex(text, mac)) return std::nullopt;
   return mac;
 }
 
@@ -118,7 +114,7 @@ std::string SignPeerToken(const PeerTokenKey& key, const PeerTokenScope& scope,
   const std::int64_t seconds = UnixSeconds(expiry);
   const Mac mac = ComputeMac(key, scope, seconds);
   return fmt::format("{} {}:{}:{}:{}:{}", kPeerTokenScheme, kPeerTokenVersion, key.id(), seconds,
-                     core::ToHex(mac), scope.audience);
+                     core::EncodeHex(mac), scope.audience);
 }
 
 core::Status VerifyPeerToken(const PeerTokenKey& key, std::string_view authorization,

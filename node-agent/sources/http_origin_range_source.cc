@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 
 #include "core/api/model_revision.h"
+#include "core/text/percent_encoding.h"
 #include "node-agent/sources/http_range_reader.h"
-#include "node-agent/sources/uri_encoding.h"
 
 namespace modelplane::agent {
 
@@ -38,7 +38,7 @@ std::string_view HttpOriginRangeSource::tier() const {
 }
 
 std::string HttpOriginRangeSource::UrlFor(std::string_view path) const {
-  return fmt::format("{}/{}", options_.base_url, UriEncode(path, true));
+  return fmt::format("{}/{}", options_.base_url, core::PercentEncode(path, true));
 }
 
 core::Status HttpOriginRangeSource::ReadRange(const SourceFile& file, std::uint64_t offset,
@@ -48,14 +48,15 @@ core::Status HttpOriginRangeSource::ReadRange(const SourceFile& file, std::uint6
   request.url = UrlFor(file.path);
   for (const auto& [name, value] : options_.headers) request.headers.set(name, value);
   const auto map_error = [&](const Error& error) {
-    const auto status = HttpStatusOf(error);
+    const auto status = error.http_status();
     ErrorCode code = error.code();
     if (status == 404u || status == 410u) code = ErrorCode::kNotFound;
     if (status == 401u) code = ErrorCode::kUnauthenticated;
     if (status == 403u) code = ErrorCode::kPermissionDenied;
     if (status == 416u) code = ErrorCode::kDataLoss;  // the range starts past the file's end
     const bool retryable = code == error.code() ? error.retryable() : false;
-    return Error(code, fmt::format("{} {}: {}", name_, file.path, error.message()), retryable);
+    return Error(code, fmt::format("{} {}: {}", name_, file.path, error.message()), retryable)
+        .WithHttpStatus(status);
   };
   return ReadHttpRange(*client_, std::move(request), offset, destination, context,
                        options_.read_timeout, map_error);

@@ -25,21 +25,6 @@ std::optional<Error> ContextStop(const ReadContext& context) {
 
 }  // namespace
 
-std::optional<unsigned> HttpStatusOf(const Error& error) {
-  const std::string& message = error.message();
-  std::size_t at = 0;
-  while ((at = message.find("HTTP ", at)) != std::string::npos) {
-    at += 5;
-    if (at + 3 <= message.size() && std::isdigit(static_cast<unsigned char>(message[at])) &&
-        std::isdigit(static_cast<unsigned char>(message[at + 1])) &&
-        std::isdigit(static_cast<unsigned char>(message[at + 2])) &&
-        (at + 3 == message.size() || message[at + 3] == ' ')) {
-      return static_cast<unsigned>(std::stoul(message.substr(at, 3)));
-    }
-  }
-  return std::nullopt;
-}
-
 core::Status ApplyReadContext(const ReadContext& context, milliseconds read_timeout,
                               core::ClientRequest& request) {
   if (auto stop = ContextStop(context)) return std::unexpected(*stop);

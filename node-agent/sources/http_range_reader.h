@@ -39,7 +39,4 @@ using HttpErrorMapper = std::function<core::Error(const core::Error&)>;
                                          std::chrono::milliseconds read_timeout,
                                          const HttpErrorMapper& map_error);
 
-// The HTTP status an error from core::HttpClient names ("HTTP 404 from ..."), if any.
-[[nodiscard]] std::optional<unsigned> HttpStatusOf(const core::Error& error);
-
 }  // namespace modelplane::agent

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "core/digest/sha256.h"
+#include "core/text/percent_encoding.h"
 #include "node-agent/sources/http_range_reader.h"
 
 namespace modelplane::agent {
@@ -38,7 +39,7 @@ std::string ObjectName(std::string_view bucket, std::string_view key) {
 
 Error MapS3Error(const Error& error, std::string_view operation) {
   const std::string s3_code = BetweenTags(error.message(), "Code");
-  const std::optional<unsigned> status = HttpStatusOf(error);
+  const std::optional<unsigned> status = error.http_status();
   ErrorCode code = error.code();
   bool retryable = error.retryable();
   if (s3_code == "NoSuchKey" || s3_code == "NoSuchBucket" || s3_code == "NoSuchUpload") {
@@ -71,7 +72,8 @@ Error MapS3Error(const Error& error, std::string_view operation) {
   const std::string detail = s3_code.empty() ? ""
                                              : fmt::format("S3 error {}: {}: ", s3_code,
                                                            BetweenTags(error.message(), "Message"));
-  return Error(code, fmt::format("{}: {}{}", operation, detail, error.message()), retryable);
+  return Error(code, fmt::format("{}: {}{}", operation, detail, error.message()), retryable)
+      .WithHttpStatus(status);
 }
 
 core::Result<std::unique_ptr<S3Client>> S3Client::Create(S3ClientOptions options) {
@@ -106,7 +108,7 @@ std::string S3Client::ObjectUrl(std::string_view bucket, std::string_view key,
     url.host = fmt::format("{}.{}", bucket, endpoint_.host);
     path = ObjectKeyPath(key);
   } else {
-    path = fmt::format("/{}{}", UriEncode(bucket, false),
+    path = fmt::format("/{}{}", core::PercentEncode(bucket),
                        key.empty() ? std::string() : ObjectKeyPath(key));
   }
   std::string text = fmt::format("{}://{}{}", url.tls ? "https" : "http", url.HostHeader(), path);

@@ -10,6 +10,7 @@
 #include <openssl/hmac.h>
 
 #include "core/digest/sha256.h"
+#include "core/text/hex.h"
 
 namespace modelplane::agent {
 namespace {
@@ -33,18 +34,6 @@ std::string CanonicalHeaderValue(std::string_view value) {
 std::string Lower(std::string_view text) {
   std::string out(text);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-std::string HexOf(std::string_view raw) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(raw.size() * 2);
-  for (const char byte : raw) {
-    const auto c = static_cast<unsigned char>(byte);
-    out.push_back(kHex[c >> 4]);
-    out.push_back(kHex[c & 0x0f]);
-  }
   return out;
 }
 
@@ -110,7 +99,7 @@ Signature SignRequest(const SigningRequest& request, const SigningCredentials& c
   const std::string region_key = HmacSha256(date_key, scope.region);
   const std::string service_key = HmacSha256(region_key, scope.service);
   const std::string signing_key = HmacSha256(service_key, "aws4_request");
-  result.signature = HexOf(HmacSha256(signing_key, result.string_to_sign));
+  result.signature = core::EncodeHex(HmacSha256(signing_key, result.string_to_sign));
   result.authorization =
       fmt::format("AWS4-HMAC-SHA256 Credential={}/{}, SignedHeaders={}, Signature={}",
                   credentials.access_key_id, credential_scope, signed_headers, result.signature);

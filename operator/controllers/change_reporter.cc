@@ -1,5 +1,7 @@
 #include "operator/controllers/change_reporter.h"
 
+#include "core/api/object_key.h"
+
 namespace modelplane::controller {
 
 bool ChangeReporter::Report(const nlohmann::json& regarding, const std::string& type,
@@ -25,7 +27,8 @@ bool ChangeReporter::Report(const nlohmann::json& regarding, const std::string& 
   if (auto recorded = events_.Record(regarding, type, reason, action, note); !recorded) {
     logger_.Warn("event_record_failed",
                  {{"kind", regarding.value("kind", "")},
-                  {"object", metadata.value("namespace", "") + "/" + metadata.value("name", "")},
+                  {"object", core::api::ObjectKey(metadata.value("namespace", ""),
+                                                  metadata.value("name", ""))},
                   {"error", recorded.error().ToString()}});
   }
   return true;

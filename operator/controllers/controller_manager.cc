@@ -1,5 +1,6 @@
 #include "operator/controllers/controller_manager.h"
 
+#include "core/api/object_key.h"
 #include "core/kube/builtin_types.h"
 #include "core/workqueue/rate_limiter.h"
 #include "operator/controllers/cache_entries.h"
@@ -72,7 +73,7 @@ std::string TemplateRevisionKey(const json& object) {
             : nullptr}) {
     if (pod_template == nullptr) continue;
     const std::string name = TemplateRevision(*pod_template, ns);
-    if (!name.empty()) return ns + "/" + name;
+    if (!name.empty()) return core::api::ObjectKey(ns, name);
   }
   return {};
 }

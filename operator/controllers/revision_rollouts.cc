@@ -6,6 +6,7 @@
 
 #include "core/api/duration.h"
 #include "core/api/model_cache.h"
+#include "core/api/object_key.h"
 #include "operator/controllers/cache_entries.h"
 #include "operator/gating/serving_pods.h"
 
@@ -55,7 +56,7 @@ RevisionRolloutPlan RevisionRollouts::Plan(const std::string& revision_key,
   for (const std::string& name : names) {
     if (name.empty()) continue;
     for (const core::ObjectPtr& cache_object :
-         context_.caches.store().ByIndex(kCachesByRevision, ns + "/" + name)) {
+         context_.caches.store().ByIndex(kCachesByRevision, core::api::ObjectKey(ns, name))) {
       auto cache = api::ModelCacheFromJson(*cache_object);
       if (!cache) continue;
       for (const api::DesiredRevision& entry : cache->spec.revisions) {

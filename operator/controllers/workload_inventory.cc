@@ -3,6 +3,7 @@
 #include <set>
 
 #include "core/api/json_lookup.h"
+#include "core/api/object_key.h"
 #include "core/api/serving_pod.h"
 
 namespace modelplane::controller {
@@ -52,7 +53,7 @@ core::IndexFunction TemplateRevisionIndex() {
     const std::string ns = MetadataString(object, "namespace");
     const std::string name = TemplateRevision(*pod_template, ns);
     if (name.empty()) return {};
-    return {ns + "/" + name};
+    return {core::api::ObjectKey(ns, name)};
   };
 }
 
@@ -201,7 +202,7 @@ std::vector<std::string> WorkloadInventory::RevisionKeysOf(const json& object,
   auto workload = Read(object, kind);
   if (!workload) return keys;
   for (const std::string& name : {workload->current_revision, workload->previous_revision}) {
-    if (!name.empty()) keys.push_back(workload->namespace_name + "/" + name);
+    if (!name.empty()) keys.push_back(core::api::ObjectKey(workload->namespace_name, name));
   }
   return keys;
 }

@@ -2,6 +2,7 @@
 
 #include <string_view>
 
+#include "core/api/object_key.h"
 #include "core/api/serving_pod.h"
 
 namespace modelplane::controller {
@@ -102,7 +103,7 @@ std::optional<std::string> RevisionKeyOfPod(const json& pod) {
   auto reference = core::api::ParseRevisionAnnotation(value->get<std::string>(),
                                                       metadata->value("namespace", ""));
   if (!reference) return std::nullopt;
-  return reference->namespace_name + "/" + reference->name;
+  return core::api::ObjectKey(reference->namespace_name, reference->name);
 }
 
 core::IndexFunction PodsByRevisionIndex() {

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "core/api/json_lookup.h"
+#include "core/api/object_key.h"
 #include "core/api/serving_pod.h"
 #include "operator/rollouts/workload.h"
 
@@ -26,7 +27,7 @@ bool WeightsReady(const json& pod) {
 GateAnswer EnoughNodes(const GateFacts& facts, const std::string& revision, int needed,
                        std::string_view for_what) {
   const std::int64_t ready = core::api::IntegerMember(facts.revision, {"status", "readyNodes"}, 0);
-  const std::string key = facts.namespace_name + "/" + revision;
+  const std::string key = core::api::ObjectKey(facts.namespace_name, revision);
   if (ready >= needed) {
     return {.allowed = true,
             .reason = fmt::format("ModelRevision {} is Ready on {} node{}; {} needs {}", key, ready,
@@ -65,7 +66,7 @@ std::string TargetRevision(const GateFacts& facts) {
 }
 
 GateAnswer DecideGate(RolloutHook hook, const GateFacts& facts) {
-  const std::string target = facts.namespace_name + "/" + facts.target;
+  const std::string target = core::api::ObjectKey(facts.namespace_name, facts.target);
   if (!facts.deployment.is_object()) {
     return {.reason = fmt::format("Deployment {} does not exist", target)};
   }
@@ -75,7 +76,7 @@ GateAnswer DecideGate(RolloutHook hook, const GateFacts& facts) {
         .allowed = true,
         .reason = fmt::format("Deployment {} names no ModelRevision: nothing to wait for", target)};
   }
-  const std::string key = facts.namespace_name + "/" + revision;
+  const std::string key = core::api::ObjectKey(facts.namespace_name, revision);
   if (!facts.revision.is_object()) {
     return {.reason = fmt::format("ModelRevision {} does not exist", key)};
   }

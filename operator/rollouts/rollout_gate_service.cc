@@ -4,6 +4,7 @@
 
 #include "core/api/json_document.h"
 #include "core/api/json_lookup.h"
+#include "core/api/object_key.h"
 #include "core/api/serving_pod.h"
 
 namespace modelplane::controller {
@@ -130,7 +131,7 @@ core::ServerResponse RolloutGateService::Handle(const core::ServerRequest& reque
   auto facts = Gather(namespace_name, target, *hook);
   if (!facts) {
     logger_.Warn("rollout_gate_failed", {{"hook", RolloutHookName(*hook)},
-                                         {"target", namespace_name + "/" + target},
+                                         {"target", core::api::ObjectKey(namespace_name, target)},
                                          {"error", facts.error().ToString()}});
     count("error");
     return core::ServerResponse::Text(http::status::service_unavailable,
@@ -140,7 +141,7 @@ core::ServerResponse RolloutGateService::Handle(const core::ServerRequest& reque
   const GateAnswer answer = DecideGate(*hook, *facts);
   count(answer.allowed ? "go" : "hold");
   logger_.Info("rollout_gate_answered", {{"hook", RolloutHookName(*hook)},
-                                         {"target", namespace_name + "/" + target},
+                                         {"target", core::api::ObjectKey(namespace_name, target)},
                                          {"allowed", answer.allowed},
                                          {"reason", answer.reason}});
   return core::ServerResponse::Text(answer.allowed ? http::status::ok : http::status::forbidden,

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "core/api/object_key.h"
 #include "core/api/serving_pod.h"
 
 namespace modelplane::controller {
@@ -127,7 +128,7 @@ InjectionResult InjectServingPod(const json& pod, const std::string& pod_namespa
   auto reference =
       api::ParseRevisionAnnotation(Annotation(pod, api::kRevisionAnnotation), pod_namespace);
   if (!reference) return Refuse(reference.error().message());
-  const std::string key = reference->namespace_name + "/" + reference->name;
+  const std::string key = core::api::ObjectKey(reference->namespace_name, reference->name);
   if (reference->namespace_name != pod_namespace) {
     return Refuse(fmt::format("annotation {} names {}: a pod may use only a ModelRevision in "
                               "its own namespace ({})",

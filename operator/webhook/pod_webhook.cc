@@ -6,6 +6,7 @@
 
 #include "core/api/model_revision.h"
 #include "core/api/model_revision_validation.h"
+#include "core/api/object_key.h"
 #include "core/api/revision_digest.h"
 #include "core/metrics/histogram_buckets.h"
 #include "operator/webhook/admission_answer.h"
@@ -64,7 +65,7 @@ void PodWebhook::Count(std::string_view outcome) const {
 
 RevisionLookup PodWebhook::Lookup(const std::string& namespace_name,
                                   const std::string& name) const {
-  const core::ObjectPtr object = revisions_.Get(namespace_name + "/" + name);
+  const core::ObjectPtr object = revisions_.Get(core::api::ObjectKey(namespace_name, name));
   if (!object) return {};
   auto revision = core::api::ModelRevisionFromJson(*object);
   if (!revision) {
@@ -143,7 +144,7 @@ core::ServerResponse PodWebhook::Handle(const core::ServerRequest& request) cons
                "*";
   }
   // Log fields hold views: the key must outlive the array.
-  const std::string pod_key = review->namespace_name + "/" + pod_name;
+  const std::string pod_key = core::api::ObjectKey(review->namespace_name, pod_name);
   const core::LogField fields[] = {{"pod", pod_key},
                                    {"revision", injected.revision},
                                    {"outcome", injected.outcome},

@@ -4,6 +4,7 @@
 
 #include "core/api/model_revision.h"
 #include "core/api/model_revision_validation.h"
+#include "core/api/object_key.h"
 #include "operator/webhook/admission_answer.h"
 
 namespace modelplane::controller {
@@ -78,7 +79,7 @@ core::ServerResponse RevisionWebhook::Handle(const core::ServerRequest& request)
   }
   const AdmissionVerdict verdict =
       ReviewModelRevision(review->object, review->namespace_name, policy_ ? &*policy_ : nullptr);
-  const std::string key = review->namespace_name + "/" + review->name;
+  const std::string key = core::api::ObjectKey(review->namespace_name, review->name);
   logger_.Log(verdict.allowed ? core::LogLevel::kInfo : core::LogLevel::kWarn, "revision_admitted",
               {{"revision", key},
                {"allowed", verdict.allowed},

@@ -27,6 +27,16 @@ TEST(ErrorTest, WrapKeepsCodeAndRetryability) {
   EXPECT_EQ(outer.ToString(), "deadline_exceeded: fetching shard 3: read timed out");
 }
 
+TEST(ErrorTest, TheHttpStatusIsAFieldKeptThroughWrap) {
+  const Error plain(ErrorCode::kUnavailable, "HTTP 503 from a message is only text");
+  EXPECT_FALSE(plain.http_status().has_value());
+  const Error answered = Error(ErrorCode::kNotFound, "missing").WithHttpStatus(404);
+  EXPECT_EQ(answered.http_status(), 404u);
+  EXPECT_EQ(answered.Wrap("reading x").http_status(), 404u);
+  EXPECT_EQ(answered.MarkTerminal().http_status(), 404u);
+  EXPECT_FALSE(answered.WithHttpStatus(std::nullopt).http_status().has_value());
+}
+
 TEST(ErrorTest, ResultCarriesValueOrError) {
   auto good = ParsePositive(3);
   ASSERT_TRUE(good.has_value());

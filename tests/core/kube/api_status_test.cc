@@ -12,6 +12,7 @@ TEST(ApiStatusTest, MapsStatusCodesToActionableErrors) {
       R"({"kind":"Status","apiVersion":"v1","status":"Failure","message":"the object has been modified","reason":"Conflict","code":409})";
   Error error = ErrorFromApiResponse(409, conflict, "PUT /x");
   EXPECT_EQ(error.code(), ErrorCode::kConflict);
+  EXPECT_EQ(error.http_status(), 409u);
   EXPECT_TRUE(error.retryable());
   EXPECT_NE(error.message().find("the object has been modified"), std::string::npos);
   EXPECT_EQ(

@@ -9,7 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "core/http/http_server.h"
-#include "node-agent/sources/uri_encoding.h"
+#include "core/text/percent_encoding.h"
 #include "test_files.h"
 
 namespace modelplane::agent {
@@ -51,7 +51,7 @@ class HttpOriginTest : public ::testing::Test {
     core::Router router;
     const std::string root = folder_.path();
     router.HandlePrefix(http::verb::get, "/files/", [root](const core::ServerRequest& request) {
-      const auto decoded = UriDecode(request.path.substr(7));
+      const auto decoded = core::PercentDecode(request.path.substr(7));
       auto source = core::FileBodySource::Open(root + "/" + decoded.value_or(""));
       if (!decoded || !source) return core::ServerResponse::Text(http::status::not_found, "no");
       return core::ServerResponse::Stream(std::move(*source));

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "core/digest/sha256.h"
+#include "core/text/percent_encoding.h"
 #include "node-agent/sources/sigv4_signer.h"
 #include "node-agent/sources/uri_encoding.h"
 
@@ -51,17 +52,17 @@ ParsedRequest ParseRequest(const std::string& text) {
   request.method = line.substr(0, first_space);
   const std::string target = line.substr(first_space + 1, last_space - first_space - 1);
   const std::size_t question = target.find('?');
-  request.path = UriDecode(target.substr(0, question)).value();
+  request.path = core::PercentDecode(target.substr(0, question)).value();
   if (question != std::string::npos) {
     std::string_view query = std::string_view(target).substr(question + 1);
     while (!query.empty()) {
       const std::size_t amp = query.find('&');
       const std::string_view pair = query.substr(0, amp);
       const std::size_t equals = pair.find('=');
-      request.query.emplace_back(UriDecode(pair.substr(0, equals)).value(),
+      request.query.emplace_back(core::PercentDecode(pair.substr(0, equals)).value(),
                                  equals == std::string_view::npos
                                      ? std::string()
-                                     : UriDecode(pair.substr(equals + 1)).value());
+                                     : core::PercentDecode(pair.substr(equals + 1)).value());
       query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
     }
   }
@@ -174,7 +175,7 @@ TEST(Suite2015Encoding, SpaceInThePathIsEncodedOnceNotTwice) {
   EXPECT_EQ(Sign2015(parsed, once, expected).authorization, expected);
   // Encoding the already-encoded path again (the rule for non-S3 services when the caller hands
   // the signer a wire path) signs "/example%2520space/", which S3 rejects.
-  const std::string twice = UriEncode(once, true);
+  const std::string twice = core::PercentEncode(once, true);
   EXPECT_EQ(twice, "/example%2520space/");
   EXPECT_NE(Sign2015(parsed, twice, expected).authorization, expected);
 }
