@@ -6,6 +6,7 @@
 
 #include "core/api/model_cache.h"
 #include "core/api/model_revision.h"
+#include "core/api/object_key.h"
 #include "core/api/timestamp.h"
 #include "core/kube/api_status.h"
 #include "core/kube/builtin_types.h"
@@ -43,6 +44,12 @@ json ShapeOf(json status) {
   status.erase("usedBytes");
   status.erase("reservedBytes");
   return status;
+}
+
+// The status of a ModelCache object in ToJson's form (null when it has none), so that what the
+// server holds compares with what this agent computes field by field, not by representation.
+json NormalizedStatus(const core::api::ModelCache& cache) {
+  return cache.status ? core::api::ToJson(*cache.status) : json();
 }
 
 // Why a pod whose weights-ready is True must go back to False, if it must.
@@ -107,7 +114,7 @@ std::optional<std::string> NamedRevisionKey(const core::Pod& pod) {
   }
   const std::string& value = annotation->second;
   if (value.find('/') != std::string::npos) return value;
-  return pod.metadata.namespace_name + "/" + value;
+  return core::api::ObjectKey(pod.metadata.namespace_name, value);
 }
 
 }  // namespace
@@ -130,17 +137,79 @@ NodeController::NodeController(Dependencies dependencies, NodeControllerOptions 
             dependencies.clock),
       queue_(core::MakeDefaultControllerRateLimiter(dependencies.clock), dependencies.clock),
       runner_(
-          queue_, [this](const std::string&) { return Reconcile(); }, 1,
+          queue_,
+          [this](const std::string&) {
+            auto result = Reconcile();
+            CountReconcile(result);
+            return result;
+          },
+          1,
           [this](const std::string&, const core::Error& error) {
             logger_.Warn("reconcile_failed", {{"error", error.ToString()}});
           }) {
-  const core::InformerHandlers poke{
-      .on_add = [this](const core::ObjectPtr&) { Poke(); },
-      .on_update = [this](const core::ObjectPtr&, const core::ObjectPtr&) { Poke(); },
-      .on_delete = [this](const core::ObjectPtr&) { Poke(); }};
-  caches_.AddHandlers(poke);
-  revisions_.AddHandlers(poke);
-  pods_.AddHandlers(poke);
+  if (dependencies_.metrics != nullptr) {
+    auto family = dependencies_.metrics->AddCounter(
+        {.name = "modelplane_agent_reconcile_total",
+         .help = "Passes of the node agent's loop, by result (success, requeue, error).",
+         .label_names = {"result"}});
+    if (family) {
+      reconciles_ = *family;
+    } else {
+      logger_.Warn("metrics_registration_failed", {{"error", family.error().ToString()}});
+    }
+  }
+  // Every agent keeps every ModelCache (the peer lookup reads them), but only its own wakes its
+  // loop: otherwise each status write anywhere in the fleet would wake every agent. What other
+  // nodes hold (peer copies for eviction's value) is read again at the next pass anyway.
+  const auto own = [this](const core::ObjectPtr& object) {
+    return object && core::ObjectStore::KeyOf(*object) == options_.node_name;
+  };
+  caches_.AddHandlers({.on_add =
+                           [this, own](const core::ObjectPtr& object) {
+                             if (own(object)) Poke();
+                           },
+                       .on_update =
+                           [this, own](const core::ObjectPtr&, const core::ObjectPtr& object) {
+                             if (own(object)) Poke();
+                           },
+                       .on_delete =
+                           [this, own](const core::ObjectPtr& object) {
+                             if (own(object)) Poke();
+                           }});
+  revisions_.AddHandlers({.on_add =
+                              [this](const core::ObjectPtr& object) {
+                                if (Concerns(object)) Poke();
+                              },
+                          .on_update =
+                              [this](const core::ObjectPtr&, const core::ObjectPtr& object) {
+                                if (Concerns(object)) Poke();
+                              },
+                          .on_delete =
+                              [this](const core::ObjectPtr& object) {
+                                if (Concerns(object)) Poke();
+                              }});
+  // The pod informer lists only this node's pods.
+  pods_.AddHandlers(
+      {.on_add = [this](const core::ObjectPtr&) { Poke(); },
+       .on_update = [this](const core::ObjectPtr&, const core::ObjectPtr&) { Poke(); },
+       .on_delete = [this](const core::ObjectPtr&) { Poke(); }});
+}
+
+void NodeController::CountReconcile(const core::Result<core::ReconcileResult>& result) const {
+  if (reconciles_ == nullptr) return;
+  const char* outcome = !result ? "error" : result->requeue_after ? "requeue" : "success";
+  if (auto counter = reconciles_->WithLabels({outcome})) counter->Increment();
+}
+
+bool NodeController::Concerns(const core::ObjectPtr& revision) const {
+  if (!revision) return false;
+  std::lock_guard lock(watched_mutex_);
+  return !watched_revisions_ || watched_revisions_->contains(core::ObjectStore::KeyOf(*revision));
+}
+
+void NodeController::Watch(std::set<std::string> revision_keys) {
+  std::lock_guard lock(watched_mutex_);
+  watched_revisions_ = std::move(revision_keys);
 }
 
 NodeController::~NodeController() {
@@ -237,7 +306,7 @@ bool NodeController::RevisionsSynced() const {
   return caches_.HasSynced() && revisions_.HasSynced() && pods_.HasSynced();
 }
 
-core::Status NodeController::ApplyStatus(const json& status) {
+core::Result<json> NodeController::ApplyStatus(const json& status) {
   const json body = {{"apiVersion", core::api::kApiVersion},
                      {"kind", core::api::kModelCacheKind},
                      {"metadata", {{"name", options_.node_name}}},
@@ -246,7 +315,9 @@ core::Status NodeController::ApplyStatus(const json& status) {
       core::resources::ModelCaches(), "", options_.node_name, core::PatchType::kApply, body,
       {.field_manager = options_.field_manager, .force = true, .subresource = "status"});
   if (!applied) return std::unexpected(applied.error());
-  return core::Ok();
+  auto stored = core::api::ModelCacheFromJson(*applied);
+  if (!stored) return std::unexpected(stored.error().Wrap("reading the applied ModelCache"));
+  return NormalizedStatus(*stored);
 }
 
 void NodeController::RecordEvent(const core::api::ModelCache& cache, const std::string& type,
@@ -279,7 +350,7 @@ core::Status NodeController::SetWeightsNotReady(const core::Pod& pod, std::strin
   }
   if (patched) {
     logger_.Warn("pod_weights_not_ready",
-                 {{"pod", pod.metadata.namespace_name + "/" + pod.metadata.name},
+                 {{"pod", core::api::ObjectKey(pod.metadata.namespace_name, pod.metadata.name)},
                   {"reason", reason},
                   {"message", message}});
   }
@@ -308,7 +379,8 @@ core::Result<core::ReconcileResult> NodeController::Reconcile() {
   for (const core::api::DesiredRevision& desired : cache->spec.revisions) {
     const bool lapsed = desired.pinned && desired.pinned_until && *desired.pinned_until <= wall_now;
     if (lapsed) continue;
-    const std::string key = desired.revision.namespace_name + "/" + desired.revision.name;
+    const std::string key =
+        core::api::ObjectKey(desired.revision.namespace_name, desired.revision.name);
     if (wanted_keys.insert(key).second) {
       wanted.push_back({desired.revision, desired.digest, desired.reason, desired.pinned});
     }
@@ -324,11 +396,20 @@ core::Result<core::ReconcileResult> NodeController::Reconcile() {
     if (pod->metadata.deletion_timestamp) continue;
     auto reference = GatedRevision(*pod);
     if (!reference) continue;
-    const std::string key = reference->namespace_name + "/" + reference->name;
+    const std::string key = core::api::ObjectKey(reference->namespace_name, reference->name);
     if (wanted_keys.insert(key).second) {
       wanted.push_back({*reference, "", std::string(core::api::kReasonInUse)});
     }
     gated_pods.push_back(std::move(*pod));
+  }
+
+  {
+    std::set<std::string> watched = wanted_keys;
+    for (const auto& [key, users] : pod_users) watched.insert(key);
+    for (const RevisionManifest& manifest : dependencies_.store.ListRevisions()) {
+      watched.insert(manifest.name);  // held: a revocation must reach it
+    }
+    Watch(std::move(watched));
   }
 
   // Earlier status entries carry tier and timestamps across agent restarts.
@@ -353,7 +434,8 @@ core::Result<core::ReconcileResult> NodeController::Reconcile() {
   std::optional<core::Clock::SteadyTime> next_retry;
 
   for (const Wanted& item : wanted) {
-    const std::string key = item.reference.namespace_name + "/" + item.reference.name;
+    const std::string key =
+        core::api::ObjectKey(item.reference.namespace_name, item.reference.name);
     core::api::CachedRevision entry{.digest = item.digest_hint,
                                     .state = std::string(core::api::kCacheStatePending)};
     const RevisionIndex::Entry* indexed = index_.Find(key);
@@ -441,8 +523,8 @@ core::Result<core::ReconcileResult> NodeController::Reconcile() {
       if (inserted) {
         item.digest = digest;
         if (const LoadedRevision* loaded = index_.AnyWithDigest(digest)) {
-          item.name =
-              loaded->revision.metadata.namespace_name + "/" + loaded->revision.metadata.name;
+          item.name = core::api::ObjectKey(loaded->revision.metadata.namespace_name,
+                                           loaded->revision.metadata.name);
           item.files = SpecFiles(*loaded);
         }
         item.origin_sources = index_.OriginSources(digest);
@@ -646,7 +728,7 @@ core::Result<core::ReconcileResult> NodeController::Reconcile() {
   // longer verified here, or revoked, go back.
   for (const core::Pod& pod : gated_pods) {
     const auto reference = GatedRevision(pod);
-    const std::string key = reference->namespace_name + "/" + reference->name;
+    const std::string key = core::api::ObjectKey(reference->namespace_name, reference->name);
     if (WeightsReadyIsTrue(pod)) {
       if (auto lost = WeightsLost(key, revoked_references, unverified_references)) {
         if (auto patched = SetWeightsNotReady(pod, lost->reason, lost->message); !patched) {
@@ -671,7 +753,7 @@ core::Result<core::ReconcileResult> NodeController::Reconcile() {
     }
     if (patched) {
       logger_.Info("pod_weights_ready",
-                   {{"pod", pod.metadata.namespace_name + "/" + pod.metadata.name},
+                   {{"pod", core::api::ObjectKey(pod.metadata.namespace_name, pod.metadata.name)},
                     {"digest", ready->second},
                     {"tier", tier}});
     }
@@ -679,16 +761,27 @@ core::Result<core::ReconcileResult> NodeController::Reconcile() {
 
   const json status_json = core::api::ToJson(status);
   const json shape = ShapeOf(status_json);
-  if (status_json != last_status_) {
+  // Compared with what the server holds, not only with the last write, so a status that another
+  // writer replaced (a kubectl edit, a restore from backup) is repaired on the next pass. The
+  // baseline is the server's answer to that write: a field the server normalizes cannot make
+  // every pass write again.
+  const bool overwritten = NormalizedStatus(*cache) != last_server_status_;
+  if (status_json != last_status_ || overwritten) {
     const auto since = now - last_status_write_;
-    if (shape == last_status_shape_ && since < options_.status_interval) {
+    if (!overwritten && shape == last_status_shape_ && since < options_.status_interval) {
       return core::ReconcileResult::RequeueAfter(options_.status_interval - since);
     }
-    if (auto applied = ApplyStatus(status_json); !applied) {
-      return std::unexpected(applied.error().Wrap("applying ModelCache status"));
+    auto applied = ApplyStatus(status_json);
+    if (!applied) return std::unexpected(applied.error().Wrap("applying ModelCache status"));
+    if (overwritten && !last_server_status_.is_null()) {
+      // Also seen once when the informer had not yet delivered this agent's own last write.
+      logger_.Info("model_cache_status_rewritten",
+                   {{"cache", options_.node_name},
+                    {"why", "the stored status differed from this agent's last write"}});
     }
     last_status_ = status_json;
     last_status_shape_ = shape;
+    last_server_status_ = std::move(*applied);
     last_status_write_ = now;
   }
   if (moving) return core::ReconcileResult::RequeueAfter(options_.status_interval);

@@ -47,6 +47,7 @@
 #include "core/kube/kube_client.h"
 #include "core/kube/watch_stream.h"
 #include "core/log/logger.h"
+#include "core/metrics/metrics_registry.h"
 #include "core/policy/source_policy.h"
 #include "core/workqueue/controller_runner.h"
 #include "core/workqueue/work_queue.h"
@@ -81,6 +82,8 @@ class NodeController final : public RevisionResolver {
     CacheStore& store;
     const core::Logger& logger;
     const core::Clock& clock;
+    // Registers modelplane_agent_reconcile_total{result} when set.
+    core::MetricsRegistry* metrics = nullptr;
   };
 
   NodeController(Dependencies dependencies, NodeControllerOptions options);
@@ -114,8 +117,15 @@ class NodeController final : public RevisionResolver {
 
  private:
   [[nodiscard]] core::Result<core::ReconcileResult> Reconcile();
+  // Whether a change to this ModelRevision concerns this node: wanted here, named by a pod
+  // here, or held in the store. Other revisions' changes do not wake the loop. Called on the
+  // revision informer's thread.
+  [[nodiscard]] bool Concerns(const core::ObjectPtr& revision) const;
+  void Watch(std::set<std::string> revision_keys);
+  void CountReconcile(const core::Result<core::ReconcileResult>& result) const;
   [[nodiscard]] core::Status EnsureCacheExists();
-  [[nodiscard]] core::Status ApplyStatus(const nlohmann::json& status);
+  // Writes `status` and returns the status the server holds afterwards, in ToJson's form.
+  [[nodiscard]] core::Result<nlohmann::json> ApplyStatus(const nlohmann::json& status);
   [[nodiscard]] core::Status SetWeightsNotReady(const core::Pod& pod, std::string_view reason,
                                                 const std::string& message);
   [[nodiscard]] std::string NowStamp() const;
@@ -130,6 +140,7 @@ class NodeController final : public RevisionResolver {
   core::Informer caches_;
   core::Informer revisions_;
   core::Informer pods_;
+  core::CounterFamily* reconciles_ = nullptr;  // by result; null without a registry
   core::WorkQueue queue_;
   core::ControllerRunner runner_;
 
@@ -138,7 +149,13 @@ class NodeController final : public RevisionResolver {
   RevisionIndex index_;
   std::set<core::Sha256Bytes> refused_;  // stagings refused for capacity (one Event each time)
   nlohmann::json last_status_;
-  nlohmann::json last_status_shape_;  // last_status_ without byte counts
+  nlohmann::json last_status_shape_;   // last_status_ without byte counts
+  nlohmann::json last_server_status_;  // what the server answered to the last write
+
+  // Written at each pass, read by the revision informer's handlers. Before the first pass
+  // every revision concerns this node.
+  mutable std::mutex watched_mutex_;
+  std::optional<std::set<std::string>> watched_revisions_;
   core::Clock::SteadyTime last_status_write_{};
 };
 

@@ -5,10 +5,13 @@
 // etcdctl). Each test gets its own namespace, deleted afterwards.
 #pragma once
 
+#include <charconv>
 #include <chrono>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -45,6 +48,23 @@ bool WaitUntil(Predicate predicate, std::chrono::milliseconds timeout) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   return predicate();
+}
+
+// The port a component logged with `event` (its "port=N" field, e.g. admin_server_started), or
+// nullopt before that line is there. The processes under test listen on port 0 and say where.
+inline std::optional<int> LoggedPort(std::string_view log, std::string_view event) {
+  const std::string marker = "event=" + std::string(event) + " ";
+  const auto line = log.find(marker);
+  if (line == std::string_view::npos) return std::nullopt;
+  const auto end = log.find('\n', line);
+  const std::string_view text = log.substr(line, end == std::string_view::npos ? end : end - line);
+  const auto field = text.find(" port=");
+  if (field == std::string_view::npos) return std::nullopt;
+  int port = 0;
+  const char* begin = text.data() + field + 6;
+  const auto [stop, error] = std::from_chars(begin, text.data() + text.size(), port);
+  if (error != std::errc() || stop == begin) return std::nullopt;
+  return port;
 }
 
 inline constexpr const char* kModelplaneCrdsMissing =

@@ -3,7 +3,6 @@
 // synced, and the standby takes over after the leader is killed.
 #include <deque>
 #include <fstream>
-#include <regex>
 #include <sstream>
 
 #include <fcntl.h>
@@ -122,15 +121,12 @@ class OperatorProcessTest : public core::testing::ClusterTest {
 
   // HTTP status of the replica's /readyz (port from its admin_server_started line), 0 if none.
   static int Readyz(const Replica& replica) {
-    std::smatch match;
-    const std::string log = ReadFile(replica.log);
-    if (!std::regex_search(log, match, std::regex("event=admin_server_started .*port=([0-9]+)"))) {
-      return 0;
-    }
+    const auto port = core::testing::LoggedPort(ReadFile(replica.log), "admin_server_started");
+    if (!port) return 0;
     std::string code;
-    RunCommand(
-        "curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:" + match[1].str() + "/readyz",
-        &code);
+    RunCommand("curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:" + std::to_string(*port) +
+                   "/readyz",
+               &code);
     return std::atoi(code.c_str());
   }
 

@@ -12,6 +12,9 @@
 // evicting anything for it, and leave a consistent store behind, also after a kill -9 halfway
 // through a paced eviction.
 //
+// The agent repairs its ModelCache's status when another writer replaces it, and its loop wakes
+// only for what concerns its node.
+//
 // The same agent process checks the source policy: a revision whose shared-filesystem path lies
 // outside the allowed roots, or reaches out of them through a symlink, is not staged even though
 // the bytes there would verify, and nothing of it reaches the store.
@@ -31,6 +34,7 @@
 
 #include "core/api/model_cache.h"
 #include "core/api/model_revision.h"
+#include "core/http/http_client.h"
 #include "node-agent/commands/revision_file.h"
 #include "tests/core/kube_cluster/cluster_fixture.h"
 #include "tests/node-agent/csi/staged_revision.h"
@@ -186,7 +190,8 @@ class AgentEvictionClusterTest : public core::testing::ClusterTest {
   }
 
   // `delete_rate`: the evictor's pacing in bytes per second, 0 for none.
-  void StartAgent(std::uint64_t delete_rate = 0, int high_percent = 80) {
+  void StartAgent(std::uint64_t delete_rate = 0, int high_percent = 80,
+                  std::string_view retention_interval = "500ms") {
     config_ = (base_ / "agent.yaml").string();
     std::ofstream(config_) << "nodeName: " << node_ << "\n"
                            << "cacheRoot: " << (base_ / "cache").string() << "\n"
@@ -196,7 +201,8 @@ class AgentEvictionClusterTest : public core::testing::ClusterTest {
                            << "sourcePolicy: " << source_policy_ << "\n"
                            << "statusInterval: 200ms\n"
                            << "eviction: {highPercent: " << high_percent << ", lowPercent: 70, "
-                           << "kubeletFilesystem: separate, interval: 500ms, "
+                           << "kubeletFilesystem: separate, interval: " << retention_interval
+                           << ", "
                            << "deleteRate: " << delete_rate << "}\n";
     const std::string binary =
         std::string(MODELPLANE_BINARY_DIR) + "/node-agent/modelplane-node-agent";
@@ -251,6 +257,26 @@ class AgentEvictionClusterTest : public core::testing::ClusterTest {
   }
 
   std::string Log() const { return ReadFile(base_ / "agent.log"); }
+
+  // Passes of the agent's loop so far, from its own /metrics (the admin port is in its log).
+  std::optional<double> Reconciles() {
+    const auto port = core::testing::LoggedPort(Log(), "admin_server_started");
+    if (!port) return std::nullopt;
+    core::ClientOptions options;
+    options.retry.max_attempts = 1;
+    auto http = core::HttpClient::Create(options);
+    if (!http) return std::nullopt;
+    auto response = (*http)->Fetch({.url = fmt::format("http://127.0.0.1:{}/metrics", *port)});
+    if (!response || response->status != 200) return std::nullopt;
+    double total = 0;
+    std::istringstream lines(response->body);
+    for (std::string line; std::getline(lines, line);) {
+      if (line.starts_with("modelplane_agent_reconcile_total{")) {
+        total += std::atof(line.c_str() + line.rfind(' ') + 1);
+      }
+    }
+    return total;
+  }
 
   std::optional<core::api::ModelCacheStatus> Status() {
     auto object = client_->Get(core::resources::ModelCaches(), "", node_);
@@ -499,6 +525,113 @@ TEST_F(AgentEvictionClusterTest, RevisionsThePolicyRefusesAreNotStagedAndNothing
       EXPECT_FALSE((*store)->HasBlob(core::Sha256Of(content))) << revision->name;
     }
   }
+}
+
+// The agent owns its ModelCache's status: when another writer replaces it (here a merge patch
+// that empties the revisions and forges the capacity), the agent's next pass writes it back,
+// though nothing the agent computes has changed.
+TEST_F(AgentEvictionClusterTest, AStatusAnotherWriterReplacesIsRepaired) {
+  const TestRevision held = MakeRevision("model-held", 4 * kMiB);
+  ASSERT_FALSE(HasFailure());
+  StageAll({&held});
+  auto cache =
+      client_->Create(core::resources::ModelCaches(), "",
+                      {{"apiVersion", "modelplane.io/v1alpha1"},
+                       {"kind", "ModelCache"},
+                       {"metadata", {{"name", node_}}},
+                       {"spec", {{"revisions", json::array({Entry(held, false, "prestage")})}}}});
+  ASSERT_TRUE(cache) << cache.error().ToString();
+  StartAgent();
+  ASSERT_FALSE(HasFatalFailure());
+  const auto ready = [&] {
+    const auto status = Status();
+    if (!status || status->capacity_bytes == 1) return false;
+    const auto* entry = Find(*status, held);
+    return entry != nullptr && entry->state == core::api::kCacheStateReady;
+  };
+  ASSERT_TRUE(WaitUntil(ready, kWait)) << Log();
+
+  auto replaced = client_->Patch(core::resources::ModelCaches(), "", node_, core::PatchType::kMerge,
+                                 {{"status", {{"revisions", json::array()}, {"capacityBytes", 1}}}},
+                                 {.subresource = "status"});
+  ASSERT_TRUE(replaced) << replaced.error().ToString();
+  ASSERT_TRUE(WaitUntil(ready, kWait)) << Log();
+  EXPECT_GT(Count("event=model_cache_status_rewritten"), 0u) << Log();
+}
+
+// An agent's loop wakes for its own ModelCache and the revisions that concern its node, not for
+// every write in the fleet: other nodes' ModelCache status writes and changes to revisions no
+// one here wants leave it asleep (retention's own timer is set long here, so nothing else
+// wakes it), while a change to a revision it holds wakes it.
+TEST_F(AgentEvictionClusterTest, OnlyItsOwnCacheAndTheRevisionsItConcernsWakeTheLoop) {
+  const TestRevision held = MakeRevision("model-held", 4 * kMiB);
+  const TestRevision unrelated = MakeRevision("model-elsewhere", 4 * kMiB);
+  ASSERT_FALSE(HasFailure());
+  StageAll({&held});
+  auto cache =
+      client_->Create(core::resources::ModelCaches(), "",
+                      {{"apiVersion", "modelplane.io/v1alpha1"},
+                       {"kind", "ModelCache"},
+                       {"metadata", {{"name", node_}}},
+                       {"spec", {{"revisions", json::array({Entry(held, false, "prestage")})}}}});
+  ASSERT_TRUE(cache) << cache.error().ToString();
+  const std::string other_node = node_ + "-other";
+  auto other = client_->Create(core::resources::ModelCaches(), "",
+                               {{"apiVersion", "modelplane.io/v1alpha1"},
+                                {"kind", "ModelCache"},
+                                {"metadata", {{"name", other_node}}},
+                                {"spec", {{"revisions", json::array()}}}});
+  ASSERT_TRUE(other) << other.error().ToString();
+  StartAgent(0, 80, "1h");
+  ASSERT_FALSE(HasFatalFailure());
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        const auto status = Status();
+        const auto* entry = status ? Find(*status, held) : nullptr;
+        return entry != nullptr && entry->state == core::api::kCacheStateReady;
+      },
+      kWait))
+      << Log();
+  // Settled: two readings a second apart agree.
+  std::optional<double> before;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        const auto first = Reconciles();
+        std::this_thread::sleep_for(std::chrono::seconds(1));
+        before = Reconciles();
+        return first && before && *first == *before;
+      },
+      kWait))
+      << Log();
+
+  for (int round = 0; round < 10; ++round) {
+    auto written = client_->Patch(
+        core::resources::ModelCaches(), "", other_node, core::PatchType::kMerge,
+        {{"status", {{"capacityBytes", 1000 + round}, {"peerEndpoint", "127.0.0.9:1"}}}},
+        {.subresource = "status"});
+    ASSERT_TRUE(written) << written.error().ToString();
+    auto labelled = client_->Patch(
+        core::resources::ModelRevisions(), namespace_, unrelated.name, core::PatchType::kMerge,
+        {{"metadata", {{"labels", {{"round", std::to_string(round)}}}}}});
+    ASSERT_TRUE(labelled) << labelled.error().ToString();
+  }
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  const auto after_others = Reconciles();
+  ASSERT_TRUE(after_others);
+  EXPECT_EQ(*after_others, *before) << "20 writes that do not concern this node woke its loop";
+
+  auto touched =
+      client_->Patch(core::resources::ModelRevisions(), namespace_, held.name,
+                     core::PatchType::kMerge, {{"metadata", {{"labels", {{"touched", "yes"}}}}}});
+  ASSERT_TRUE(touched) << touched.error().ToString();
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        const auto now = Reconciles();
+        return now && *now > *after_others;
+      },
+      kWait))
+      << "a change to a revision this node holds did not wake its loop";
+  (void)client_->Delete(core::resources::ModelCaches(), "", other_node);
 }
 
 }  // namespace

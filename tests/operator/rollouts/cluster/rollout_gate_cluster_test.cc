@@ -3,7 +3,6 @@
 // to answer. Agents are played by writing ModelCache statuses and the pods' weights-ready
 // condition.
 #include <fstream>
-#include <regex>
 #include <sstream>
 
 #include <fcntl.h>
@@ -62,16 +61,15 @@ class RolloutGateClusterTest : public core::testing::ClusterTest {
       ::execl(binary.c_str(), binary.c_str(), "--config", config_.c_str(), nullptr);
       ::_exit(127);
     }
-    std::smatch match;
+    std::optional<int> port;
     ASSERT_TRUE(WaitUntil(
         [&] {
-          const std::string log = ReadFile(log_);
-          return std::regex_search(log, match,
-                                   std::regex("event=rollout_gates_listening .*port=([0-9]+)"));
+          port = core::testing::LoggedPort(ReadFile(log_), "rollout_gates_listening");
+          return port.has_value();
         },
         kWait))
         << ReadFile(log_);
-    port_ = match[1].str();
+    port_ = std::to_string(*port);
     auto http_client = core::HttpClient::Create({.retry = {.max_attempts = 1}});
     ASSERT_TRUE(http_client);
     http_ = std::move(*http_client);
@@ -119,13 +117,8 @@ class RolloutGateClusterTest : public core::testing::ClusterTest {
     request.headers.set(http::field::content_type, "application/json");
     auto answer = http_->Fetch(request);
     if (answer) return {answer->status, answer->body};
-    // Non-2xx answers come back as errors: "HTTP 403 from <url>: <body>".
-    const std::string& message = answer.error().message();
-    std::smatch match;
-    if (std::regex_search(message, match, std::regex("HTTP ([0-9]+)"))) {
-      return {static_cast<unsigned>(std::stoi(match[1].str())), message};
-    }
-    return {0, message};
+    // Non-2xx answers come back as errors that carry the status.
+    return {answer.error().http_status().value_or(0), answer.error().message()};
   }
 
   void ReportReady(const std::string& node, const std::string& digest) {

@@ -5,7 +5,6 @@
 // admitted before its revision exists is let go once a node reports the revision Ready (the
 // agent is played by writing the ModelCache status).
 #include <fstream>
-#include <regex>
 #include <sstream>
 
 #include <fcntl.h>
@@ -104,16 +103,15 @@ class WebhookClusterTest : public core::testing::ClusterTest {
                            << "certificateFile: " << pki_.server_certificate_file
                            << ", keyFile: " << pki_.server_key_file << "}\n";
     Launch();
-    std::smatch match;
+    std::optional<int> port;
     ASSERT_TRUE(WaitUntil(
         [&] {
-          const std::string log = ReadFile(log_);
-          return std::regex_search(log, match,
-                                   std::regex("event=webhook_listening .*port=([0-9]+)"));
+          port = core::testing::LoggedPort(ReadFile(log_), "webhook_listening");
+          return port.has_value();
         },
         kWait))
         << ReadFile(log_);
-    port_ = match[1].str();
+    port_ = std::to_string(*port);
     InstallWebhookConfiguration();
   }
 
