@@ -9,7 +9,7 @@ build_tools=1
 
 # Debian 12 packages. Kept in one list so docs/dependencies.md can say why each is here.
 debian_packages=(
-  build-essential cmake ninja-build pkg-config git
+  build-essential cmake ninja-build pkg-config git mold
   libboost-dev libboost-system-dev libboost-thread-dev libcpprest-dev
   libyaml-cpp-dev libssl-dev openssl nlohmann-json3-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev

@@ -26,12 +26,12 @@ std::string_view Trim(std::string_view text) {
 core::Result<std::optional<std::string>> ReadKeyFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    if (errno == ENOENT) return std::optional<std::string>();
+    if (errno == ENOENT) return std::nullopt;
     return MakeError(ErrorCode::kIo, fmt::format("reading {}: {}", path, std::strerror(errno)));
   }
   std::ostringstream text;
   text << in.rdbuf();
-  return std::optional<std::string>(std::string(Trim(text.str())));
+  return std::string(Trim(text.str()));
 }
 
 // The first of `names` present in `directory`.
@@ -40,9 +40,9 @@ core::Result<std::optional<std::string>> ReadFirstKey(
   for (const std::string_view name : names) {
     auto value = ReadKeyFile(fmt::format("{}/{}", directory, name));
     if (!value) return std::unexpected(value.error());
-    if (*value) return value;
+    if (value->has_value()) return value;
   }
-  return std::optional<std::string>();
+  return std::nullopt;
 }
 
 }  // namespace
