@@ -762,10 +762,19 @@ core::Result<core::ReconcileResult> NodeController::Reconcile() {
   const json status_json = core::api::ToJson(status);
   const json shape = ShapeOf(status_json);
   // Compared with what the server holds, not only with the last write, so a status that another
-  // writer replaced (a kubectl edit, a restore from backup) is repaired on the next pass. The
-  // baseline is the server's answer to that write: a field the server normalizes cannot make
-  // every pass write again.
-  const bool overwritten = NormalizedStatus(*cache) != last_server_status_;
+  // writer replaced (a kubectl edit, a restore from backup) is repaired. The baseline is the
+  // server's answer to that write, so a field the server normalizes cannot make every pass
+  // write again. The informer may not have delivered that write yet when the next pass runs
+  // (staging passes come fast), so a difference counts as an overwrite only once it has lasted
+  // a status interval.
+  const bool differs =
+      !last_server_status_.is_null() && NormalizedStatus(*cache) != last_server_status_;
+  if (!differs) {
+    differs_since_.reset();
+  } else if (!differs_since_) {
+    differs_since_ = now;
+  }
+  const bool overwritten = differs && now - *differs_since_ >= options_.status_interval;
   if (status_json != last_status_ || overwritten) {
     const auto since = now - last_status_write_;
     if (!overwritten && shape == last_status_shape_ && since < options_.status_interval) {
@@ -773,8 +782,7 @@ core::Result<core::ReconcileResult> NodeController::Reconcile() {
     }
     auto applied = ApplyStatus(status_json);
     if (!applied) return std::unexpected(applied.error().Wrap("applying ModelCache status"));
-    if (overwritten && !last_server_status_.is_null()) {
-      // Also seen once when the informer had not yet delivered this agent's own last write.
+    if (overwritten) {
       logger_.Info("model_cache_status_rewritten",
                    {{"cache", options_.node_name},
                     {"why", "the stored status differed from this agent's last write"}});
@@ -783,17 +791,18 @@ core::Result<core::ReconcileResult> NodeController::Reconcile() {
     last_status_shape_ = shape;
     last_server_status_ = std::move(*applied);
     last_status_write_ = now;
+    differs_since_.reset();
   }
   if (moving) return core::ReconcileResult::RequeueAfter(options_.status_interval);
-  std::optional<core::Clock::SteadyTime::duration> wait;
-  if (next_retry) {
-    wait = std::max<core::Clock::SteadyTime::duration>(*next_retry - now, std::chrono::seconds(1));
-  }
+  using Duration = core::Clock::SteadyTime::duration;
+  std::optional<Duration> wait;
+  const auto sooner = [&wait](Duration candidate) {
+    wait = wait ? std::min(*wait, candidate) : candidate;
+  };
+  if (differs_since_) sooner(options_.status_interval - (now - *differs_since_));  // look again
+  if (next_retry) sooner(std::max<Duration>(*next_retry - now, std::chrono::seconds(1)));
   // Retention looks again on its own: the disk fills from outside too, pins lapse, uses age.
-  if (retention != nullptr && retention->enabled()) {
-    wait = wait ? std::min<core::Clock::SteadyTime::duration>(*wait, options_.retention_interval)
-                : options_.retention_interval;
-  }
+  if (retention != nullptr && retention->enabled()) sooner(options_.retention_interval);
   if (wait) return core::ReconcileResult::RequeueAfter(*wait);
   return core::ReconcileResult::Done();
 }

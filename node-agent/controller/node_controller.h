@@ -151,6 +151,7 @@ class NodeController final : public RevisionResolver {
   nlohmann::json last_status_;
   nlohmann::json last_status_shape_;   // last_status_ without byte counts
   nlohmann::json last_server_status_;  // what the server answered to the last write
+  std::optional<core::Clock::SteadyTime> differs_since_;  // the stored status differs since
 
   // Written at each pass, read by the revision informer's handlers. Before the first pass
   // every revision concerns this node.
