@@ -412,10 +412,12 @@ new_pod_gated_until_prestaged() {
   python3 - "$r2" "${r1_nodes[@]}" <<'PY'
 import json, subprocess, sys
 digest, nodes = sys.argv[1], set(sys.argv[2:])
+# Pods first: a pod let go before this read was let go after its nodes said Ready, and Ready
+# stays (caches read first could miss a node that turned Ready just before the pod went).
+pods = json.loads(subprocess.check_output(["kubectl", "get", "pods", "-n", "models", "-l", "app=llama-server", "-o", "json"]))
 caches = json.loads(subprocess.check_output(["kubectl", "get", "modelcaches", "-o", "json"]))
 ready = {c["metadata"]["name"] for c in caches["items"]
          for e in (c.get("status") or {}).get("revisions", []) if e["digest"] == digest and e["state"] == "Ready"}
-pods = json.loads(subprocess.check_output(["kubectl", "get", "pods", "-n", "models", "-l", "app=llama-server", "-o", "json"]))
 for pod in pods["items"]:
     if pod["metadata"]["annotations"].get("modelplane.io/revision") != "llama-r2":
         continue

@@ -189,8 +189,9 @@ TEST_F(RolloutGateClusterTest, HoldsTheCanaryUntilItsRevisionIsReadyWhereItNeeds
         auto caches = client_->ListAll(core::resources::ModelCaches(), "", {});
         if (!caches) return false;
         for (const json& cache : caches->items) {
-          for (const json& entry : cache["spec"].value("revisions", json::array())) {
-            if (entry["revision"].value("namespace", "") == namespace_) {
+          const json spec = cache.value("spec", json::object());
+          for (const json& entry : spec.value("revisions", json::array())) {
+            if (entry.value("revision", json::object()).value("namespace", "") == namespace_) {
               nodes.push_back(cache["metadata"]["name"]);
             }
           }
@@ -198,9 +199,16 @@ TEST_F(RolloutGateClusterTest, HoldsTheCanaryUntilItsRevisionIsReadyWhereItNeeds
         return nodes.size() >= 2;
       },
       kWait));
-  auto stored = client_->Get(core::resources::ModelRevisions(), namespace_, "llama-r2");
-  ASSERT_TRUE(stored);
-  const std::string digest = (*stored)["status"].value("digest", "");
+  // The revision's status may not be written yet when its caches already are.
+  std::string digest;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        auto stored = client_->Get(core::resources::ModelRevisions(), namespace_, "llama-r2");
+        if (!stored) return false;
+        digest = stored->value("status", json::object()).value("digest", "");
+        return !digest.empty();
+      },
+      kWait));
   ReportReady(nodes[0], digest);
   ASSERT_TRUE(WaitUntil(
       [&] { return Ask("confirm-rollout").second.find("Ready on 1 node") != std::string::npos; },
