@@ -216,6 +216,25 @@ check_least_privilege() {
   cannot scheduler list modelcaches.modelplane.io
 }
 
+# A token of the agent's ServiceAccount bound to one agent pod, as kubelet would mount it:
+# kube-apiserver adds that pod's node to the user's extra info. Sets AGENT_NODE, OTHER_NODE (a
+# node without that pod) and the as_agent function (kubectl with that token only).
+bind_agent_token() {
+  local pod server ca
+  pod="$(kubectl -n "${NS}" get pods -l app.kubernetes.io/component=node-agent -o jsonpath='{.items[0].metadata.name}')"
+  AGENT_NODE="$(kubectl -n "${NS}" get pod "${pod}" -o jsonpath='{.spec.nodeName}')"
+  OTHER_NODE="$(kubectl get nodes -l type=kwok -o name | sed 's|node/||' | grep -vx "${AGENT_NODE}" | head -1)"
+  AGENT_TOKEN="$(kubectl -n "${NS}" create token "${RELEASE}-modelplane-node-agent" \
+    --bound-object-kind=Pod --bound-object-name="${pod}" --duration=10m)"
+  server="$(kubectl config view --raw -o jsonpath='{.clusters[0].cluster.server}')"
+  ca="$(kubectl config view --raw -o jsonpath='{.clusters[0].cluster.certificate-authority}')"
+  AGENT_SERVER=${server} AGENT_CA=${ca}
+}
+as_agent() {
+  kubectl --kubeconfig=/dev/null --server="${AGENT_SERVER}" --certificate-authority="${AGENT_CA}" \
+    --token="${AGENT_TOKEN}" "$@"
+}
+
 check_own_cache_policy() {
   # The policy binds and its CEL compiles (the API server type-checks it on admission).
   kubectl get validatingadmissionpolicy "${RELEASE}-modelplane-node-agent-own-cache" \
@@ -241,16 +260,8 @@ YAML
 
   # With a real token bound to an agent pod (kube-apiserver adds the pod's node to it), the
   # agent may write its own node's ModelCache and no other.
-  local pod node other token server ca
-  pod="$(kubectl -n "${NS}" get pods -l app.kubernetes.io/component=node-agent -o jsonpath='{.items[0].metadata.name}')"
-  node="$(kubectl -n "${NS}" get pod "${pod}" -o jsonpath='{.spec.nodeName}')"
-  other="$(kubectl get nodes -l type=kwok -o name | sed 's|node/||' | grep -vx "${node}" | head -1)"
-  token="$(kubectl -n "${NS}" create token "${RELEASE}-modelplane-node-agent" \
-    --bound-object-kind=Pod --bound-object-name="${pod}" --duration=10m)"
-  server="$(kubectl config view --raw -o jsonpath='{.clusters[0].cluster.server}')"
-  ca="$(kubectl config view --raw -o jsonpath='{.clusters[0].cluster.certificate-authority}')"
-  as_agent() { kubectl --kubeconfig=/dev/null --server="${server}" --certificate-authority="${ca}" \
-    --token="${token}" "$@"; }
+  bind_agent_token
+  local node=${AGENT_NODE} other=${OTHER_NODE}
   for n in "${node}" "${other}"; do
     kubectl apply -f - <<YAML
 apiVersion: modelplane.io/v1alpha1
@@ -271,6 +282,54 @@ YAML
   kubectl delete modelcache "${node}" "${other}" --ignore-not-found
   kubectl delete modelcache gpu-node-0 --ignore-not-found
   grep -q "only write the ModelCache named after its own node" <<<"${out}"
+}
+
+# The agent may set the weights-ready condition of pods on its own node, and nothing else in
+# any pod's status.
+# PATCH pods/status as the agent's token, the way the agent does it (kubectl patch would GET
+# the subresource first, which the agent's role does not grant). Fails on a non-2xx answer.
+agent_patch_pod_status() {
+  local pod=$1 body=$2 code
+  code="$(curl -sS -o "${WORK}/patch.out" -w '%{http_code}' --cacert "${AGENT_CA}" \
+    -H "Authorization: Bearer ${AGENT_TOKEN}" -X PATCH \
+    -H 'Content-Type: application/strategic-merge-patch+json' --data "${body}" \
+    "${AGENT_SERVER}/api/v1/namespaces/${NS}/pods/${pod}/status")"
+  cat "${WORK}/patch.out"; echo
+  [[ ${code} == 2* ]]
+}
+
+check_own_pods_policy() {
+  [[ -z "$(kubectl get validatingadmissionpolicy "${RELEASE}-modelplane-node-agent-own-pods" \
+      -o jsonpath='{.status.typeChecking.expressionWarnings}')" ]]
+  bind_agent_token
+  local n out ready='{"status":{"conditions":[{"type":"modelplane.io/weights-ready","status":"True","reason":"WeightsVerified"}]}}'
+  for n in "${AGENT_NODE}" "${OTHER_NODE}"; do
+    kubectl -n "${NS}" apply -f - <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: policy-${n}}
+spec:
+  nodeName: ${n}
+  automountServiceAccountToken: false
+  containers: [{name: server, image: example.com/vllm:1}]
+YAML
+  done
+  agent_patch_pod_status "policy-${AGENT_NODE}" "${ready}"
+  [[ "$(kubectl -n "${NS}" get pod "policy-${AGENT_NODE}" \
+      -o jsonpath='{.status.conditions[?(@.type=="modelplane.io/weights-ready")].status}')" == True ]]
+  local failures=0
+  if out="$(agent_patch_pod_status "policy-${OTHER_NODE}" "${ready}" 2>&1)"; then
+    echo "the agent on ${AGENT_NODE} wrote the status of a pod on ${OTHER_NODE}"; failures=1
+  fi
+  echo "${out}"
+  grep -q "only write the status of pods on its own node" <<<"${out}" || failures=1
+  if out="$(agent_patch_pod_status "policy-${AGENT_NODE}" '{"status":{"phase":"Failed"}}' 2>&1)"; then
+    echo "the agent changed a pod's phase"; failures=1
+  fi
+  echo "${out}"
+  grep -q "only change the pod condition modelplane.io/weights-ready" <<<"${out}" || failures=1
+  kubectl -n "${NS}" delete pod "policy-${AGENT_NODE}" "policy-${OTHER_NODE}" --wait=false
+  (( failures == 0 ))
 }
 
 # The admission webhook as installed: its configuration trusts the CA of the generated Secret,
@@ -377,6 +436,7 @@ check "rendered manifests pass kubectl apply --dry-run=server" check_server_dry_
 check "helm install --wait: deployments and daemonset ready on KWOK" check_install
 check "per-component RBAC is least privilege (kubectl auth can-i)" check_least_privilege
 check "node agents may write only their own ModelCache (admission policy)" check_own_cache_policy
+check "node agents may set only weights-ready, only on their node's pods" check_own_pods_policy
 check "the admission webhook: configuration, certificate, kept on upgrade" check_webhook
 check "scheduler to extender: mutual TLS, pod address, NetworkPolicy" check_extender_tls
 check "helm uninstall removes the release" check_uninstall
