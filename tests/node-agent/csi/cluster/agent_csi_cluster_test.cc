@@ -259,6 +259,20 @@ class AgentCsiClusterTest : public core::testing::ClusterTest {
     return {};
   }
 
+  // The reason of the pod's weights-ready once it goes False, empty if it never does. Status
+  // and reason come from one read: the agent may stage the revision again from the blobs it
+  // still holds, and then the condition goes back to True on its own.
+  std::string WaitForWeightsLost(const std::string& pod) {
+    std::pair<std::string, std::string> condition;
+    const bool lost = WaitUntil(
+        [&] {
+          condition = WeightsReady(pod);
+          return condition.first == "False";
+        },
+        kWait);
+    return lost ? condition.second : "";
+  }
+
   std::string node_;
   std::filesystem::path base_;
   std::string config_;
@@ -349,15 +363,7 @@ TEST_F(AgentCsiClusterTest, ReadinessGoesFalseWhenTheRevisionIsRevoked) {
   CreateServingPod("server-0");
   ASSERT_TRUE(WaitUntil([&] { return WeightsReady("server-0").first == "True"; }, kWait)) << Log();
   Revoke();
-  std::pair<std::string, std::string> lost;
-  ASSERT_TRUE(WaitUntil(
-      [&] {
-        lost = WeightsReady("server-0");
-        return lost.first == "False";
-      },
-      kWait))
-      << Log();
-  EXPECT_EQ(lost.second, "RevisionRevoked");
+  EXPECT_EQ(WaitForWeightsLost("server-0"), "RevisionRevoked") << Log();
   EXPECT_GT(Count("event=pod_weights_not_ready"), 0u) << Log();
 }
 
@@ -369,17 +375,7 @@ TEST_F(AgentCsiClusterTest, ReadinessGoesFalseWhenTheManifestIsGoneFromTheStore)
   StopAgent();
   ASSERT_EQ(::unlink(StoreLayout(base_ / "cache").RevisionPath(digest_).c_str()), 0);
   StartAgent();
-  // Read status and reason together: the agent may stage the revision again from the blobs it
-  // still holds, and then the condition goes back to True on its own.
-  std::pair<std::string, std::string> lost;
-  ASSERT_TRUE(WaitUntil(
-      [&] {
-        lost = WeightsReady("server-0");
-        return lost.first == "False";
-      },
-      kWait))
-      << Log();
-  EXPECT_EQ(lost.second, "WeightsNotVerified");
+  EXPECT_EQ(WaitForWeightsLost("server-0"), "WeightsNotVerified") << Log();
 }
 
 }  // namespace

@@ -167,6 +167,16 @@ class AgentEvictionClusterTest : public core::testing::ClusterTest {
     return entry;
   }
 
+  // A ModelCache named `name` whose spec lists `entries` (see Entry).
+  void CreateCache(const std::string& name, json entries) {
+    auto cache = client_->Create(core::resources::ModelCaches(), "",
+                                 {{"apiVersion", "modelplane.io/v1alpha1"},
+                                  {"kind", "ModelCache"},
+                                  {"metadata", {{"name", name}}},
+                                  {"spec", {{"revisions", std::move(entries)}}}});
+    ASSERT_TRUE(cache) << cache.error().ToString();
+  }
+
   void CreatePod(const std::string& name, const std::string& revision) {
     const json pod = {{"apiVersion", "v1"},
                       {"kind", "Pod"},
@@ -534,13 +544,8 @@ TEST_F(AgentEvictionClusterTest, AStatusAnotherWriterReplacesIsRepaired) {
   const TestRevision held = MakeRevision("model-held", 4 * kMiB);
   ASSERT_FALSE(HasFailure());
   StageAll({&held});
-  auto cache =
-      client_->Create(core::resources::ModelCaches(), "",
-                      {{"apiVersion", "modelplane.io/v1alpha1"},
-                       {"kind", "ModelCache"},
-                       {"metadata", {{"name", node_}}},
-                       {"spec", {{"revisions", json::array({Entry(held, false, "prestage")})}}}});
-  ASSERT_TRUE(cache) << cache.error().ToString();
+  CreateCache(node_, json::array({Entry(held, false, "prestage")}));
+  ASSERT_FALSE(HasFatalFailure());
   StartAgent();
   ASSERT_FALSE(HasFatalFailure());
   const auto ready = [&] {
@@ -568,20 +573,11 @@ TEST_F(AgentEvictionClusterTest, OnlyItsOwnCacheAndTheRevisionsItConcernsWakeThe
   const TestRevision unrelated = MakeRevision("model-elsewhere", 4 * kMiB);
   ASSERT_FALSE(HasFailure());
   StageAll({&held});
-  auto cache =
-      client_->Create(core::resources::ModelCaches(), "",
-                      {{"apiVersion", "modelplane.io/v1alpha1"},
-                       {"kind", "ModelCache"},
-                       {"metadata", {{"name", node_}}},
-                       {"spec", {{"revisions", json::array({Entry(held, false, "prestage")})}}}});
-  ASSERT_TRUE(cache) << cache.error().ToString();
+  CreateCache(node_, json::array({Entry(held, false, "prestage")}));
+  ASSERT_FALSE(HasFatalFailure());
   const std::string other_node = node_ + "-other";
-  auto other = client_->Create(core::resources::ModelCaches(), "",
-                               {{"apiVersion", "modelplane.io/v1alpha1"},
-                                {"kind", "ModelCache"},
-                                {"metadata", {{"name", other_node}}},
-                                {"spec", {{"revisions", json::array()}}}});
-  ASSERT_TRUE(other) << other.error().ToString();
+  CreateCache(other_node, json::array());
+  ASSERT_FALSE(HasFatalFailure());
   StartAgent(0, 80, "1h");
   ASSERT_FALSE(HasFatalFailure());
   ASSERT_TRUE(WaitUntil(
