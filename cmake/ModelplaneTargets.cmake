@@ -20,6 +20,11 @@ function(modelplane_apply_flags target)
   if(MODELPLANE_WERROR)
     target_compile_options(${target} PRIVATE -Werror)
   endif()
+  if(CMAKE_UNITY_BUILD AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+    # A unity source includes the .cc files, so GCC takes a class in one of them for a header's
+    # and warns when it holds a type of that file's anonymous namespace; in one TU it is harmless.
+    target_compile_options(${target} PRIVATE -Wno-subobject-linkage)
+  endif()
   if(MODELPLANE_SANITIZE)
     target_compile_options(${target} PRIVATE -fsanitize=address,undefined -fno-omit-frame-pointer
                                              -fno-sanitize-recover=undefined)

@@ -29,6 +29,10 @@ inline constexpr std::size_t kMaxShortString = 256;
 inline constexpr std::size_t kMaxMapKeyLength =
     320;  // label keys: 253-byte prefix, /, 63-byte name
 inline constexpr std::size_t kMaxLongString = 32768;  // condition messages, annotation values
+// Enumerated and digest fields are read with a loose bound so the validator, not the parser,
+// explains a wrong value; the bound only stops absurd sizes.
+inline constexpr std::size_t kMaxEnumLength = 64;     // states, roles, tiers, reasons
+inline constexpr std::size_t kMaxDigestLength = 128;  // sha256 hex, with room for a prefix
 
 // 1 PiB: larger than any model file, small enough that kMaxFiles of them sum without overflow.
 inline constexpr std::int64_t kMaxFileSize = std::int64_t{1} << 50;

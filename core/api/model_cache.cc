@@ -9,9 +9,6 @@
 namespace modelplane::core::api {
 namespace {
 
-constexpr std::size_t kMaxEnumLength = 64;
-constexpr std::size_t kMaxDigestLength = 128;
-
 Result<RevisionReference> ReferenceFromJson(const JsonObjectReader& reader) {
   RevisionReference ref;
   MODELPLANE_API_TRY(reader.String("namespace", ref.namespace_name, 63, Presence::kRequired));
@@ -31,7 +28,7 @@ Result<DesiredRevision> DesiredFromJson(const JsonObjectReader& reader) {
   return desired;
 }
 
-Result<ModelCacheSpec> SpecFromReader(const JsonObjectReader& reader) {
+Result<ModelCacheSpec> CacheSpecFromReader(const JsonObjectReader& reader) {
   ModelCacheSpec spec;
   MODELPLANE_API_TRY(reader.ObjectArray<DesiredRevision>("revisions", spec.revisions,
                                                          kMaxCacheRevisions, DesiredFromJson));
@@ -66,7 +63,7 @@ Result<CachedRevision> CachedFromJson(const JsonObjectReader& reader) {
   return cached;
 }
 
-Result<ModelCacheStatus> StatusFromReader(const JsonObjectReader& reader) {
+Result<ModelCacheStatus> CacheStatusFromReader(const JsonObjectReader& reader) {
   ModelCacheStatus status;
   MODELPLANE_API_TRY(reader.Int64("observedGeneration", status.observed_generation));
   MODELPLANE_API_TRY(reader.Int64("capacityBytes", status.capacity_bytes));
@@ -100,9 +97,10 @@ Result<ModelCache> ModelCacheFromJson(const nlohmann::json& value) {
   if (!meta) return std::unexpected(meta.error());
   cache.metadata = std::move(*meta);
   std::optional<ModelCacheSpec> spec;
-  MODELPLANE_API_TRY(reader->Object<ModelCacheSpec>("spec", spec, SpecFromReader));
+  MODELPLANE_API_TRY(reader->Object<ModelCacheSpec>("spec", spec, CacheSpecFromReader));
   cache.spec = spec.value_or(ModelCacheSpec{});
-  MODELPLANE_API_TRY(reader->Object<ModelCacheStatus>("status", cache.status, StatusFromReader));
+  MODELPLANE_API_TRY(
+      reader->Object<ModelCacheStatus>("status", cache.status, CacheStatusFromReader));
   return cache;
 }
 

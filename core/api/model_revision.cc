@@ -8,11 +8,6 @@
 namespace modelplane::core::api {
 namespace {
 
-// Enumerated and digest fields are read with a loose bound so the validator, not the parser,
-// explains a wrong value; the bound only stops absurd sizes.
-constexpr std::size_t kMaxEnumLength = 64;
-constexpr std::size_t kMaxDigestLength = 128;
-
 Result<ModelFile> FileFromJson(const JsonObjectReader& reader) {
   ModelFile file;
   MODELPLANE_API_TRY(reader.String("path", file.path, kMaxPathLength, Presence::kRequired));
@@ -110,7 +105,7 @@ Result<RetentionPolicy> RetentionFromJson(const JsonObjectReader& reader) {
   return retention;
 }
 
-Result<ModelRevisionSpec> SpecFromReader(const JsonObjectReader& reader) {
+Result<ModelRevisionSpec> RevisionSpecFromReader(const JsonObjectReader& reader) {
   ModelRevisionSpec spec;
   MODELPLANE_API_TRY(reader.String("modelName", spec.model_name, 253));
   MODELPLANE_API_TRY(reader.String("repositoryRevision", spec.repository_revision, 256));
@@ -171,7 +166,7 @@ Result<LatencyPercentiles> PercentilesFromJson(const JsonObjectReader& reader) {
   return LatencyPercentiles{p50.value_or(0), p95.value_or(0), p99.value_or(0)};
 }
 
-Result<ModelRevisionStatus> StatusFromReader(const JsonObjectReader& reader) {
+Result<ModelRevisionStatus> RevisionStatusFromReader(const JsonObjectReader& reader) {
   ModelRevisionStatus status;
   MODELPLANE_API_TRY(reader.Int64("observedGeneration", status.observed_generation));
   MODELPLANE_API_TRY(reader.String("digest", status.digest, kMaxDigestLength));
@@ -226,7 +221,7 @@ nlohmann::json ToJson(const ModelSource& source) {
 Result<ModelRevisionSpec> ModelRevisionSpecFromJson(const nlohmann::json& value, std::string path) {
   auto reader = JsonObjectReader::Create(value, std::move(path));
   if (!reader) return std::unexpected(reader.error());
-  return SpecFromReader(*reader);
+  return RevisionSpecFromReader(*reader);
 }
 
 Result<ModelRevision> ModelRevisionFromJson(const nlohmann::json& value) {
@@ -237,9 +232,9 @@ Result<ModelRevision> ModelRevisionFromJson(const nlohmann::json& value) {
   if (!meta) return std::unexpected(meta.error());
   revision.metadata = std::move(*meta);
   MODELPLANE_API_TRY(
-      reader->RequiredObject<ModelRevisionSpec>("spec", revision.spec, SpecFromReader));
+      reader->RequiredObject<ModelRevisionSpec>("spec", revision.spec, RevisionSpecFromReader));
   MODELPLANE_API_TRY(
-      reader->Object<ModelRevisionStatus>("status", revision.status, StatusFromReader));
+      reader->Object<ModelRevisionStatus>("status", revision.status, RevisionStatusFromReader));
   return revision;
 }
 

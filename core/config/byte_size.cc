@@ -10,7 +10,7 @@
 namespace modelplane::core {
 namespace {
 
-struct Unit {
+struct ByteUnit {
   std::string_view name;
   std::uint64_t multiplier;
 };
@@ -18,7 +18,7 @@ struct Unit {
 constexpr std::uint64_t kKi = 1024;
 constexpr std::uint64_t kK = 1000;
 
-constexpr std::array<Unit, 28> kUnits = {{
+constexpr std::array<ByteUnit, 28> kByteUnits = {{
     {"", 1},
     {"B", 1},
     {"k", kK},
@@ -59,7 +59,7 @@ Result<std::uint64_t> ParseByteSize(std::string_view text) {
   const auto number = ParseDecimalPrefix(text);
   if (!number) return invalid("expected a number such as 256Mi, 8MiB or 1G");
   const std::string_view unit_name = text.substr(number->length);
-  for (const Unit& unit : kUnits) {
+  for (const ByteUnit& unit : kByteUnits) {
     if (unit.name != unit_name) continue;
     const auto bytes = number->Scale(unit.multiplier, std::numeric_limits<std::uint64_t>::max());
     if (!bytes) return invalid("too large");
@@ -70,14 +70,14 @@ Result<std::uint64_t> ParseByteSize(std::string_view text) {
 }
 
 std::string FormatByteSize(std::uint64_t bytes) {
-  constexpr std::array<Unit, 6> kBinary = {{{"Ei", kKi * kKi * kKi * kKi * kKi * kKi},
-                                            {"Pi", kKi * kKi * kKi * kKi * kKi},
-                                            {"Ti", kKi * kKi * kKi * kKi},
-                                            {"Gi", kKi * kKi * kKi},
-                                            {"Mi", kKi * kKi},
-                                            {"Ki", kKi}}};
+  constexpr std::array<ByteUnit, 6> kBinary = {{{"Ei", kKi * kKi * kKi * kKi * kKi * kKi},
+                                                {"Pi", kKi * kKi * kKi * kKi * kKi},
+                                                {"Ti", kKi * kKi * kKi * kKi},
+                                                {"Gi", kKi * kKi * kKi},
+                                                {"Mi", kKi * kKi},
+                                                {"Ki", kKi}}};
   if (bytes != 0) {
-    for (const Unit& unit : kBinary) {
+    for (const ByteUnit& unit : kBinary) {
       if (bytes % unit.multiplier == 0)
         return fmt::format("{}{}", bytes / unit.multiplier, unit.name);
     }

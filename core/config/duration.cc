@@ -11,13 +11,13 @@
 namespace modelplane::core {
 namespace {
 
-struct Unit {
+struct DurationUnit {
   std::string_view name;
   std::uint64_t nanoseconds;
 };
 
 // Longest names first so "ms" is not read as "m" followed by garbage.
-constexpr std::array<Unit, 8> kUnits = {{
+constexpr std::array<DurationUnit, 8> kDurationUnits = {{
     {"ns", 1},
     {"us", 1'000},
     {"\xC2\xB5s", 1'000},  // µs (micro sign)
@@ -47,7 +47,7 @@ Result<std::chrono::nanoseconds> ParseDuration(std::string_view text) {
     rest.remove_prefix(number->length);
     std::size_t unit_length = 0;
     std::uint64_t unit_nanoseconds = 0;
-    for (const Unit& unit : kUnits) {
+    for (const DurationUnit& unit : kDurationUnits) {
       if (rest.starts_with(unit.name) && unit.name.size() > unit_length) {
         unit_length = unit.name.size();
         unit_nanoseconds = unit.nanoseconds;
@@ -67,13 +67,13 @@ std::string FormatDuration(std::chrono::nanoseconds duration) {
   const std::int64_t count = duration.count();
   if (count == 0) return "0s";
   // Largest unit that divides exactly; "us" rather than "µs" keeps it ASCII.
-  constexpr std::array<Unit, 6> kFormatUnits = {{{"h", 3'600'000'000'000},
-                                                 {"m", 60'000'000'000},
-                                                 {"s", 1'000'000'000},
-                                                 {"ms", 1'000'000},
-                                                 {"us", 1'000},
-                                                 {"ns", 1}}};
-  for (const Unit& unit : kFormatUnits) {
+  constexpr std::array<DurationUnit, 6> kFormatUnits = {{{"h", 3'600'000'000'000},
+                                                         {"m", 60'000'000'000},
+                                                         {"s", 1'000'000'000},
+                                                         {"ms", 1'000'000},
+                                                         {"us", 1'000},
+                                                         {"ns", 1}}};
+  for (const DurationUnit& unit : kFormatUnits) {
     const auto size = static_cast<std::int64_t>(unit.nanoseconds);
     if (count % size == 0) return fmt::format("{}{}", count / size, unit.name);
   }

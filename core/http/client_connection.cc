@@ -11,7 +11,6 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/redirect_error.hpp>
 #include <boost/asio/ssl/error.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
@@ -21,6 +20,7 @@
 #include <fmt/format.h>
 #include <sys/socket.h>
 
+#include "core/http/redirect_error.h"
 #include "core/http/tls_context.h"
 
 namespace modelplane::core::http_internal {
@@ -34,10 +34,6 @@ using boost::system::error_code;
 using PlainStream = beast::tcp_stream;
 using TlsStream = beast::ssl_stream<beast::tcp_stream>;
 using std::chrono::milliseconds;
-
-auto Redirect(error_code& error) {
-  return net::redirect_error(net::use_awaitable, error);
-}
 
 // Transport failures: timeouts and resets may succeed on a new attempt; a TLS protocol or
 // verification failure will not.

@@ -13,7 +13,6 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/redirect_error.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
@@ -25,6 +24,7 @@
 #include <sys/sendfile.h>
 
 #include "core/http/byte_range.h"
+#include "core/http/redirect_error.h"
 #include "core/http/tls_context.h"
 
 namespace modelplane::core::http_internal {
@@ -46,10 +46,6 @@ constexpr std::size_t kLingerDrainLimit = 1024 * 1024;
 constexpr std::chrono::milliseconds kLingerTimeout{1000};
 // Largest piece handed to one sendfile call; the kernel sends what fits in the socket buffer.
 constexpr std::uint64_t kSendFileMax = 16 * 1024 * 1024;
-
-auto Redirect(error_code& error) {
-  return net::redirect_error(net::use_awaitable, error);
-}
 
 bool IsParseError(const error_code& error) {
   return error.category() == http::make_error_code(http::error::bad_target).category() &&

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -39,6 +40,17 @@ struct ReadContext {
   // Stops the read early with kCancelled; may be null. Not const: a source registers callbacks
   // on it (closing its socket) to end a blocked read.
   core::CancellationToken* cancel = nullptr;
+
+  // Why a read must stop now (kCancelled, kDeadlineExceeded), or nothing while it may go on.
+  [[nodiscard]] std::optional<core::Error> StopReason() const {
+    if (cancel != nullptr && cancel->cancelled()) {
+      return core::Error(core::ErrorCode::kCancelled, "read cancelled");
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return core::Error(core::ErrorCode::kDeadlineExceeded, "read deadline passed");
+    }
+    return std::nullopt;
+  }
 };
 
 class RangeSource {

@@ -19,18 +19,15 @@ namespace {
 using core::ErrorCode;
 using core::MakeError;
 
-std::string ErrnoText(int error) {
-  return std::system_category().message(error);
-}
-
 class IoUringReadEngine final : public ReadEngine {
  public:
   static core::Result<std::unique_ptr<ReadEngine>> Create(std::uint32_t queue_depth) {
     auto engine = std::unique_ptr<IoUringReadEngine>(new IoUringReadEngine(queue_depth));
     const int result = io_uring_queue_init(queue_depth, &engine->ring_, 0);
     if (result < 0) {
-      return MakeError(ErrorCode::kUnavailable,
-                       fmt::format("io_uring_queue_init: {}", ErrnoText(-result)));
+      return MakeError(
+          ErrorCode::kUnavailable,
+          fmt::format("io_uring_queue_init: {}", std::system_category().message(-result)));
     }
     engine->initialised_ = true;
     return std::unique_ptr<ReadEngine>(std::move(engine));
@@ -50,7 +47,8 @@ class IoUringReadEngine final : public ReadEngine {
     io_uring_sqe_set_data64(entry, request.tag);
     const int submitted = io_uring_submit(&ring_);
     if (submitted < 0) {
-      return MakeError(ErrorCode::kIo, fmt::format("io_uring_submit: {}", ErrnoText(-submitted)));
+      return MakeError(ErrorCode::kIo, fmt::format("io_uring_submit: {}",
+                                                   std::system_category().message(-submitted)));
     }
     ++in_flight_;
     return core::Ok();
@@ -63,7 +61,8 @@ class IoUringReadEngine final : public ReadEngine {
       result = io_uring_wait_cqe(&ring_, &completion);
     } while (result == -EINTR);
     if (result < 0) {
-      return MakeError(ErrorCode::kIo, fmt::format("io_uring_wait_cqe: {}", ErrnoText(-result)));
+      return MakeError(ErrorCode::kIo, fmt::format("io_uring_wait_cqe: {}",
+                                                   std::system_category().message(-result)));
     }
     ReadCompletion done{.tag = io_uring_cqe_get_data64(completion), .result = completion->res};
     io_uring_cqe_seen(&ring_, completion);

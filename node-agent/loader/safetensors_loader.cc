@@ -48,10 +48,6 @@ std::uint64_t AlignUp(std::uint64_t value, std::uint64_t alignment) {
   return (value + alignment - 1) / alignment * alignment;
 }
 
-std::string ErrnoText(int error) {
-  return std::system_category().message(error);
-}
-
 core::Status ReadExactly(int fd, std::byte* buffer, std::uint64_t length, std::uint64_t offset,
                          const std::string& path) {
   std::uint64_t done = 0;
@@ -60,7 +56,8 @@ core::Status ReadExactly(int fd, std::byte* buffer, std::uint64_t length, std::u
         ::pread(fd, buffer + done, length - done, static_cast<off_t>(offset + done));
     if (result < 0 && errno == EINTR) continue;
     if (result < 0) {
-      return MakeError(ErrorCode::kIo, fmt::format("reading {}: {}", path, ErrnoText(errno)));
+      return MakeError(ErrorCode::kIo,
+                       fmt::format("reading {}: {}", path, std::system_category().message(errno)));
     }
     if (result == 0) {
       return MakeError(
@@ -360,11 +357,13 @@ class LoadRun {
       file.fd = core::UniqueFd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
       if (!file.fd.valid()) {
         const int error = errno;
-        return MakeError(error == ENOENT ? ErrorCode::kNotFound : ErrorCode::kIo,
-                         fmt::format("opening {}: {}", path, ErrnoText(error)));
+        return MakeError(
+            error == ENOENT ? ErrorCode::kNotFound : ErrorCode::kIo,
+            fmt::format("opening {}: {}", path, std::system_category().message(error)));
       }
       if (::fstat(file.fd.get(), &file.info) != 0) {
-        return MakeError(ErrorCode::kIo, fmt::format("stat {}: {}", path, ErrnoText(errno)));
+        return MakeError(ErrorCode::kIo,
+                         fmt::format("stat {}: {}", path, std::system_category().message(errno)));
       }
       if (!S_ISREG(file.info.st_mode)) {
         return MakeError(ErrorCode::kInvalidArgument,
@@ -417,7 +416,7 @@ class LoadRun {
     file.direct_fd = core::UniqueFd(::open(file.path.c_str(), O_RDONLY | O_CLOEXEC | O_DIRECT));
     if (!file.direct_fd.valid()) {
       Fallback(fmt::format("{}: O_DIRECT refused ({}), reading through the page cache", file.path,
-                           ErrnoText(errno)));
+                           std::system_category().message(errno)));
       return;
     }
     struct stat direct_info {};
@@ -739,8 +738,8 @@ class LoadRun {
       const auto end = AlignUp(reinterpret_cast<std::uintptr_t>(data) + length, page);
 #ifdef MADV_POPULATE_READ
       if (::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_READ) != 0) {
-        return MakeError(ErrorCode::kIo,
-                         fmt::format("populating a file mapping: {}", ErrnoText(errno)));
+        return MakeError(ErrorCode::kIo, fmt::format("populating a file mapping: {}",
+                                                     std::system_category().message(errno)));
       }
 #else
       ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_WILLNEED);
@@ -969,9 +968,10 @@ class LoadRun {
         continue;
       }
       if (completion->result < 0) {
-        return MakeError(ErrorCode::kIo,
-                         fmt::format("reading {} at {}: {}", file.path, op.offset + flight.done,
-                                     ErrnoText(static_cast<int>(-completion->result))));
+        return MakeError(
+            ErrorCode::kIo,
+            fmt::format("reading {} at {}: {}", file.path, op.offset + flight.done,
+                        std::system_category().message(static_cast<int>(-completion->result))));
       }
       const auto got = static_cast<std::uint64_t>(completion->result);
       stats.bytes_read += got;
@@ -1033,7 +1033,8 @@ class LoadRun {
     for (const FileState& file : files_) {
       struct stat now {};
       if (::fstat(file.fd.get(), &now) != 0) {
-        return MakeError(ErrorCode::kIo, fmt::format("stat {}: {}", file.path, ErrnoText(errno)));
+        return MakeError(ErrorCode::kIo, fmt::format("stat {}: {}", file.path,
+                                                     std::system_category().message(errno)));
       }
       // The open fd is what was read: a rename over the path leaves these bytes consistent,
       // a write in place or a truncation changes the size or the modification time.

@@ -13,21 +13,11 @@ using core::ErrorCode;
 using std::chrono::milliseconds;
 using std::chrono::steady_clock;
 
-std::optional<Error> ContextStop(const ReadContext& context) {
-  if (context.cancel != nullptr && context.cancel->cancelled()) {
-    return Error(ErrorCode::kCancelled, "read cancelled");
-  }
-  if (steady_clock::now() >= context.deadline) {
-    return Error(ErrorCode::kDeadlineExceeded, "read deadline passed");
-  }
-  return std::nullopt;
-}
-
 }  // namespace
 
 core::Status ApplyReadContext(const ReadContext& context, milliseconds read_timeout,
                               core::ClientRequest& request) {
-  if (auto stop = ContextStop(context)) return std::unexpected(*stop);
+  if (auto stop = context.StopReason()) return std::unexpected(*stop);
   if (context.deadline != steady_clock::time_point::max()) {
     // At least 1 ms: a zero timeout would mean "no wait" to some asio paths.
     const auto left =
@@ -64,7 +54,7 @@ core::Status ReadHttpRange(core::HttpClient& client, core::ClientRequest request
       std::memcpy(destination.data() + written, data.data(), data.size());
     }
     written += data.size();
-    if (auto stop = ContextStop(context); stop && written < destination.size()) {
+    if (auto stop = context.StopReason(); stop && written < destination.size()) {
       sink_error = *stop;
       return std::unexpected(*stop);
     }

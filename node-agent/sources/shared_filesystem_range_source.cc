@@ -40,16 +40,6 @@ Error OpenError(int error, const std::string& path, const std::string& root) {
   }
 }
 
-std::optional<Error> ContextStop(const ReadContext& context) {
-  if (context.cancel != nullptr && context.cancel->cancelled()) {
-    return Error(ErrorCode::kCancelled, "read cancelled");
-  }
-  if (std::chrono::steady_clock::now() >= context.deadline) {
-    return Error(ErrorCode::kDeadlineExceeded, "read deadline passed");
-  }
-  return std::nullopt;
-}
-
 bool Aligned(std::uint64_t value) {
   return value % SharedFilesystemRangeSource::kDirectAlignment == 0;
 }
@@ -183,7 +173,7 @@ core::Status SharedFilesystemRangeSource::ReadAll(int fd, const std::string& pat
                                                   const ReadContext& context) const {
   std::size_t done = 0;
   while (done < destination.size()) {
-    if (auto stop = ContextStop(context)) return std::unexpected(*stop);
+    if (auto stop = context.StopReason()) return std::unexpected(*stop);
     const std::size_t want = std::min(options_.read_chunk, destination.size() - done);
     const ssize_t got =
         ::pread(fd, destination.data() + done, want, static_cast<off_t>(offset + done));
@@ -208,7 +198,7 @@ core::Status SharedFilesystemRangeSource::ReadAll(int fd, const std::string& pat
 core::Status SharedFilesystemRangeSource::ReadRange(const SourceFile& file, std::uint64_t offset,
                                                     std::span<std::byte> destination,
                                                     const ReadContext& context) {
-  if (auto stop = ContextStop(context)) return std::unexpected(*stop);
+  if (auto stop = context.StopReason()) return std::unexpected(*stop);
   if (destination.empty()) return core::Ok();
   auto buffered = OpenBeneath(file.path, 0);
   if (!buffered) return std::unexpected(buffered.error());

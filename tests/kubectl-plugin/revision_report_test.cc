@@ -17,7 +17,7 @@ std::string Render(const nlohmann::json& revision, const CacheListing& caches) {
 }
 
 // The table row of a node, or "" when none.
-std::string RowOf(const std::string& text, const std::string& node) {
+std::string NodeRowOf(const std::string& text, const std::string& node) {
   for (const std::string& line : Lines(text)) {
     if (line.starts_with(node + " ")) return line;
   }
@@ -37,24 +37,24 @@ TEST(RevisionReportTest, ShowsPhaseDigestAndEachNodesStateTierAndBytesToReady) {
   EXPECT_NE(text.find("p50 42.5s"), std::string::npos);
   EXPECT_NE(text.find("Age:            5m"), std::string::npos);
 
-  const std::string ready = RowOf(text, "gpu-a");
+  const std::string ready = NodeRowOf(text, "gpu-a");
   EXPECT_NE(ready.find("Ready"), std::string::npos) << ready;
   EXPECT_NE(ready.find("peer"), std::string::npos) << ready;
   EXPECT_NE(ready.find("140.0 GiB (100%)"), std::string::npos) << ready;
   EXPECT_NE(ready.find("42.5s"), std::string::npos) << ready;
   EXPECT_NE(ready.find("prestage"), std::string::npos) << ready;
 
-  const std::string staging = RowOf(text, "gpu-b");
+  const std::string staging = NodeRowOf(text, "gpu-b");
   EXPECT_NE(staging.find("Staging"), std::string::npos) << staging;
   EXPECT_NE(staging.find("objectStore"), std::string::npos) << staging;
   EXPECT_NE(staging.find("35.0 GiB (25%)"), std::string::npos) << staging;
   EXPECT_NE(staging.find("in-use"), std::string::npos) << staging;
 
-  const std::string failed = RowOf(text, "gpu-c");
+  const std::string failed = NodeRowOf(text, "gpu-c");
   EXPECT_NE(failed.find("Failed"), std::string::npos) << failed;
   EXPECT_NE(text.find("gpu-c: InsufficientCapacity: needs 140.0 GiB"), std::string::npos) << text;
 
-  EXPECT_EQ(RowOf(text, "gpu-d"), "") << "a node that neither holds nor wants it is not listed";
+  EXPECT_EQ(NodeRowOf(text, "gpu-d"), "") << "a node that neither holds nor wants it is not listed";
   EXPECT_NE(text.find("Origin bytes, peer bytes: unknown"), std::string::npos);
 }
 
@@ -64,7 +64,7 @@ TEST(RevisionReportTest, BytesToReadyComesFromTheCacheWhenStatusHasNone) {
   status["nodes"] = nlohmann::json::array();
   revision["status"] = status;
   const std::string text = Render(revision, {.items = testing::ThreeCaches()});
-  EXPECT_NE(RowOf(text, "gpu-a").find("42.5s"), std::string::npos) << text;
+  EXPECT_NE(NodeRowOf(text, "gpu-a").find("42.5s"), std::string::npos) << text;
 }
 
 TEST(RevisionReportTest, SaysUnknownWhereStatusIsSilent) {
@@ -74,7 +74,7 @@ TEST(RevisionReportTest, SaysUnknownWhereStatusIsSilent) {
   nlohmann::json revision = testing::Revision();
   revision["status"] = {{"digest", testing::kDigest}, {"phase", "Ready"}};
   const std::string text = Render(revision, {.items = {caches}});
-  const std::string row = RowOf(text, "gpu-a");
+  const std::string row = NodeRowOf(text, "gpu-a");
   // Ready, but neither the revision's status nor the agent says which tier or how long.
   EXPECT_NE(row.find("unknown"), std::string::npos) << row;
   EXPECT_EQ(row.find("-  "), std::string::npos) << "no dash where a value is missing: " << row;
@@ -95,7 +95,7 @@ TEST(RevisionReportTest, ANodeAskedButNotReportedIsRequested) {
       nlohmann::json::array({testing::SpecEntry("llama-r2", testing::kDigest, "prestage")}),
       nlohmann::json::array());
   const std::string text = Render(testing::Revision(), {.items = {cache}});
-  EXPECT_NE(RowOf(text, "gpu-a").find("Requested"), std::string::npos) << text;
+  EXPECT_NE(NodeRowOf(text, "gpu-a").find("Requested"), std::string::npos) << text;
   EXPECT_NE(text.find("gpu-a: the node agent has not reported it yet"), std::string::npos);
 }
 
@@ -104,8 +104,8 @@ TEST(RevisionReportTest, UnlistableCachesFallBackToTheRevisionsStatus) {
   revision["status"] = testing::ReadyStatus();
   const std::string text =
       Render(revision, {.unavailable = "not allowed to list modelcaches.modelplane.io"});
-  EXPECT_NE(RowOf(text, "gpu-a").find("unknown"), std::string::npos) << text;
-  EXPECT_NE(RowOf(text, "gpu-a").find("peer"), std::string::npos) << text;
+  EXPECT_NE(NodeRowOf(text, "gpu-a").find("unknown"), std::string::npos) << text;
+  EXPECT_NE(NodeRowOf(text, "gpu-a").find("peer"), std::string::npos) << text;
   EXPECT_NE(text.find("ModelCaches could not be listed (not allowed"), std::string::npos) << text;
 }
 

@@ -14,7 +14,7 @@ namespace {
 using nlohmann::json;
 using testing::ReadTestData;
 
-const ExtenderRequestLimits kLimits;
+const ExtenderRequestLimits kReaderLimits;
 
 std::string NamesRequest(std::size_t nodes, std::size_t name_length = 8) {
   json names = json::array();
@@ -64,7 +64,7 @@ TEST(ExtenderRequestReaderTest, RejectsWhatKubeSchedulerNeverSends) {
       R"({"Pod":{"metadata":{"name":"p"}},"Pod":{"metadata":{"name":"q"}},"NodeNames":[]})",  // dup
   };
   for (const char* body : bad) {
-    auto args = ParseExtenderArgs(body, kLimits);
+    auto args = ParseExtenderArgs(body, kReaderLimits);
     EXPECT_FALSE(args) << body;
     if (!args) {
       EXPECT_EQ(args.error().code(), core::ErrorCode::kInvalidArgument) << body;
@@ -83,7 +83,7 @@ TEST(ExtenderRequestReaderTest, AnnotationsThatAreNotStringsAreIgnoredNotFatal) 
   auto args = ParseExtenderArgs(
       R"({"Pod":{"metadata":{"name":"p","annotations":{"a":1,"modelplane.io/revision":"r"}}},
           "NodeNames":[]})",
-      kLimits);
+      kReaderLimits);
   ASSERT_TRUE(args) << args.error().ToString();
   EXPECT_EQ(args->pod.annotations.size(), 1u);
   EXPECT_EQ(args->pod.annotations.at("modelplane.io/revision"), "r");
@@ -103,13 +103,13 @@ TEST(ExtenderRequestReaderTest, BoundsTheNumberOfNodesInBothForms) {
   EXPECT_NE(ErrorOf(list).find("Nodes.items: more than 3 nodes"), std::string::npos)
       << ErrorOf(list);
   // The default: Kubernetes' 5000 nodes.
-  EXPECT_TRUE(ParseExtenderArgs(NamesRequest(5000), kLimits));
-  EXPECT_FALSE(ParseExtenderArgs(NamesRequest(5001), kLimits));
+  EXPECT_TRUE(ParseExtenderArgs(NamesRequest(5000), kReaderLimits));
+  EXPECT_FALSE(ParseExtenderArgs(NamesRequest(5001), kReaderLimits));
 }
 
 TEST(ExtenderRequestReaderTest, BoundsNodeNamesAndAnnotations) {
-  EXPECT_TRUE(ParseExtenderArgs(NamesRequest(2, 253), kLimits));
-  auto long_name = ParseExtenderArgs(NamesRequest(2, 254), kLimits);
+  EXPECT_TRUE(ParseExtenderArgs(NamesRequest(2, 253), kReaderLimits));
+  auto long_name = ParseExtenderArgs(NamesRequest(2, 254), kReaderLimits);
   ASSERT_FALSE(long_name);
   EXPECT_NE(ErrorOf(long_name).find("NodeNames[0]: node name longer than 253 bytes"),
             std::string::npos)
@@ -117,7 +117,7 @@ TEST(ExtenderRequestReaderTest, BoundsNodeNamesAndAnnotations) {
 
   json list = json::parse(ListRequest(2));
   list["Nodes"]["items"][1]["metadata"]["name"] = std::string(254, 'n');
-  auto long_item = ParseExtenderArgs(list.dump(), kLimits);
+  auto long_item = ParseExtenderArgs(list.dump(), kReaderLimits);
   ASSERT_FALSE(long_item);
   EXPECT_NE(ErrorOf(long_item).find("Nodes.items[1]: node name longer"), std::string::npos)
       << ErrorOf(long_item);
@@ -143,34 +143,35 @@ TEST(ExtenderRequestReaderTest, BoundsNodeNamesAndAnnotations) {
 TEST(ExtenderRequestReaderTest, ErrorsNameTheJsonPath) {
   auto nameless = ParseExtenderArgs(
       R"({"Pod":{"metadata":{"name":"p"}},"Nodes":{"items":[{"metadata":{"name":"a"}},{"metadata":{}}]}})",
-      kLimits);
+      kReaderLimits);
   EXPECT_NE(ErrorOf(nameless).find("Nodes.items[1]: has no metadata.name"), std::string::npos)
       << ErrorOf(nameless);
-  auto not_a_name =
-      ParseExtenderArgs(R"({"Pod":{"metadata":{"name":"p"}},"NodeNames":["a","b",{}]})", kLimits);
+  auto not_a_name = ParseExtenderArgs(
+      R"({"Pod":{"metadata":{"name":"p"}},"NodeNames":["a","b",{}]})", kReaderLimits);
   EXPECT_NE(ErrorOf(not_a_name).find("NodeNames[2]: must be a non-empty string"), std::string::npos)
       << ErrorOf(not_a_name);
   auto duplicate = ParseExtenderArgs(
-      R"({"Pod":{"metadata":{"name":"p","name":"q"}},"NodeNames":["a"]})", kLimits);
+      R"({"Pod":{"metadata":{"name":"p","name":"q"}},"NodeNames":["a"]})", kReaderLimits);
   EXPECT_NE(ErrorOf(duplicate).find("Pod.metadata.name: duplicate key"), std::string::npos)
       << ErrorOf(duplicate);
   auto duplicate_in_node = ParseExtenderArgs(
       R"({"Pod":{"metadata":{"name":"p"}},"Nodes":{"items":[{"metadata":{"name":"a"},"spec":{"x":1,"x":2}}]}})",
-      kLimits);
+      kReaderLimits);
   EXPECT_NE(ErrorOf(duplicate_in_node).find("Nodes.items[0].spec.x: duplicate key"),
             std::string::npos)
       << ErrorOf(duplicate_in_node);
   std::string deep = R"({"Pod":{"metadata":{"name":"p"},"spec":)";
   for (int i = 0; i < 100; ++i) deep += "[";
-  auto too_deep = ParseExtenderArgs(deep, kLimits);
+  auto too_deep = ParseExtenderArgs(deep, kReaderLimits);
   EXPECT_NE(ErrorOf(too_deep).find("nesting deeper than 64 levels"), std::string::npos)
       << ErrorOf(too_deep);
   EXPECT_NE(ErrorOf(ParseExtenderArgs(R"({"Pod":{"metadata":{"name":"p"}},"NodeNames":["a"]} x)",
-                                      kLimits))
+                                      kReaderLimits))
                 .find("invalid JSON"),
             std::string::npos);
-  EXPECT_NE(ErrorOf(ParseExtenderArgs(std::string("{\"Pod\"\0:1}", 10), kLimits)).find("NUL byte"),
-            std::string::npos);
+  EXPECT_NE(
+      ErrorOf(ParseExtenderArgs(std::string("{\"Pod\"\0:1}", 10), kReaderLimits)).find("NUL byte"),
+      std::string::npos);
 }
 
 // The Pod beyond its metadata is never read: fields of any type and size there are neither
@@ -183,7 +184,7 @@ TEST(ExtenderRequestReaderTest, ReadsOnlyWhatItUsesOfThePod) {
                       "generation":3},
           "status":{"phase":"Pending"}},
           "Extra":{"ignored":true},"NodeNames":["a","b"]})",
-      kLimits);
+      kReaderLimits);
   ASSERT_TRUE(args) << args.error().ToString();
   EXPECT_EQ(args->pod.Key(), "ns/p");
   EXPECT_EQ(args->pod.uid, "u");
@@ -197,13 +198,13 @@ TEST(ExtenderRequestReaderTest, ReadsOnlyWhatItUsesOfThePod) {
 // in a Node included, so the filter answer can return the objects unchanged.
 TEST(ExtenderRequestReaderTest, KeepsTheNodeListAsSent) {
   const std::string body = ReadTestData("filter_node_list.json");
-  auto args = ParseExtenderArgs(body, kLimits);
+  auto args = ParseExtenderArgs(body, kReaderLimits);
   ASSERT_TRUE(args) << args.error().ToString();
   EXPECT_EQ(args->node_list, json::parse(body)["Nodes"]);
   const char* typed =
       R"({"Pod":{"metadata":{"name":"p"}},"Nodes":{"kind":"NodeList","items":[{"metadata":{"name":"a"},
           "v":[1,-2,3.25,true,false,null,"s",{},[]],"u":18446744073709551615}]}})";
-  auto typed_args = ParseExtenderArgs(typed, kLimits);
+  auto typed_args = ParseExtenderArgs(typed, kReaderLimits);
   ASSERT_TRUE(typed_args) << typed_args.error().ToString();
   EXPECT_EQ(typed_args->node_list, json::parse(typed)["Nodes"]);
 }

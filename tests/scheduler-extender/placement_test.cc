@@ -9,14 +9,14 @@
 namespace modelplane::extender {
 namespace {
 
-constexpr std::int64_t kGiB = std::int64_t{1} << 30;
-constexpr const char* kDigest =
+constexpr std::int64_t kPlacementGiB = std::int64_t{1} << 30;
+constexpr const char* kPlacementDigest =
     "sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
 constexpr const char* kOtherDigest =
     "sha256:bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
 
-RevisionInfo Revision(std::int64_t bytes = 100 * kGiB) {
-  return {.key = "models/llama-r1", .digest = kDigest, .bytes = bytes};
+RevisionInfo Revision(std::int64_t bytes = 100 * kPlacementGiB) {
+  return {.key = "models/llama-r1", .digest = kPlacementDigest, .bytes = bytes};
 }
 
 std::shared_ptr<const NodeCacheInfo> Cache(
@@ -43,9 +43,9 @@ std::int64_t LocalityScore(const RevisionInfo& revision, const NodeCacheInfo* ca
 
 TEST(CacheLocalityRuleTest, ReadyScoresHighestStagingInProportionAbsentLowest) {
   const RevisionInfo revision = Revision();
-  const std::int64_t total = 100 * kGiB;
+  const std::int64_t total = 100 * kPlacementGiB;
   auto score = [&](CachedRevisionInfo held) {
-    auto cache = Cache("n", 0, 0, 0, {{kDigest, held}});
+    auto cache = Cache("n", 0, 0, 0, {{kPlacementDigest, held}});
     return LocalityScore(revision, cache.get());
   };
   EXPECT_EQ(score(Held(core::api::kCacheStateReady, total, total)), 10);
@@ -71,7 +71,8 @@ TEST(CacheLocalityRuleTest, ReadyScoresHighestStagingInProportionAbsentLowest) {
 TEST(CacheLocalityRuleTest, HugeRevisionsDoNotOverflow) {
   const std::int64_t total = std::int64_t{1} << 62;
   auto cache =
-      Cache("n", 0, 0, 0, {{kDigest, Held(core::api::kCacheStateStaging, total / 4 * 3, total)}});
+      Cache("n", 0, 0, 0,
+            {{kPlacementDigest, Held(core::api::kCacheStateStaging, total / 4 * 3, total)}});
   EXPECT_EQ(LocalityScore(Revision(total), cache.get()), 7);
 }
 
@@ -84,44 +85,49 @@ TEST(CacheLocalityRuleTest, RevisionWithoutDigestMatchesNothing) {
 
 TEST(CacheLocalityRuleTest, FiltersNodesThatCannotFitTheRevision) {
   const CacheLocalityRule rule;
-  const RevisionInfo revision = Revision(100 * kGiB);
+  const RevisionInfo revision = Revision(100 * kPlacementGiB);
   auto filter = [&](const std::shared_ptr<const NodeCacheInfo>& cache) {
     return rule.Filter({.revision = revision, .node = "n", .cache = cache.get()});
   };
   // Exactly enough room passes; a byte less fails with a reason naming both numbers.
-  EXPECT_FALSE(filter(Cache("n", 500 * kGiB, 300 * kGiB, 100 * kGiB)));
+  EXPECT_FALSE(filter(Cache("n", 500 * kPlacementGiB, 300 * kPlacementGiB, 100 * kPlacementGiB)));
   const std::string reason =
-      filter(Cache("n", 500 * kGiB, 300 * kGiB, 100 * kGiB + 1)).value_or("passed");
+      filter(Cache("n", 500 * kPlacementGiB, 300 * kPlacementGiB, 100 * kPlacementGiB + 1))
+          .value_or("passed");
   EXPECT_NE(reason.find("models/llama-r1"), std::string::npos) << reason;
-  EXPECT_NE(reason.find(std::to_string(100 * kGiB)), std::string::npos) << reason;
+  EXPECT_NE(reason.find(std::to_string(100 * kPlacementGiB)), std::string::npos) << reason;
   // Over-committed caches report no negative free space.
-  const std::string full = filter(Cache("n", 100 * kGiB, 200 * kGiB, 0)).value_or("passed");
+  const std::string full =
+      filter(Cache("n", 100 * kPlacementGiB, 200 * kPlacementGiB, 0)).value_or("passed");
   EXPECT_NE(full.find("has 0 bytes free"), std::string::npos) << full;
   // Unknown capacity passes: no ModelCache, no status yet, or no capacity reported.
   EXPECT_FALSE(filter(nullptr));
   EXPECT_FALSE(filter(std::make_shared<const NodeCacheInfo>(NodeCacheInfo{.node = "n"})));
-  EXPECT_FALSE(filter(Cache("n", 0, 50 * kGiB, 0)));
+  EXPECT_FALSE(filter(Cache("n", 0, 50 * kPlacementGiB, 0)));
   // Already held Ready or Staging: its bytes are counted already.
-  EXPECT_FALSE(filter(
-      Cache("n", 100 * kGiB, 100 * kGiB, 0, {{kDigest, Held(core::api::kCacheStateReady, 1, 1)}})));
-  EXPECT_FALSE(filter(Cache("n", 100 * kGiB, 60 * kGiB, 40 * kGiB,
-                            {{kDigest, Held(core::api::kCacheStateStaging, 1, 2)}})));
+  EXPECT_FALSE(filter(Cache("n", 100 * kPlacementGiB, 100 * kPlacementGiB, 0,
+                            {{kPlacementDigest, Held(core::api::kCacheStateReady, 1, 1)}})));
+  EXPECT_FALSE(filter(Cache("n", 100 * kPlacementGiB, 60 * kPlacementGiB, 40 * kPlacementGiB,
+                            {{kPlacementDigest, Held(core::api::kCacheStateStaging, 1, 2)}})));
   // Held but Failed or Evicting: needs the room again.
-  EXPECT_TRUE(filter(Cache("n", 100 * kGiB, 100 * kGiB, 0,
-                           {{kDigest, Held(core::api::kCacheStateFailed, 0, 1)}})));
-  EXPECT_TRUE(filter(Cache("n", 100 * kGiB, 100 * kGiB, 0,
-                           {{kDigest, Held(core::api::kCacheStateEvicting, 1, 1)}})));
+  EXPECT_TRUE(filter(Cache("n", 100 * kPlacementGiB, 100 * kPlacementGiB, 0,
+                           {{kPlacementDigest, Held(core::api::kCacheStateFailed, 0, 1)}})));
+  EXPECT_TRUE(filter(Cache("n", 100 * kPlacementGiB, 100 * kPlacementGiB, 0,
+                           {{kPlacementDigest, Held(core::api::kCacheStateEvicting, 1, 1)}})));
 }
 
 TEST(PlacementTest, DefaultPlacementScoresAndFiltersEveryCandidateInOrder) {
-  const RevisionInfo revision = Revision(100 * kGiB);
+  const RevisionInfo revision = Revision(100 * kPlacementGiB);
   const std::vector<std::string> nodes = {"ready", "half", "absent", "full", "unknown"};
   const std::vector<std::shared_ptr<const NodeCacheInfo>> caches = {
-      Cache("ready", 1000 * kGiB, 900 * kGiB, 0,
-            {{kDigest, Held(core::api::kCacheStateReady, 100 * kGiB, 100 * kGiB)}}),
-      Cache("half", 1000 * kGiB, 50 * kGiB, 50 * kGiB,
-            {{kDigest, Held(core::api::kCacheStateStaging, 50 * kGiB, 100 * kGiB)}}),
-      Cache("absent", 1000 * kGiB, 0, 0), Cache("full", 1000 * kGiB, 950 * kGiB, 0), nullptr};
+      Cache("ready", 1000 * kPlacementGiB, 900 * kPlacementGiB, 0,
+            {{kPlacementDigest,
+              Held(core::api::kCacheStateReady, 100 * kPlacementGiB, 100 * kPlacementGiB)}}),
+      Cache("half", 1000 * kPlacementGiB, 50 * kPlacementGiB, 50 * kPlacementGiB,
+            {{kPlacementDigest,
+              Held(core::api::kCacheStateStaging, 50 * kPlacementGiB, 100 * kPlacementGiB)}}),
+      Cache("absent", 1000 * kPlacementGiB, 0, 0),
+      Cache("full", 1000 * kPlacementGiB, 950 * kPlacementGiB, 0), nullptr};
   const auto verdicts = Placement::Default().Evaluate(revision, nodes, caches);
   ASSERT_EQ(verdicts.size(), nodes.size());
   for (std::size_t i = 0; i < nodes.size(); ++i) EXPECT_EQ(verdicts[i].node, nodes[i]);
@@ -136,12 +142,13 @@ TEST(PlacementTest, DefaultPlacementScoresAndFiltersEveryCandidateInOrder) {
 }
 
 TEST(PlacementTest, RevokedRevisionsArePlacedNowhere) {
-  RevisionInfo revision = Revision(100 * kGiB);
+  RevisionInfo revision = Revision(100 * kPlacementGiB);
   revision.revoked = true;
   const std::vector<std::string> nodes = {"ready", "none"};
   const std::vector<std::shared_ptr<const NodeCacheInfo>> caches = {
-      Cache("ready", 1000 * kGiB, 0, 0,
-            {{kDigest, Held(core::api::kCacheStateReady, 100 * kGiB, 100 * kGiB)}}),
+      Cache("ready", 1000 * kPlacementGiB, 0, 0,
+            {{kPlacementDigest,
+              Held(core::api::kCacheStateReady, 100 * kPlacementGiB, 100 * kPlacementGiB)}}),
       nullptr};
   const auto verdicts = Placement::Default().Evaluate(revision, nodes, caches);
   for (const NodeVerdict& verdict : verdicts) {

@@ -22,7 +22,7 @@ using ::testing::HasSubstr;
 constexpr std::string_view kSampleDigest =
     "sha256:1dbee88ca406ace29af1f497a5f026d97fb7a62cb1cd71db366b6054b0741fbb";
 
-nlohmann::json SampleJson() {
+nlohmann::json DigestSampleJson() {
   return testing::LoadYamlAsJson("crds/examples/modelrevision-sample.yaml");
 }
 
@@ -35,23 +35,23 @@ std::string DigestOfJson(const nlohmann::json& document) {
 }
 
 std::string DigestAfter(const std::function<void(nlohmann::json&)>& edit) {
-  nlohmann::json document = SampleJson();
+  nlohmann::json document = DigestSampleJson();
   edit(document);
   return DigestOfJson(document);
 }
 
 TEST(RevisionDigestTest, GoldenValueForTheSample) {
-  EXPECT_EQ(DigestOfJson(SampleJson()), kSampleDigest);
+  EXPECT_EQ(DigestOfJson(DigestSampleJson()), kSampleDigest);
 }
 
 TEST(RevisionDigestTest, EncodingStartsWithItsVersion) {
-  auto spec = ModelRevisionSpecFromJson(SampleJson()["spec"]);
+  auto spec = ModelRevisionSpecFromJson(DigestSampleJson()["spec"]);
   ASSERT_TRUE(spec.has_value());
   EXPECT_TRUE(CanonicalRevisionEncoding(*spec).starts_with("32:modelplane.io/revision-digest/v1,"));
 }
 
 TEST(RevisionDigestTest, IgnoresKeyOrderFileOrderAndFormatting) {
-  const std::string base = DigestOfJson(SampleJson());
+  const std::string base = DigestOfJson(DigestSampleJson());
   // Reversed file order and the default (sorted) key order of a re-serialized document.
   EXPECT_EQ(DigestAfter([](auto& d) {
               auto& files = d["spec"]["files"];
@@ -61,7 +61,7 @@ TEST(RevisionDigestTest, IgnoresKeyOrderFileOrderAndFormatting) {
   // Different formatting and key order: ordered_json keeps insertion order, so write the keys
   // of every file backwards and compact the text.
   nlohmann::ordered_json reordered;
-  const nlohmann::json sample = SampleJson();
+  const nlohmann::json sample = DigestSampleJson();
   for (auto it = sample["spec"].rbegin(); it != sample["spec"].rend(); ++it) {
     reordered[it.key()] = *it;
   }
@@ -89,7 +89,7 @@ TEST(RevisionDigestTest, DefaultsHashLikeExplicitValues) {
 }
 
 TEST(RevisionDigestTest, EveryExecutionRelevantFieldChangesTheDigest) {
-  const std::string base = DigestOfJson(SampleJson());
+  const std::string base = DigestOfJson(DigestSampleJson());
   const std::vector<std::pair<std::string, std::function<void(nlohmann::json&)>>> edits = {
       {"file path", [](auto& d) { d["spec"]["files"][2]["path"] = "model-2.safetensors"; }},
       {"file size", [](auto& d) { d["spec"]["files"][1]["size"] = 4976698673; }},
@@ -125,7 +125,7 @@ TEST(RevisionDigestTest, EveryExecutionRelevantFieldChangesTheDigest) {
 }
 
 TEST(RevisionDigestTest, FieldsThatDoNotChangeExecutionLeaveTheDigestAlone) {
-  const std::string base = DigestOfJson(SampleJson());
+  const std::string base = DigestOfJson(DigestSampleJson());
   const std::vector<std::pair<std::string, std::function<void(nlohmann::json&)>>> edits = {
       {"model name", [](auto& d) { d["spec"]["modelName"] = "Something else"; }},
       {"repository revision", [](auto& d) { d["spec"]["repositoryRevision"] = "main"; }},
@@ -145,17 +145,17 @@ TEST(RevisionDigestTest, FieldsThatDoNotChangeExecutionLeaveTheDigestAlone) {
 
 TEST(RevisionDigestTest, StringsCannotBleedIntoNeighbouringFields) {
   // With a naive concatenation these two would encode alike.
-  nlohmann::json a = SampleJson();
+  nlohmann::json a = DigestSampleJson();
   a["spec"]["engine"]["name"] = "vllm";
   a["spec"]["engine"]["version"] = "10.6.3";
-  nlohmann::json b = SampleJson();
+  nlohmann::json b = DigestSampleJson();
   b["spec"]["engine"]["name"] = "vllm1";
   b["spec"]["engine"]["version"] = "0.6.3";
   EXPECT_NE(DigestOfJson(a), DigestOfJson(b));
 }
 
 TEST(RevisionDigestTest, RefusesInvalidSpecs) {
-  auto spec = ModelRevisionSpecFromJson(SampleJson()["spec"]);
+  auto spec = ModelRevisionSpecFromJson(DigestSampleJson()["spec"]);
   ASSERT_TRUE(spec.has_value());
   spec->files.push_back(spec->files[0]);
   auto digest = ComputeRevisionDigest(*spec);

@@ -17,7 +17,7 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-const std::chrono::system_clock::time_point kTime{seconds(1795973832) + milliseconds(7)};
+const std::chrono::system_clock::time_point kLoggerTime{seconds(1795973832) + milliseconds(7)};
 
 Logger MakeLogger(std::ostream& stream, LogLevel level = LogLevel::kInfo,
                   LogFormat format = LogFormat::kKeyValue) {
@@ -25,7 +25,7 @@ Logger MakeLogger(std::ostream& stream, LogLevel level = LogLevel::kInfo,
                          .level = level,
                          .format = format,
                          .sink = LogSink::Stream(stream),
-                         .clock = [] { return kTime; }})
+                         .clock = [] { return kLoggerTime; }})
       .value();
 }
 
@@ -109,15 +109,19 @@ TEST(LoggerTest, FileSinkAppends) {
                                      ("logger_test_" + std::to_string(::getpid()) + ".log");
   std::filesystem::remove(path);
   {
-    auto logger = Logger::Create(
-        {.component = "x", .sink = LogSink::File(path.string()), .clock = [] { return kTime; }});
+    auto logger =
+        Logger::Create({.component = "x", .sink = LogSink::File(path.string()), .clock = [] {
+                          return kLoggerTime;
+                        }});
     ASSERT_TRUE(logger.has_value()) << logger.error().ToString();
     logger->Info("first_happened");
     logger->Flush();
   }
   {
-    auto logger = Logger::Create(
-        {.component = "x", .sink = LogSink::File(path.string()), .clock = [] { return kTime; }});
+    auto logger =
+        Logger::Create({.component = "x", .sink = LogSink::File(path.string()), .clock = [] {
+                          return kLoggerTime;
+                        }});
     ASSERT_TRUE(logger.has_value());
     logger->Info("second_happened");
   }

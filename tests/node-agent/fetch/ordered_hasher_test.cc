@@ -12,8 +12,8 @@
 namespace modelplane::agent {
 namespace {
 
-constexpr std::size_t kRange = 4 * 4096;
-constexpr std::size_t kSize = 5 * kRange + 100;  // six ranges, the last one short
+constexpr std::size_t kHashedRange = 4 * 4096;
+constexpr std::size_t kSize = 5 * kHashedRange + 100;  // six ranges, the last one short
 
 class OrderedHasherTest : public ::testing::Test {
  protected:
@@ -26,7 +26,7 @@ class OrderedHasherTest : public ::testing::Test {
     std::mt19937 random(7);
     content_.resize(kSize);
     for (char& c : content_) c = static_cast<char>(random());
-    auto pool = BufferPool::Create(kRange, 8);
+    auto pool = BufferPool::Create(kHashedRange, 8);
     ASSERT_TRUE(pool);
     pool_ = std::move(*pool);
     partial_ = Open();
@@ -40,7 +40,8 @@ class OrderedHasherTest : public ::testing::Test {
   std::unique_ptr<PartialBlob> Open() {
     auto partial = PartialBlob::OpenOrResume(
         folder_ / "blob.partial", folder_ / "blob.progress",
-        {.digest = core::Sha256Of(content_), .size = kSize, .range_size = kRange}, Reservation());
+        {.digest = core::Sha256Of(content_), .size = kSize, .range_size = kHashedRange},
+        Reservation());
     EXPECT_TRUE(partial) << partial.error().ToString();
     return std::move(*partial);
   }
@@ -126,7 +127,7 @@ TEST_F(OrderedHasherTest, ARestartDropsWhatTheEarlierGenerationParked) {
 TEST_F(OrderedHasherTest, AnEmptyFileIsCompleteAtOnce) {
   auto empty = PartialBlob::OpenOrResume(
       folder_ / "empty.partial", folder_ / "empty.progress",
-      {.digest = core::Sha256Of(""), .size = 0, .range_size = kRange}, Reservation());
+      {.digest = core::Sha256Of(""), .size = 0, .range_size = kHashedRange}, Reservation());
   ASSERT_TRUE(empty);
   OrderedHasher hasher({});
   const auto outcome = hasher.CatchUp(hasher.Restart(**empty));

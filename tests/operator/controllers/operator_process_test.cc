@@ -21,7 +21,7 @@ using core::testing::RunCommand;
 using core::testing::WaitUntil;
 using nlohmann::json;
 
-constexpr auto kWait = std::chrono::seconds(30);
+constexpr auto kProcessWait = std::chrono::seconds(30);
 
 struct Replica {
   std::string log;
@@ -83,7 +83,7 @@ class OperatorProcessTest : public core::testing::ClusterTest {
             auto left = client_->ListAll(core::resources::ModelRevisions(), namespace_, {});
             return left && left->items.empty();
           },
-          kWait));
+          kProcessWait));
     }
     for (Replica& replica : replicas_) Stop(replica, SIGKILL);
     ::unlink(config_.c_str());
@@ -142,29 +142,29 @@ class OperatorProcessTest : public core::testing::ClusterTest {
 
 TEST_F(OperatorProcessTest, OnlyTheLeaderReconcilesAndTheStandbyTakesOver) {
   Replica& first = Launch("first");
-  ASSERT_TRUE(WaitUntil([&] { return Logged(first, "controllers_started"); }, kWait))
+  ASSERT_TRUE(WaitUntil([&] { return Logged(first, "controllers_started"); }, kProcessWait))
       << ReadFile(first.log);
   EXPECT_EQ(Readyz(first), 200);
 
   Replica& second = Launch("second");
-  ASSERT_TRUE(WaitUntil([&] { return Logged(second, "leader_observed"); }, kWait))
+  ASSERT_TRUE(WaitUntil([&] { return Logged(second, "leader_observed"); }, kProcessWait))
       << ReadFile(second.log);
-  EXPECT_TRUE(WaitUntil([&] { return Readyz(second) == 200; }, kWait));  // a ready standby
+  EXPECT_TRUE(WaitUntil([&] { return Readyz(second) == 200; }, kProcessWait));  // a ready standby
   EXPECT_FALSE(Logged(second, "leadership_acquired"));
 
   ASSERT_TRUE(
       client_->Create(core::resources::ModelRevisions(), namespace_, Revision(namespace_, "r1")));
-  EXPECT_TRUE(WaitUntil([&] { return Reconciled("r1"); }, kWait));
+  EXPECT_TRUE(WaitUntil([&] { return Reconciled("r1"); }, kProcessWait));
 
   // The leader dies without releasing the lease: the standby takes over once it expires and
   // reconciles what is created after.
   Stop(first, SIGKILL);
-  ASSERT_TRUE(WaitUntil([&] { return Logged(second, "controllers_started"); }, kWait))
+  ASSERT_TRUE(WaitUntil([&] { return Logged(second, "controllers_started"); }, kProcessWait))
       << ReadFile(second.log);
   EXPECT_EQ(Readyz(second), 200);
   ASSERT_TRUE(
       client_->Create(core::resources::ModelRevisions(), namespace_, Revision(namespace_, "r2")));
-  EXPECT_TRUE(WaitUntil([&] { return Reconciled("r2"); }, kWait));
+  EXPECT_TRUE(WaitUntil([&] { return Reconciled("r2"); }, kProcessWait));
 }
 
 }  // namespace

@@ -12,7 +12,8 @@ json Pod(json spec, json labels = json::object()) {
           {"spec", std::move(spec)}};
 }
 
-json Node(const std::string& name, json labels = json::object(), json extra_spec = json::object()) {
+json NodeJson(const std::string& name, json labels = json::object(),
+              json extra_spec = json::object()) {
   json node = {{"metadata", {{"name", name}, {"labels", labels}}},
                {"spec", extra_spec},
                {"status",
@@ -44,7 +45,8 @@ TEST(SchedulingFactsTest, RequestsAddContainersSidecarsAndOverhead) {
 }
 
 TEST(SchedulingFactsTest, NodeSelectorAffinityAndTaints) {
-  const auto gpu_a = ReadNodeFacts(Node("gpu-a", {{"zone", "a"}, {"gpu", "h200"}, {"rank", "7"}}));
+  const auto gpu_a =
+      ReadNodeFacts(NodeJson("gpu-a", {{"zone", "a"}, {"gpu", "h200"}, {"rank", "7"}}));
   ASSERT_TRUE(gpu_a);
   EXPECT_TRUE(gpu_a->ready);
 
@@ -72,10 +74,11 @@ TEST(SchedulingFactsTest, NodeSelectorAffinityAndTaints) {
   pod.required_terms = {{}};
   EXPECT_TRUE(StaticMismatch(pod, *gpu_a)) << "an empty term selects no node";
 
-  const auto tainted = ReadNodeFacts(Node("gpu-b", {},
-                                          {{"taints", json::array({{{"key", "nvidia.com/gpu"},
-                                                                    {"value", "present"},
-                                                                    {"effect", "NoSchedule"}}})}}));
+  const auto tainted = ReadNodeFacts(NodeJson(
+      "gpu-b", {},
+      {{"taints",
+        json::array(
+            {{{"key", "nvidia.com/gpu"}, {"value", "present"}, {"effect", "NoSchedule"}}})}}));
   PodFacts plain = ReadPodFacts(Pod(json::object()));
   EXPECT_TRUE(StaticMismatch(plain, *tainted));
   plain.tolerations = {{.key = "nvidia.com/gpu", .op = "Exists"}};
@@ -85,10 +88,10 @@ TEST(SchedulingFactsTest, NodeSelectorAffinityAndTaints) {
   plain.tolerations = {{.op = "Exists"}};
   EXPECT_FALSE(StaticMismatch(plain, *tainted)) << "an empty key with Exists tolerates all";
 
-  const auto cordoned = ReadNodeFacts(Node("gpu-c", {}, {{"unschedulable", true}}));
+  const auto cordoned = ReadNodeFacts(NodeJson("gpu-c", {}, {{"unschedulable", true}}));
   EXPECT_EQ(StaticMismatch(ReadPodFacts(Pod(json::object())), *cordoned).value_or(""), "cordoned");
 
-  json not_ready = Node("gpu-d");
+  json not_ready = NodeJson("gpu-d");
   not_ready["status"]["conditions"][0]["status"] = "False";
   EXPECT_EQ(
       StaticMismatch(ReadPodFacts(Pod(json::object())), *ReadNodeFacts(not_ready)).value_or(""),
