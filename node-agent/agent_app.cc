@@ -15,13 +15,15 @@
 #include "node-agent/eviction/eviction_metrics.h"
 #include "node-agent/eviction/evictor.h"
 #include "node-agent/fetch/fetch_engine.h"
-#include "node-agent/fetch/source_order.h"
+#include "node-agent/fetch/source_admission.h"
+#include "node-agent/fetch/source_telemetry.h"
 #include "node-agent/fetch/source_throughput.h"
 #include "node-agent/peer/peer_range_source.h"
 #include "node-agent/peer/peer_server.h"
 #include "node-agent/peer/withheld_blob_catalog.h"
 #include "node-agent/sources/revision_sources.h"
 #include "node-agent/store/cache_store.h"
+#include "node-agent/store/media_probe.h"
 
 namespace modelplane::agent {
 namespace {
@@ -115,6 +117,23 @@ int RunAgent(const AgentConfig& config, core::ComponentRuntime& runtime) {
   }
   SourceHealth health(runtime.clock(), std::chrono::minutes(5));
   SourceThroughput throughput;
+  SourceAdmission admission(runtime.clock(), {.enabled = config.admission.enabled,
+                                              .safe_streams = config.admission.safe_streams,
+                                              .start_grace = config.admission.start_grace});
+  SourceTelemetryRecorder telemetry(runtime.clock(), config.admission.telemetry_window);
+  std::int64_t media_bandwidth = 0;
+  if (config.admission.media_probe.bytes > 0) {
+    auto measured = MeasureWriteBandwidth((*store)->layout().TemporaryDirectory(),
+                                          config.admission.media_probe.bytes);
+    if (measured) {
+      media_bandwidth = *measured;
+      logger.Info("media_bandwidth_measured",
+                  {{"bytes_per_second", media_bandwidth},
+                   {"probe_bytes", config.admission.media_probe.bytes}});
+    } else {
+      logger.Warn("media_probe_failed", {{"error", measured.error().ToString()}});
+    }
+  }
   auto engine = FetchEngine::Create(
       {.range_size = config.fetch.range_size.bytes,
        .max_in_flight = static_cast<std::size_t>(config.fetch.in_flight),
@@ -125,7 +144,9 @@ int RunAgent(const AgentConfig& config, core::ComponentRuntime& runtime) {
        .health = &health,
        .metrics = &*metrics,
        .logger = &logger,
-       .clock = &runtime.clock()});
+       .clock = &runtime.clock(),
+       .admission = &admission,
+       .telemetry = &telemetry});
   if (!engine) {
     logger.Error("fetch_engine_failed", {{"error", engine.error().ToString()}});
     return 2;
@@ -149,43 +170,44 @@ int RunAgent(const AgentConfig& config, core::ComponentRuntime& runtime) {
                              .store = **store,
                              .logger = logger,
                              .clock = runtime.clock(),
-                             .metrics = &runtime.metrics()},
+                             .metrics = &runtime.metrics(),
+                             .admission = &admission,
+                             .telemetry = &telemetry},
                             {.node_name = node,
                              .zone = zone,
                              .peer_endpoint = peer_endpoint,
                              .status_interval = config.status_interval,
                              .resync_period = config.resync_period,
                              .retention_interval = config.eviction.interval,
-                             .source_policy = config.source_policy});
+                             .source_policy = config.source_policy,
+                             .media_bandwidth_bytes_per_second = media_bandwidth});
   const SourceEnvironment environment{.secrets_directory = config.secrets_directory};
+  PeerSourceFactory peers =
+      [&](const PeerCandidate& candidate) -> core::Result<std::unique_ptr<PeerRangeSource>> {
+    PeerRangeSourceOptions options{.endpoint = candidate.endpoint,
+                                   .token_key = token_key,
+                                   .nearby = candidate.nearby,
+                                   .holding = candidate.holding};
+    if (!config.peers.plain_http) {
+      options.tls =
+          core::TlsClientOptions{.ca_file = config.peers.client_ca_file,
+                                 .certificate_chain_file = config.peers.tls_certificate_file,
+                                 .private_key_file = config.peers.tls_key_file};
+    }
+    return PeerRangeSource::Create(std::move(options), runtime.clock());
+  };
   SourceFactory sources = [&](const LoadedRevision& revision)
       -> core::Result<std::vector<std::unique_ptr<RangeSource>>> {
-    std::vector<std::unique_ptr<RangeSource>> result;
-    for (const std::string& endpoint : controller.PeersHolding(revision.digest)) {
-      if (endpoint == peer_endpoint) continue;
-      PeerRangeSourceOptions options{.endpoint = endpoint, .token_key = token_key};
-      if (!config.peers.plain_http) {
-        options.tls =
-            core::TlsClientOptions{.ca_file = config.peers.client_ca_file,
-                                   .certificate_chain_file = config.peers.tls_certificate_file,
-                                   .private_key_file = config.peers.tls_key_file};
-      }
-      auto peer = PeerRangeSource::Create(std::move(options), runtime.clock());
-      if (peer) result.push_back(std::move(*peer));
-    }
     const auto& spec = revision.revision.spec;
     auto grants = core::AuthorizeSources(config.source_policy ? &*config.source_policy : nullptr,
                                          revision.revision.metadata.namespace_name, spec.sources);
     if (!grants) return std::unexpected(grants.error());
-    auto spec_sources = CreateRevisionSources(spec.sources, *grants, environment);
-    if (!spec_sources) return std::unexpected(spec_sources.error());
-    for (auto& source : *spec_sources) result.push_back(std::move(source));
-    SortByTierPreference(result);
-    return result;
+    return CreateRevisionSources(spec.sources, *grants, environment);
   };
   Stager stager(
       {.engine = engine->get(),
        .sources = sources,
+       .peers = peers,
        .logger = &logger,
        .clock = &runtime.clock(),
        .on_change = [&controller] { controller.Poke(); },

@@ -21,6 +21,16 @@ void BindConfig(core::ConfigMap& map, FetchConfig& config) {
   }
 }
 
+void BindConfig(core::ConfigMap& map, AdmissionConfig& config) {
+  map.Optional("enabled", config.enabled);
+  map.Optional("safeStreams", config.safe_streams, core::InRange(1, 64));
+  map.Optional("startGrace", config.start_grace,
+               core::InRange(std::chrono::seconds(0), std::chrono::seconds(600)));
+  map.Optional("telemetryWindow", config.telemetry_window,
+               core::InRange(std::chrono::seconds(1), std::chrono::seconds(600)));
+  map.Optional("mediaProbe", config.media_probe);
+}
+
 void BindConfig(core::ConfigMap& map, PeerConfig& config) {
   map.Optional("enabled", config.enabled);
   map.Optional("listenAddress", config.listen_address);
@@ -104,6 +114,7 @@ void BindConfig(core::ConfigMap& map, AgentConfig& config) {
   map.Optional("secretsDirectory", config.secrets_directory);
   map.Optional("sourcePolicy", config.source_policy);
   map.Optional("fetch", config.fetch);
+  map.Optional("admission", config.admission);
   map.Optional("peers", config.peers);
   map.Optional("csi", config.csi);
   map.Optional("eviction", config.eviction);

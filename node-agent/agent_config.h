@@ -24,6 +24,20 @@ struct FetchConfig {
   int concurrent_stagings = 2;
 };
 
+// Admission of remote reads (node-agent/fetch/source_admission.h, docs/admission.md).
+struct AdmissionConfig {
+  // Off: no grants are expected, every source is read at its own concurrency (a cluster whose
+  // operator runs without the admission controller).
+  bool enabled = true;
+  int safe_streams = 2;  // per remote source while no valid grant is held
+  std::chrono::seconds start_grace{10};
+  // The window the telemetry in ModelCache status covers.
+  std::chrono::seconds telemetry_window{10};
+  // Written once at start into the cache folder and read back to measure the media bandwidth
+  // (status.mediaBandwidthBytesPerSecond); 0: not measured.
+  core::ByteSize media_probe{64ull << 20};
+};
+
 // The server other agents fetch verified blobs from (node-agent/peer).
 struct PeerConfig {
   bool enabled = true;
@@ -88,6 +102,7 @@ struct AgentConfig {
   // only peers.
   std::optional<core::SourcePolicy> source_policy;
   FetchConfig fetch;
+  AdmissionConfig admission;
   PeerConfig peers;
   CsiConfig csi;
   EvictionConfig eviction;
@@ -99,6 +114,7 @@ struct AgentConfig {
 
 void BindConfig(core::ConfigMap& map, AgentConfig& config);
 void BindConfig(core::ConfigMap& map, FetchConfig& config);
+void BindConfig(core::ConfigMap& map, AdmissionConfig& config);
 void BindConfig(core::ConfigMap& map, PeerConfig& config);
 void BindConfig(core::ConfigMap& map, CsiConfig& config);
 void BindConfig(core::ConfigMap& map, EvictionConfig& config);

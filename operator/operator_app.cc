@@ -179,7 +179,8 @@ int RunOperator(const OperatorConfig& config, core::ComponentRuntime& runtime) {
       .revision_workers = config.controllers.revision_workers,
       .cache_workers = config.controllers.cache_workers,
       .reporting_instance = candidate_identity,
-      .source_policy = config.source_policy};
+      .source_policy = config.source_policy,
+      .admission = config.admission};
 
   // The controllers exist only while this replica leads: built on gaining the lease, stopped
   // (workers drained, informers closed) when `stop` fires. /readyz turns true once their

@@ -44,6 +44,18 @@ void BindConfig(core::ConfigMap& map, RolloutGatesConfig& config) {
   map.Optional("port", config.port);
 }
 
+void BindConfig(core::ConfigMap& map, AdmissionOptions& config) {
+  map.Optional("enabled", config.enabled);
+  map.Optional("interval", config.interval, core::InRange(100ms, 1h));
+  map.Optional("stepInterval", config.step_interval, core::InRange(100ms, 1h));
+  map.Optional("grantTtl", config.grant_ttl, core::InRange(1s, 1h));
+  map.Optional("seederStallTimeout", config.seeder_stall_timeout, core::InRange(1s, 1h));
+  map.Optional("wantedStreams", config.wanted_streams, core::InRange(1, 1024));
+  if (config.grant_ttl < 2 * std::chrono::duration_cast<std::chrono::seconds>(config.interval)) {
+    map.Fail("grantTtl must be at least two intervals, or grants lapse between passes");
+  }
+}
+
 void BindConfig(core::ConfigMap& map, OperatorConfig& config) {
   map.Optional("admin", config.admin);
   map.Optional("log", config.log);
@@ -52,6 +64,7 @@ void BindConfig(core::ConfigMap& map, OperatorConfig& config) {
   map.Optional("controllers", config.controllers);
   map.Optional("webhook", config.webhook);
   map.Optional("rolloutGates", config.rollout_gates);
+  map.Optional("admission", config.admission);
   map.Optional("sourcePolicy", config.source_policy);
 }
 

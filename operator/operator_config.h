@@ -9,6 +9,7 @@
 #include "core/config/config_map.h"
 #include "core/policy/source_policy.h"
 #include "core/runtime/runtime_config.h"
+#include "operator/admission/admission_options.h"
 
 namespace modelplane::controller {
 
@@ -60,6 +61,7 @@ struct OperatorConfig {
   ControllersConfig controllers;
   WebhookConfig webhook;
   RolloutGatesConfig rollout_gates;
+  AdmissionOptions admission;
   // What revisions may name (core/policy/source_policy.h), the same as the agents'; absent:
   // every revision with sources is refused at admission and marked invalid.
   std::optional<core::SourcePolicy> source_policy;
@@ -69,6 +71,7 @@ void BindConfig(core::ConfigMap& map, LeaderElectionConfig& config);
 void BindConfig(core::ConfigMap& map, ControllersConfig& config);
 void BindConfig(core::ConfigMap& map, WebhookConfig& config);
 void BindConfig(core::ConfigMap& map, RolloutGatesConfig& config);
+void BindConfig(core::ConfigMap& map, AdmissionOptions& config);
 void BindConfig(core::ConfigMap& map, OperatorConfig& config);
 
 }  // namespace modelplane::controller

@@ -149,25 +149,53 @@ Status JsonObjectReader::Time(std::string_view key, Timestamp& out) const {
   return Ok();
 }
 
-Status JsonObjectReader::StringMap(std::string_view key, std::map<std::string, std::string>& out,
-                                   std::size_t max_entries, std::size_t max_value_length) const {
-  auto value = Find(key, Presence::kOptional);
+namespace {
+
+// The object under `key` of `reader` as a reader of its own, checked against the bounds every
+// map has; nullopt when absent or null.
+Result<std::optional<JsonObjectReader>> MapReader(const JsonObjectReader& reader,
+                                                  std::string_view key, std::size_t max_entries) {
+  auto value = reader.Find(key, Presence::kOptional);
   if (!value) return std::unexpected(value.error());
-  out.clear();
-  if (*value == nullptr) return Ok();
-  auto map_reader = Create(**value, PathOf(key));
+  if (*value == nullptr) return std::optional<JsonObjectReader>();
+  auto map_reader = JsonObjectReader::Create(**value, reader.PathOf(key));
   if (!map_reader) return std::unexpected(map_reader.error());
   const nlohmann::json& object = map_reader->object();
   if (object.size() > max_entries) {
-    return FieldError(PathOf(key), fmt::format("has more than {} entries", max_entries));
+    return FieldError(reader.PathOf(key), fmt::format("has more than {} entries", max_entries));
   }
   for (const auto& [entry_key, entry_value] : object.items()) {
     if (entry_key.size() > kMaxMapKeyLength) {
-      return FieldError(PathOf(key),
+      return FieldError(reader.PathOf(key),
                         fmt::format("has a key longer than {} bytes", kMaxMapKeyLength));
     }
+  }
+  return std::optional<JsonObjectReader>(std::move(*map_reader));
+}
+
+}  // namespace
+
+Status JsonObjectReader::StringMap(std::string_view key, std::map<std::string, std::string>& out,
+                                   std::size_t max_entries, std::size_t max_value_length) const {
+  out.clear();
+  auto map_reader = MapReader(*this, key, max_entries);
+  if (!map_reader) return std::unexpected(map_reader.error());
+  if (!*map_reader) return Ok();
+  for (const auto& [entry_key, entry_value] : (*map_reader)->object().items()) {
     MODELPLANE_API_TRY(
-        map_reader->String(entry_key, out[entry_key], max_value_length, Presence::kRequired));
+        (*map_reader)->String(entry_key, out[entry_key], max_value_length, Presence::kRequired));
+  }
+  return Ok();
+}
+
+Status JsonObjectReader::Int64Map(std::string_view key, std::map<std::string, std::int64_t>& out,
+                                  std::size_t max_entries) const {
+  out.clear();
+  auto map_reader = MapReader(*this, key, max_entries);
+  if (!map_reader) return std::unexpected(map_reader.error());
+  if (!*map_reader) return Ok();
+  for (const auto& [entry_key, entry_value] : (*map_reader)->object().items()) {
+    MODELPLANE_API_TRY((*map_reader)->Int64(entry_key, out[entry_key], Presence::kRequired));
   }
   return Ok();
 }

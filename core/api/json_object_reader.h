@@ -62,6 +62,9 @@ class JsonObjectReader {
   [[nodiscard]] Status Time(std::string_view key, Timestamp& out) const;
   [[nodiscard]] Status StringMap(std::string_view key, std::map<std::string, std::string>& out,
                                  std::size_t max_entries, std::size_t max_value_length) const;
+  // Keys at most kMaxMapKeyLength bytes, values integers.
+  [[nodiscard]] Status Int64Map(std::string_view key, std::map<std::string, std::int64_t>& out,
+                                std::size_t max_entries) const;
   [[nodiscard]] Status StringList(std::string_view key, std::vector<std::string>& out,
                                   std::size_t max_items, std::size_t max_length) const;
 

@@ -22,6 +22,12 @@ inline constexpr std::size_t kMaxConditions = 16;
 inline constexpr std::size_t kMaxStatusNodes = 5000;
 inline constexpr std::size_t kMaxStatusWorkloads = 256;
 inline constexpr std::size_t kMaxCacheRevisions = 1024;
+// Admission: the sources one node holds grants for, and reports telemetry for (remote sources
+// and peers); the tiers of a revision's bytes.
+inline constexpr std::size_t kMaxCacheGrants = 64;
+inline constexpr std::size_t kMaxCacheSources = 32;
+inline constexpr std::size_t kMaxTiers = 8;
+inline constexpr std::size_t kMaxSourceIdentityLength = 640;
 inline constexpr std::size_t kMaxMapEntries = 256;      // labels, annotations
 inline constexpr std::size_t kMaxSmallMapEntries = 32;  // nodeSelector, quantization parameters
 inline constexpr std::size_t kMaxListEntries = 64;      // finalizers, ownerReferences

@@ -28,11 +28,41 @@ Result<DesiredRevision> DesiredFromJson(const JsonObjectReader& reader) {
   return desired;
 }
 
+Result<StreamGrant> GrantFromJson(const JsonObjectReader& reader) {
+  StreamGrant grant;
+  MODELPLANE_API_TRY(
+      reader.String("source", grant.source, kMaxSourceIdentityLength, Presence::kRequired));
+  MODELPLANE_API_TRY(reader.Int32("streams", grant.streams, Presence::kRequired));
+  MODELPLANE_API_TRY(reader.Int64("bytesPerSecond", grant.bytes_per_second));
+  MODELPLANE_API_TRY(reader.Time("expiresAt", grant.expires_at));
+  return grant;
+}
+
 Result<ModelCacheSpec> CacheSpecFromReader(const JsonObjectReader& reader) {
   ModelCacheSpec spec;
   MODELPLANE_API_TRY(reader.ObjectArray<DesiredRevision>("revisions", spec.revisions,
                                                          kMaxCacheRevisions, DesiredFromJson));
+  MODELPLANE_API_TRY(
+      reader.ObjectArray<StreamGrant>("grants", spec.grants, kMaxCacheGrants, GrantFromJson));
   return spec;
+}
+
+Result<SourceTelemetry> TelemetryFromJson(const JsonObjectReader& reader) {
+  SourceTelemetry telemetry;
+  MODELPLANE_API_TRY(
+      reader.String("source", telemetry.source, kMaxSourceIdentityLength, Presence::kRequired));
+  MODELPLANE_API_TRY(reader.String("tier", telemetry.tier, kMaxEnumLength));
+  MODELPLANE_API_TRY(reader.Int32("windowSeconds", telemetry.window_seconds));
+  MODELPLANE_API_TRY(reader.Time("windowEnd", telemetry.window_end));
+  MODELPLANE_API_TRY(reader.Int64("bytesPerSecond", telemetry.bytes_per_second));
+  MODELPLANE_API_TRY(reader.Int32("peakStreams", telemetry.peak_streams));
+  MODELPLANE_API_TRY(reader.Int64("requestsOk", telemetry.requests_ok));
+  MODELPLANE_API_TRY(reader.Int64("requestsThrottled", telemetry.requests_throttled));
+  MODELPLANE_API_TRY(reader.Int64("requestsFailed", telemetry.requests_failed));
+  MODELPLANE_API_TRY(reader.Int64("requestsTimedOut", telemetry.requests_timed_out));
+  MODELPLANE_API_TRY(reader.Int64("ttfbMilliseconds", telemetry.ttfb_milliseconds));
+  MODELPLANE_API_TRY(reader.Int32("grantedStreams", telemetry.granted_streams));
+  return telemetry;
 }
 
 Result<StageTimestamps> TimestampsFromJson(const JsonObjectReader& reader) {
@@ -60,6 +90,7 @@ Result<CachedRevision> CachedFromJson(const JsonObjectReader& reader) {
   MODELPLANE_API_TRY(reader.String("reason", cached.reason, kMaxEnumLength));
   MODELPLANE_API_TRY(reader.Int64("uniqueBytes", cached.unique_bytes));
   MODELPLANE_API_TRY(reader.StringList("protection", cached.protection, 8, kMaxEnumLength));
+  MODELPLANE_API_TRY(reader.Int64Map("bytesByTier", cached.bytes_by_tier, kMaxTiers));
   return cached;
 }
 
@@ -80,6 +111,8 @@ Result<ModelCacheStatus> CacheStatusFromReader(const JsonObjectReader& reader) {
   MODELPLANE_API_TRY(ReadConditions(reader, status.conditions));
   MODELPLANE_API_TRY(reader.ObjectArray<CachedRevision>("revisions", status.revisions,
                                                         kMaxCacheRevisions, CachedFromJson));
+  MODELPLANE_API_TRY(reader.ObjectArray<SourceTelemetry>("sources", status.sources,
+                                                         kMaxCacheSources, TelemetryFromJson));
   return status;
 }
 
@@ -122,7 +155,21 @@ nlohmann::json ToJson(const ModelCacheSpec& spec) {
     SetTime(item, "pinnedUntil", desired.pinned_until);
     revisions.push_back(std::move(item));
   }
-  return {{"revisions", std::move(revisions)}};
+  nlohmann::json out = {{"revisions", std::move(revisions)}};
+  if (!spec.grants.empty()) out["grants"] = GrantsToJson(spec.grants);
+  return out;
+}
+
+nlohmann::json GrantsToJson(const std::vector<StreamGrant>& grants) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const StreamGrant& grant : grants) {
+    nlohmann::json item = {{"source", grant.source},
+                           {"streams", grant.streams},
+                           {"expiresAt", FormatTimestamp(grant.expires_at)}};
+    if (grant.bytes_per_second) item["bytesPerSecond"] = *grant.bytes_per_second;
+    out.push_back(std::move(item));
+  }
+  return out;
 }
 
 nlohmann::json ToJson(const ModelCacheStatus& status) {
@@ -161,9 +208,28 @@ nlohmann::json ToJson(const ModelCacheStatus& status) {
       if (!cached.reason.empty()) item["reason"] = cached.reason;
       if (cached.unique_bytes != 0) item["uniqueBytes"] = cached.unique_bytes;
       if (!cached.protection.empty()) item["protection"] = cached.protection;
+      if (!cached.bytes_by_tier.empty()) item["bytesByTier"] = cached.bytes_by_tier;
       revisions.push_back(std::move(item));
     }
     out["revisions"] = std::move(revisions);
+  }
+  if (!status.sources.empty()) {
+    nlohmann::json sources = nlohmann::json::array();
+    for (const SourceTelemetry& source : status.sources) {
+      sources.push_back({{"source", source.source},
+                         {"tier", source.tier},
+                         {"windowSeconds", source.window_seconds},
+                         {"windowEnd", FormatTimestamp(source.window_end)},
+                         {"bytesPerSecond", source.bytes_per_second},
+                         {"peakStreams", source.peak_streams},
+                         {"requestsOk", source.requests_ok},
+                         {"requestsThrottled", source.requests_throttled},
+                         {"requestsFailed", source.requests_failed},
+                         {"requestsTimedOut", source.requests_timed_out},
+                         {"ttfbMilliseconds", source.ttfb_milliseconds},
+                         {"grantedStreams", source.granted_streams}});
+    }
+    out["sources"] = std::move(sources);
   }
   return out;
 }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -92,8 +93,24 @@ struct DesiredRevision {
   friend bool operator==(const DesiredRevision&, const DesiredRevision&) = default;
 };
 
+// How much of one remote source (source_identity.h) the node's stagings may use together,
+// granted by the operator's admission controller from the source's budget. The agent enforces
+// it across all its stagings until expires_at; past it (the operator is gone) it falls back to
+// a small safe capacity of its own. A grant of 0 streams means "wait": a zone's other nodes
+// read from its seeder, not from the origin.
+struct StreamGrant {
+  std::string source;  // the source identity
+  std::int32_t streams = 0;
+  std::optional<std::int64_t> bytes_per_second;  // a rate to keep under, when the budget has one
+  Timestamp expires_at;
+
+  friend bool operator==(const StreamGrant&, const StreamGrant&) = default;
+};
+
 struct ModelCacheSpec {
   std::vector<DesiredRevision> revisions;
+  // Written by the admission controller (its own field manager), apart from the entries.
+  std::vector<StreamGrant> grants;
 
   friend bool operator==(const ModelCacheSpec&, const ModelCacheSpec&) = default;
 };
@@ -123,8 +140,31 @@ struct CachedRevision {
   // evicting it would free.
   std::int64_t unique_bytes = 0;
   std::vector<std::string> protection;  // kProtection*, empty when evictable
+  // Where the staging's bytes came from, by tier (kTier*): what it fetched from peers and from
+  // origins, and what it found already here ("local").
+  std::map<std::string, std::int64_t> bytes_by_tier;
 
   friend bool operator==(const CachedRevision&, const CachedRevision&) = default;
+};
+
+// What the agent measured of one source over its recent window: the admission controller
+// sums these over the fleet to step the source's budget. Remote sources are named by identity
+// (source_identity.h), peers as "peer/<endpoint>".
+struct SourceTelemetry {
+  std::string source;
+  std::string tier;
+  std::int32_t window_seconds = 0;
+  Timestamp window_end;
+  std::int64_t bytes_per_second = 0;  // bytes the window's completed requests moved / window
+  std::int32_t peak_streams = 0;      // most requests in flight at once in the window
+  std::int64_t requests_ok = 0;
+  std::int64_t requests_throttled = 0;  // 429, 503 SlowDown
+  std::int64_t requests_failed = 0;     // other errors
+  std::int64_t requests_timed_out = 0;
+  std::int64_t ttfb_milliseconds = 0;  // median time to first byte; 0: unknown
+  std::int32_t granted_streams = 0;    // what the agent enforced at the window's end; -1: none
+
+  friend bool operator==(const SourceTelemetry&, const SourceTelemetry&) = default;
 };
 
 struct ModelCacheStatus {
@@ -143,6 +183,7 @@ struct ModelCacheStatus {
   std::int64_t protected_bytes = 0;
   std::vector<Condition> conditions;
   std::vector<CachedRevision> revisions;
+  std::vector<SourceTelemetry> sources;
 
   friend bool operator==(const ModelCacheStatus&, const ModelCacheStatus&) = default;
 };
@@ -161,6 +202,8 @@ struct ModelCache {
 
 [[nodiscard]] nlohmann::json ToJson(const ModelCache& cache);
 [[nodiscard]] nlohmann::json ToJson(const ModelCacheSpec& spec);
+// spec.grants alone: the admission controller applies only these, under its own field manager.
+[[nodiscard]] nlohmann::json GrantsToJson(const std::vector<StreamGrant>& grants);
 [[nodiscard]] nlohmann::json ToJson(const ModelCacheStatus& status);
 
 }  // namespace modelplane::core::api

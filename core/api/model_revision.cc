@@ -148,6 +148,14 @@ Result<WorkloadUse> WorkloadUseFromJson(const JsonObjectReader& reader) {
   return use;
 }
 
+Result<FetchedBytes> FetchedFromJson(const JsonObjectReader& reader) {
+  FetchedBytes fetched;
+  MODELPLANE_API_TRY(reader.Int64Map("byTier", fetched.by_tier, kMaxTiers));
+  MODELPLANE_API_TRY(reader.Int64("originBytes", fetched.origin_bytes));
+  MODELPLANE_API_TRY(reader.Int64("originBytesPerReplica", fetched.origin_bytes_per_replica));
+  return fetched;
+}
+
 Result<PurgeProgress> PurgeFromJson(const JsonObjectReader& reader) {
   PurgeProgress purge;
   MODELPLANE_API_TRY(reader.Int32("nodesHolding", purge.nodes_holding));
@@ -184,6 +192,7 @@ Result<ModelRevisionStatus> RevisionStatusFromReader(const JsonObjectReader& rea
   MODELPLANE_API_TRY(reader.ObjectArray<WorkloadUse>("workloads", status.workloads,
                                                      kMaxStatusWorkloads, WorkloadUseFromJson));
   MODELPLANE_API_TRY(reader.Object<PurgeProgress>("purge", status.purge, PurgeFromJson));
+  MODELPLANE_API_TRY(reader.Object<FetchedBytes>("fetchedBytes", status.fetched, FetchedFromJson));
   return status;
 }
 
@@ -326,6 +335,11 @@ nlohmann::json ToJson(const ModelRevisionStatus& status) {
       workloads.push_back(std::move(item));
     }
     out["workloads"] = std::move(workloads);
+  }
+  if (status.fetched) {
+    out["fetchedBytes"] = {{"byTier", status.fetched->by_tier},
+                           {"originBytes", status.fetched->origin_bytes},
+                           {"originBytesPerReplica", status.fetched->origin_bytes_per_replica}};
   }
   if (status.purge) {
     out["purge"] = {{"nodesHolding", status.purge->nodes_holding},

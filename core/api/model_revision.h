@@ -210,6 +210,17 @@ struct PurgeProgress {
   friend bool operator==(const PurgeProgress&, const PurgeProgress&) = default;
 };
 
+// Where the bytes of the revision's stagings came from, summed over the nodes that report it:
+// by tier (kTier*), and the origins' share per node that holds it Ready (object stores, HTTP
+// origins and shared filesystems; with fan-out, one origin copy per zone over its nodes).
+struct FetchedBytes {
+  std::map<std::string, std::int64_t> by_tier;
+  std::int64_t origin_bytes = 0;
+  std::int64_t origin_bytes_per_replica = 0;
+
+  friend bool operator==(const FetchedBytes&, const FetchedBytes&) = default;
+};
+
 struct ModelRevisionStatus {
   std::int64_t observed_generation = 0;
   std::string digest;
@@ -224,6 +235,7 @@ struct ModelRevisionStatus {
   std::vector<NodeServing> nodes;
   std::vector<WorkloadUse> workloads;
   std::optional<PurgeProgress> purge;  // while revoked
+  std::optional<FetchedBytes> fetched;
 
   friend bool operator==(const ModelRevisionStatus&, const ModelRevisionStatus&) = default;
 };

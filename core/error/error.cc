@@ -37,6 +37,7 @@ Error Error::Wrap(std::string_view context) const {
   Error wrapped(code_, std::string(context) + ": " + message_, retryable_);
   wrapped.terminal_ = terminal_;
   wrapped.http_status_ = http_status_;
+  wrapped.retry_after_ = retry_after_;
   return wrapped;
 }
 

@@ -6,6 +6,7 @@
 // (retry loops, work queues) need not interpret codes themselves.
 #pragma once
 
+#include <chrono>
 #include <expected>
 #include <optional>
 #include <string>
@@ -71,6 +72,17 @@ class Error {
     return copy;
   }
 
+  // How long the server asked the caller to wait (an HTTP Retry-After), so a limiter can pause
+  // the source that sent it. Kept through Wrap.
+  [[nodiscard]] std::optional<std::chrono::milliseconds> retry_after() const {
+    return retry_after_;
+  }
+  [[nodiscard]] Error WithRetryAfter(std::optional<std::chrono::milliseconds> wait) const {
+    Error copy = *this;
+    copy.retry_after_ = wait;
+    return copy;
+  }
+
   // Returns a copy whose message is prefixed with what the caller was doing,
   // e.g. Wrap("reading shard model-00001.safetensors").
   [[nodiscard]] Error Wrap(std::string_view context) const;
@@ -86,6 +98,7 @@ class Error {
   bool retryable_;
   bool terminal_ = false;
   unsigned http_status_ = 0;  // 0: not from an HTTP answer
+  std::optional<std::chrono::milliseconds> retry_after_;
 };
 
 template <typename T>

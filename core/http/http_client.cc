@@ -165,6 +165,7 @@ Result<StreamResponse> HttpClient::TryOnce(const ClientRequest& request, const U
     attempt.stale = lease->reused() && (*lease)->NothingReceived();
     return std::unexpected(head.error());
   }
+  if (request.on_head) request.on_head();
 
   if (head->status < 200 || head->status >= 300) {
     std::string detail;
@@ -185,7 +186,8 @@ Result<StreamResponse> HttpClient::TryOnce(const ClientRequest& request, const U
         retry_after != head->headers.end()) {
       attempt.retry_after = ParseRetryAfter(AsStd(retry_after->value()));
     }
-    return std::unexpected(HttpStatusError(head->status, request.url, detail));
+    return std::unexpected(
+        HttpStatusError(head->status, request.url, detail).WithRetryAfter(attempt.retry_after));
   }
 
   StreamResponse response;

@@ -74,6 +74,9 @@ struct ClientRequest {
   std::optional<std::uint64_t> range_last;
   std::optional<std::chrono::milliseconds> connect_timeout;  // overrides ClientOptions
   std::optional<std::chrono::milliseconds> read_timeout;
+  // Called once per attempt when the response head has arrived: the caller's time to first
+  // byte. Called on the calling thread, before the body is read.
+  std::function<void()> on_head;
 };
 
 struct ClientResponse {

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "core/api/limits.h"
 #include "core/api/model_cache.h"
 #include "core/api/model_revision.h"
 #include "core/api/object_key.h"
@@ -12,6 +13,7 @@
 #include "core/kube/builtin_types.h"
 #include "core/kube/resource_type.h"
 #include "core/workqueue/rate_limiter.h"
+#include "node-agent/controller/peer_candidates.h"
 #include "node-agent/controller/pod_readiness.h"
 
 namespace modelplane::agent {
@@ -35,7 +37,7 @@ core::api::StageTimestamps ToStageTimestamps(const StageTimes& times) {
           .published = ToTimestamp(times.published)};
 }
 
-// The status with byte counts zeroed: when only these move, writes are rate limited.
+// The status without byte counts and telemetry: when only these move, writes are rate limited.
 json ShapeOf(json status) {
   if (auto revisions = status.find("revisions");
       revisions != status.end() && revisions->is_array()) {
@@ -43,6 +45,7 @@ json ShapeOf(json status) {
   }
   status.erase("usedBytes");
   status.erase("reservedBytes");
+  status.erase("sources");  // telemetry moves with the bytes
   return status;
 }
 
@@ -79,6 +82,20 @@ struct Wanted {
   std::string reason;
   bool pinned = false;  // and the pin has not lapsed
 };
+
+std::map<std::string, std::int64_t> TierBytes(const std::map<std::string, std::uint64_t>& bytes) {
+  std::map<std::string, std::int64_t> out;
+  for (const auto& [tier, count] : bytes) {
+    if (count > 0) out[tier] = static_cast<std::int64_t>(count);
+  }
+  return out;
+}
+
+std::set<core::Sha256Bytes> BlobsOf(const LoadedRevision& loaded) {
+  std::set<core::Sha256Bytes> blobs;
+  for (const ManifestFile& file : SpecFiles(loaded)) blobs.insert(file.sha256);
+  return blobs;
+}
 
 // Who stages first when room is short: a pod waits for it, then a rollout step, a rollback
 // refill, and last a prestage (speculative).
@@ -259,27 +276,6 @@ core::Status NodeController::EnsureCacheExists() {
   return core::Ok();
 }
 
-std::vector<std::string> NodeController::PeersHolding(const core::Sha256Bytes& digest) const {
-  const std::string wanted = core::FormatDigest(digest);
-  std::vector<std::pair<bool, std::string>> endpoints;  // (other zone, endpoint)
-  for (const core::ObjectPtr& object : caches_.store().List()) {
-    auto cache = core::api::ModelCacheFromJson(*object);
-    if (!cache || cache->metadata.name == options_.node_name || !cache->status) continue;
-    if (cache->status->peer_endpoint.empty()) continue;
-    for (const core::api::CachedRevision& revision : cache->status->revisions) {
-      if (revision.digest == wanted && revision.state == core::api::kCacheStateReady) {
-        endpoints.emplace_back(cache->status->zone != options_.zone, cache->status->peer_endpoint);
-        break;
-      }
-    }
-  }
-  // Same zone first (the design's fan-out order), then by endpoint for a stable order.
-  std::sort(endpoints.begin(), endpoints.end());
-  std::vector<std::string> result;
-  for (auto& [elsewhere, endpoint] : endpoints) result.push_back(std::move(endpoint));
-  return result;
-}
-
 RevisionStatus NodeController::ResolveRevision(std::string_view namespace_name,
                                                std::string_view name) const {
   RevisionStatus status;
@@ -370,6 +366,7 @@ core::Result<core::ReconcileResult> NodeController::Reconcile() {
     return std::unexpected(cache.error().Wrap("reading ModelCache " + options_.node_name));
   index_.Refresh(revisions_.store().List());
   CacheRetention* const retention = retention_.retention;
+  if (dependencies_.admission != nullptr) dependencies_.admission->SetGrants(cache->spec.grants);
 
   // What this node should hold: the operator's list (less entries whose pin lapsed: the
   // operator drops those, and until it does they are not worth keeping), then revisions that
@@ -471,10 +468,12 @@ core::Result<core::ReconcileResult> NodeController::Reconcile() {
       if (staged && staged->phase == StagingPhase::kReady) {
         entry.source_tier = staged->tier;
         entry.timestamps = ToStageTimestamps(staged->times);
+        entry.bytes_by_tier = TierBytes(staged->bytes_by_tier);
       } else if (auto before = previous.find(entry.digest);
                  before != previous.end() && before->second.state == core::api::kCacheStateReady) {
         entry.source_tier = before->second.source_tier;
         entry.timestamps = before->second.timestamps;
+        entry.bytes_by_tier = before->second.bytes_by_tier;
       } else {
         entry.source_tier = core::api::kTierLocal;
         entry.timestamps.published =
@@ -574,6 +573,30 @@ core::Result<core::ReconcileResult> NodeController::Reconcile() {
     retention->BeginPass(std::move(list));
   }
 
+  // Which peers hold or stage each staging revision's blobs, from every node's status.
+  std::vector<core::api::ModelCache> other_caches;
+  for (const core::ObjectPtr& object : caches_.store().List()) {
+    auto other = core::api::ModelCacheFromJson(*object);
+    if (other && other->metadata.name != options_.node_name)
+      other_caches.push_back(std::move(*other));
+  }
+  std::map<core::Sha256Bytes, std::set<core::Sha256Bytes>> blobs_by_digest;
+  const PeerLookup lookup{
+      .self_name = options_.node_name,
+      .self_endpoint = options_.peer_endpoint,
+      .zone = options_.zone,
+      .blobs_of = [&](const core::Sha256Bytes& digest) -> const std::set<core::Sha256Bytes>* {
+        if (auto known = blobs_by_digest.find(digest); known != blobs_by_digest.end()) {
+          return &known->second;
+        }
+        const LoadedRevision* loaded = index_.AnyWithDigest(digest);
+        if (loaded == nullptr) return nullptr;
+        return &(blobs_by_digest[digest] = BlobsOf(*loaded));
+      }};
+  const auto peers_of = [&](const LoadedRevision& loaded) {
+    return FindPeerCandidates(other_caches, BlobsOf(loaded), lookup);
+  };
+
   // Stagings in priority order, each admitted only if it fits (retention).
   std::stable_sort(to_stage.begin(), to_stage.end(), [](const ToStage& a, const ToStage& b) {
     return StagingPriority(a.reason) < StagingPriority(b.reason);
@@ -631,6 +654,7 @@ core::Result<core::ReconcileResult> NodeController::Reconcile() {
       }
     }
     stager_->Want(loaded);
+    stager_->SetPeers(loaded.digest, peers_of(loaded));
     if (auto state = stager_->State(loaded.digest)) {
       entry.state = std::string(StagingPhaseName(state->phase));
       entry.bytes_done = state->bytes_done;
@@ -638,6 +662,7 @@ core::Result<core::ReconcileResult> NodeController::Reconcile() {
       entry.timestamps = ToStageTimestamps(state->times);
       entry.reason = state->reason;
       entry.message = state->message;
+      entry.bytes_by_tier = TierBytes(state->bytes_by_tier);
       if (state->phase == StagingPhase::kQueued || state->phase == StagingPhase::kStaging) {
         moving = true;
       }
@@ -667,6 +692,7 @@ core::Result<core::ReconcileResult> NodeController::Reconcile() {
     if (auto before = previous.find(digest); before != previous.end()) {
       entry.source_tier = before->second.source_tier;
       entry.timestamps = before->second.timestamps;
+      entry.bytes_by_tier = before->second.bytes_by_tier;
     }
     entries[digest] = entry;
   }
@@ -723,6 +749,15 @@ core::Result<core::ReconcileResult> NodeController::Reconcile() {
   status.capacity_bytes = static_cast<std::int64_t>(usage.capacity_bytes);
   status.used_bytes = static_cast<std::int64_t>(usage.used_bytes);
   status.reserved_bytes = static_cast<std::int64_t>(usage.reserved_bytes);
+  status.media_bandwidth_bytes_per_second = options_.media_bandwidth_bytes_per_second;
+  if (dependencies_.telemetry != nullptr) {
+    status.sources = dependencies_.telemetry->Snapshot(core::api::kMaxCacheSources);
+    for (core::api::SourceTelemetry& source : status.sources) {
+      if (dependencies_.admission != nullptr && source.tier != core::api::kTierPeer) {
+        source.granted_streams = dependencies_.admission->Limit(source.source);
+      }
+    }
+  }
 
   // Gated pods whose revision is verified here may go Ready; Ready ones whose revision is no
   // longer verified here, or revoked, go back.

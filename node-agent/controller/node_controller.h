@@ -56,6 +56,8 @@
 #include "node-agent/controller/stager.h"
 #include "node-agent/csi/revision_resolver.h"
 #include "node-agent/csi/volume_leases.h"
+#include "node-agent/fetch/source_admission.h"
+#include "node-agent/fetch/source_telemetry.h"
 #include "node-agent/store/cache_store.h"
 
 namespace modelplane::agent {
@@ -72,6 +74,8 @@ struct NodeControllerOptions {
   // What revisions may name; absent: every revision with spec sources is refused
   // (SourcePolicyDenied) before it is staged.
   std::optional<core::SourcePolicy> source_policy;
+  // The cache filesystem's write bandwidth as measured at start (media_probe.h); 0: unknown.
+  std::int64_t media_bandwidth_bytes_per_second = 0;
 };
 
 class NodeController final : public RevisionResolver {
@@ -84,6 +88,10 @@ class NodeController final : public RevisionResolver {
     const core::Clock& clock;
     // Registers modelplane_agent_reconcile_total{result} when set.
     core::MetricsRegistry* metrics = nullptr;
+    // The node's grants go here on every pass (spec.grants); may be null.
+    SourceAdmission* admission = nullptr;
+    // Reported in status.sources for the admission controller; may be null.
+    const SourceTelemetryRecorder* telemetry = nullptr;
   };
 
   NodeController(Dependencies dependencies, NodeControllerOptions options);
@@ -105,9 +113,6 @@ class NodeController final : public RevisionResolver {
   [[nodiscard]] bool Start(core::CancellationToken& stop);
   void Stop();
   void Poke();
-
-  // Peer endpoints of other nodes whose ModelCache status says the revision is Ready there.
-  [[nodiscard]] std::vector<std::string> PeersHolding(const core::Sha256Bytes& digest) const;
 
   // RevisionResolver: the ModelRevision from the informer (digest as the agent computes it),
   // Ready here when the store holds its manifest.

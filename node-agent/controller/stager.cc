@@ -90,6 +90,34 @@ void Stager::Forget(const core::Sha256Bytes& digest) {
   }
 }
 
+void Stager::SetPeers(const core::Sha256Bytes& digest, std::vector<PeerCandidate> peers) {
+  std::lock_guard lock(mutex_);
+  auto entry = entries_.find(digest);
+  if (entry == entries_.end()) return;
+  entry->second.peers = std::move(peers);
+  UpdateRunningPeersLocked(entry->second);
+}
+
+void Stager::UpdateRunningPeersLocked(Entry& entry) {
+  if (!entry.running_sources || !dependencies_.peers) return;
+  for (const PeerCandidate& peer : entry.peers) {
+    if (auto known = entry.running_peers.find(peer.endpoint); known != entry.running_peers.end()) {
+      known->second->SetHolding(peer.holding);
+      continue;
+    }
+    auto created = dependencies_.peers(peer);
+    if (!created) {
+      if (dependencies_.logger != nullptr) {
+        dependencies_.logger->Warn(
+            "peer_source_failed", {{"peer", peer.endpoint}, {"error", created.error().ToString()}});
+      }
+      continue;
+    }
+    entry.running_peers[peer.endpoint] = created->get();
+    entry.running_sources->Add(std::move(*created));
+  }
+}
+
 std::optional<StagingState> Stager::State(const core::Sha256Bytes& digest) const {
   std::lock_guard lock(mutex_);
   auto entry = entries_.find(digest);
@@ -123,6 +151,7 @@ void Stager::Work() {
 void Stager::Stage(const core::Sha256Bytes& digest) {
   LoadedRevision revision;
   std::shared_ptr<core::CancellationToken> cancel = std::make_shared<core::CancellationToken>();
+  auto peer_sources = std::make_shared<SourceSet>();
   {
     std::lock_guard lock(mutex_);
     auto entry = entries_.find(digest);
@@ -130,6 +159,9 @@ void Stager::Stage(const core::Sha256Bytes& digest) {
     revision = entry->second.revision;
     entry->second.cancel = cancel;
     entry->second.state.phase = StagingPhase::kStaging;
+    entry->second.running_sources = peer_sources;
+    entry->second.running_peers.clear();
+    UpdateRunningPeersLocked(entry->second);
   }
   Notify();
   FetchReport report;
@@ -142,6 +174,7 @@ void Stager::Stage(const core::Sha256Bytes& digest) {
     outcome = std::unexpected(request.error());
   } else {
     for (const auto& source : *sources) request->sources.push_back(source.get());
+    request->more_sources = peer_sources.get();
     auto fetched = dependencies_.engine->Fetch(
         *request, *cancel,
         [this, digest](const FetchProgress& progress) {
@@ -161,6 +194,8 @@ void Stager::Stage(const core::Sha256Bytes& digest) {
     auto entry = entries_.find(digest);
     if (entry == entries_.end()) return;
     entry->second.cancel.reset();
+    entry->second.running_peers.clear();
+    entry->second.running_sources.reset();
     if (cancel->cancelled()) {
       entries_.erase(entry);  // forgotten or stopping: nothing to report
     } else {
@@ -169,6 +204,7 @@ void Stager::Stage(const core::Sha256Bytes& digest) {
       state.times = report.times;
       state.times.queued = queued;
       state.tier = report.tier;
+      state.bytes_by_tier = report.bytes_by_tier;
       if (outcome) {
         state.phase = StagingPhase::kReady;
         state.bytes_done = state.bytes_total;

@@ -2,6 +2,9 @@
 // FetchEngine (so the buffer pool bounds memory across all of them), each with the sources its
 // spec names plus peers. The control loop says what it wants (Want) and reads back per-revision
 // state (State); the stager calls `on_change` whenever a state moves so the loop re-reconciles.
+// The loop also says, on every pass, which peers hold or stage each revision's blobs
+// (SetPeers): a running staging gains the new peers and sees what the known ones hold now, so a
+// node that waits on its zone's seeder reads each file from it as soon as it is verified there.
 //
 // A failed staging is retried when wanted again, no sooner than an exponential backoff
 // (30 s doubling to 10 min); what it had fetched stays on disk and is resumed.
@@ -29,13 +32,19 @@
 #include "core/clock/clock.h"
 #include "core/log/logger.h"
 #include "node-agent/commands/revision_file.h"
+#include "node-agent/controller/peer_candidates.h"
 #include "node-agent/fetch/fetch_engine.h"
+#include "node-agent/fetch/source_set.h"
+#include "node-agent/peer/peer_range_source.h"
 
 namespace modelplane::agent {
 
-// Builds the sources for one revision, in preference order (peers first).
+// Builds the sources the revision's spec names (remote sources and shared filesystems).
 using SourceFactory = std::function<core::Result<std::vector<std::unique_ptr<RangeSource>>>(
     const LoadedRevision& revision)>;
+// Builds the source for one peer; its holding is updated as later passes learn more.
+using PeerSourceFactory =
+    std::function<core::Result<std::unique_ptr<PeerRangeSource>>(const PeerCandidate& peer)>;
 
 enum class StagingPhase { kQueued, kStaging, kReady, kFailed };
 
@@ -48,6 +57,8 @@ struct StagingState {
   // When failed: a fixed reason code and a message fit for status (staging_failure.h).
   std::string reason;
   std::string message;
+  // Where the bytes came from (kTier*), once the staging ended.
+  std::map<std::string, std::uint64_t> bytes_by_tier;
 };
 
 class Stager {
@@ -55,6 +66,7 @@ class Stager {
   struct Dependencies {
     FetchEngine* engine = nullptr;
     SourceFactory sources;
+    PeerSourceFactory peers;  // may be empty: no peers
     const core::Logger* logger = nullptr;
     const core::Clock* clock = nullptr;
     std::function<void()> on_change;
@@ -70,6 +82,8 @@ class Stager {
   // Queues the revision unless it is queued, staging, or failed within its backoff. Callers ask
   // only for revisions the store lacks, so a Ready entry here is stale and is staged again.
   void Want(const LoadedRevision& revision);
+  // The peers that hold or stage the revision's blobs now (replacing what was said before).
+  void SetPeers(const core::Sha256Bytes& digest, std::vector<PeerCandidate> peers);
   // Cancels a queued or running staging that is no longer wanted.
   void Forget(const core::Sha256Bytes& digest);
   [[nodiscard]] std::optional<StagingState> State(const core::Sha256Bytes& digest) const;
@@ -85,7 +99,13 @@ class Stager {
     int failures = 0;
     core::Clock::SteadyTime retry_at{};
     std::shared_ptr<core::CancellationToken> cancel;
+    std::vector<PeerCandidate> peers;
+    // While it runs: the fetch's growing sources and its peers by endpoint.
+    std::shared_ptr<SourceSet> running_sources;
+    std::map<std::string, PeerRangeSource*> running_peers;
   };
+  // Adds the peers the running staging does not have yet, and updates the others' holdings.
+  void UpdateRunningPeersLocked(Entry& entry);
   void Work();
   void Stage(const core::Sha256Bytes& digest);
   void Notify();

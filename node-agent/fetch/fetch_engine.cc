@@ -18,6 +18,8 @@
 #include "node-agent/fetch/bad_bytes_blame.h"
 #include "node-agent/fetch/ordered_hasher.h"
 #include "node-agent/fetch/range_scheduler.h"
+#include "node-agent/fetch/run_sources.h"
+#include "node-agent/fetch/source_order.h"
 
 namespace modelplane::agent {
 namespace {
@@ -43,11 +45,20 @@ class FetchEngine::Run {
         pool_(*engine.pool_),
         request_(request),
         progress_(progress),
-        outer_cancel_(cancel) {}
+        outer_cancel_(cancel),
+        sources_(request.sources, request.more_sources, engine.dependencies_.admission,
+                 engine.dependencies_.telemetry, clock_,
+                 {.stall_cooldown = options_.stall_cooldown, .retry_quota = options_.retry_quota}) {
+  }
 
   core::Result<FetchReport> Execute(FetchReport* report_out);
 
  private:
+  // What one blob knows of one source.
+  struct BlobSource {
+    bool excluded = false;                 // given up on for this blob
+    core::Clock::SteadyTime not_before{};  // a staging peer said "not yet"
+  };
   struct Blob {
     std::size_t id = 0;  // index in blobs_ and in the scheduler
     core::Sha256Bytes digest{};
@@ -61,7 +72,7 @@ class FetchEngine::Run {
     std::mutex mutex;  // guards what follows
     bool done = false;
     bool failed = false;
-    std::vector<bool> excluded;  // per source index
+    std::vector<BlobSource> sources;  // per source index, grown as sources are added
     std::set<std::size_t> contributors;
     // Set when a mismatch threw the resumed ranges away: the next mismatch is the sources'.
     bool resumed_discarded = false;
@@ -82,9 +93,15 @@ class FetchEngine::Run {
   void Landed(Blob& blob, const OrderedHasher::Outcome& outcome);
   void FinishBlob(Blob& blob);
   void FailBlob(Blob& blob, const core::Error& error);
-  [[nodiscard]] std::optional<std::size_t> ChooseSource(Blob& blob);
-  [[nodiscard]] bool AcquireSlot(std::size_t source);
-  void ReleaseSlot(std::size_t source);
+  // What a range may do next: read from a source (its slot taken), wait, or give up.
+  struct Choice {
+    enum class Kind { kRead, kWait, kNoneLeft } kind = Kind::kNoneLeft;
+    std::size_t source = 0;
+  };
+  [[nodiscard]] Choice ChooseSource(Blob& blob);
+  // Whether a source other than `except` may still serve the blob (now or later).
+  [[nodiscard]] bool AnotherSourceMayServe(Blob& blob, std::size_t except);
+  void ExcludeSource(Blob& blob, std::size_t source, const core::Error& error);
   void WaitUntilSettled();
   void Cleanup();
   void BuildReport();
@@ -110,12 +127,12 @@ class FetchEngine::Run {
   FetchReport report_;
   std::atomic<std::uint64_t> done_bytes_{0};
 
+  RunSources sources_;
+
   std::mutex mutex_;                      // guards what follows
   std::condition_variable work_changed_;  // workers: a range may be ready, or stop
-  std::condition_variable slot_freed_;    // workers waiting for a source's slot
   std::condition_variable blob_settled_;  // the caller: a blob published, or failure
   std::optional<RangeScheduler> scheduler_;
-  std::vector<std::size_t> slots_in_use_;
   std::size_t blobs_remaining_ = 0;
   std::optional<core::Error> failure_;
   bool stop_ = false;
@@ -205,13 +222,10 @@ core::Status FetchEngine::Run::Prepare() {
     blob->size = file.size;
     blob->path = file.path;
     blob->files.push_back(report_.files.size() - 1);
-    blob->excluded.assign(request_.sources.size(), false);
     blob->report.times.queued = report_.times.queued;
     by_digest.emplace(file.sha256, blob.get());
     blobs_.push_back(std::move(blob));
   }
-  slots_in_use_.assign(request_.sources.size(), 0);
-
   for (auto& blob : blobs_) {
     if (store_.HasBlob(blob->digest)) {
       blob->done = true;
@@ -222,7 +236,7 @@ core::Status FetchEngine::Run::Prepare() {
       continue;
     }
     if (metrics_ != nullptr) metrics_->BlobMiss();
-    if (request_.sources.empty()) {
+    if (sources_.size() == 0) {
       return core::MakeError(
           core::ErrorCode::kInvalidArgument,
           fmt::format("{} is not in the cache and no source was given", blob->path));
@@ -378,7 +392,7 @@ void FetchEngine::Run::WaitUntilSettled() {
   }
   stop_ = true;
   work_changed_.notify_all();
-  slot_freed_.notify_all();
+  sources_.WakeAll();
 }
 
 void FetchEngine::Run::Worker() {
@@ -401,34 +415,65 @@ void FetchEngine::Run::Worker() {
   }
 }
 
-std::optional<std::size_t> FetchEngine::Run::ChooseSource(Blob& blob) {
-  std::lock_guard lock(blob.mutex);
-  for (std::size_t index = 0; index < request_.sources.size(); ++index) {
-    if (blob.excluded[index]) continue;
-    if (!health_.MayServe(request_.sources[index]->name(), blob.digest)) {
-      blob.excluded[index] = true;
-      continue;
-    }
-    return index;
-  }
-  return std::nullopt;
-}
-
-bool FetchEngine::Run::AcquireSlot(std::size_t source) {
-  const std::size_t limit = std::max<std::size_t>(1, request_.sources[source]->max_concurrency());
-  std::unique_lock lock(mutex_);
-  slot_freed_.wait(lock, [&] { return stop_ || slots_in_use_[source] < limit; });
-  if (stop_) return false;
-  ++slots_in_use_[source];
-  return true;
-}
-
-void FetchEngine::Run::ReleaseSlot(std::size_t source) {
+FetchEngine::Run::Choice FetchEngine::Run::ChooseSource(Blob& blob) {
+  const auto now = clock_.Now();
+  std::vector<std::pair<int, std::size_t>> candidates;  // (rank, index)
   {
-    std::lock_guard lock(mutex_);
-    --slots_in_use_[source];
+    std::lock_guard lock(blob.mutex);
+    const std::size_t count = sources_.size();
+    if (blob.sources.size() < count) blob.sources.resize(count);
+    for (std::size_t index = 0; index < count; ++index) {
+      BlobSource& state = blob.sources[index];
+      if (state.excluded) continue;
+      const RangeSource& source = sources_.at(index);
+      if (!source.MayHold(blob.digest)) continue;
+      if (!health_.MayServe(source.name(), blob.digest)) {
+        state.excluded = true;
+        continue;
+      }
+      candidates.emplace_back(SourceRank(source, blob.digest), index);
+    }
   }
-  slot_freed_.notify_all();  // waiters may want different sources
+  if (candidates.empty()) return {};
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const auto& [rank, index] : candidates) {
+    {
+      std::lock_guard lock(blob.mutex);
+      if (now < blob.sources[index].not_before) continue;
+    }
+    if (sources_.TryAcquire(index)) return {.kind = Choice::Kind::kRead, .source = index};
+  }
+  return {.kind = Choice::Kind::kWait};
+}
+
+bool FetchEngine::Run::AnotherSourceMayServe(Blob& blob, std::size_t except) {
+  std::lock_guard lock(blob.mutex);
+  for (std::size_t index = 0; index < blob.sources.size(); ++index) {
+    if (index == except || blob.sources[index].excluded) continue;
+    const RangeSource& source = sources_.at(index);
+    if (source.MayHold(blob.digest) && health_.MayServe(source.name(), blob.digest)) return true;
+  }
+  return false;
+}
+
+void FetchEngine::Run::ExcludeSource(Blob& blob, std::size_t source, const core::Error& error) {
+  RangeSource& reader = sources_.at(source);
+  {
+    std::lock_guard lock(blob.mutex);
+    if (blob.sources.size() <= source) blob.sources.resize(source + 1);
+    if (blob.sources[source].excluded) return;
+    blob.sources[source].excluded = true;
+    blob.report.problems.push_back(fmt::format("{}: {}", reader.name(), error.ToString()));
+    blob.report.source_failures.push_back(
+        {.source = std::string(reader.name()), .code = error.code()});
+  }
+  Log(core::LogLevel::kWarn, "source_failed_for_file",
+      {{"path", blob.path},
+       {"source", reader.name()},
+       {"tier", reader.tier()},
+       {"error", error.ToString()},
+       {"action", "fall back to the next source"}});
 }
 
 void FetchEngine::Run::FetchRange(Blob& blob, std::size_t index, BufferLease lease) {
@@ -467,9 +512,10 @@ core::Status FetchEngine::Run::ReadRange(Blob& blob, std::size_t index,
                                          std::span<std::byte> bytes) {
   const PartialBlob& partial = *blob.partial;
   int attempts = 0;
+  auto waiting_since = clock_.Now();
   while (true) {
-    const std::optional<std::size_t> source = ChooseSource(blob);
-    if (!source) {
+    const Choice choice = ChooseSource(blob);
+    if (choice.kind == Choice::Kind::kNoneLeft) {
       std::string problems;
       std::lock_guard lock(blob.mutex);
       for (const std::string& problem : blob.report.problems) problems += "; " + problem;
@@ -477,51 +523,100 @@ core::Status FetchEngine::Run::ReadRange(Blob& blob, std::size_t index,
           core::Error(core::ErrorCode::kUnavailable,
                       fmt::format("no source left for {}{}", blob.path, problems), false));
     }
-    if (!AcquireSlot(*source)) return core::MakeError(core::ErrorCode::kCancelled, "stopped");
-    RangeSource& reader = *request_.sources[*source];
+    if (choice.kind == Choice::Kind::kWait) {
+      if (clock_.Now() - waiting_since > options_.source_wait_limit) {
+        return std::unexpected(core::Error(
+            core::ErrorCode::kUnavailable,
+            fmt::format("no source could serve {} within {} s", blob.path,
+                        std::chrono::duration_cast<std::chrono::seconds>(options_.source_wait_limit)
+                            .count()),
+            false));
+      }
+      if (!sources_.WaitForChange(run_cancel_, options_.source_poll)) {
+        return core::MakeError(core::ErrorCode::kCancelled, "stopped");
+      }
+      continue;
+    }
+    const std::size_t source = choice.source;
+    RangeSource& reader = sources_.at(source);
     const auto started = clock_.Now();
-    const ReadContext context{.deadline = started + options_.range_timeout, .cancel = &run_cancel_};
+    const auto measured_from = std::chrono::steady_clock::now();
+    std::chrono::steady_clock::time_point first_byte{};
+    const ReadContext context{.deadline = started + options_.range_timeout,
+                              .cancel = &run_cancel_,
+                              .first_byte = &first_byte};
     if (metrics_ != nullptr) metrics_->InFlight(1);
     const core::Status read =
         reader.ReadRange(SourceFile{.path = blob.path, .sha256 = blob.digest, .size = blob.size},
                          partial.RangeOffset(index), bytes, context);
     if (metrics_ != nullptr) metrics_->InFlight(-1);
-    ReleaseSlot(*source);
+    std::optional<std::chrono::milliseconds> ttfb;
+    if (first_byte != std::chrono::steady_clock::time_point{}) {
+      ttfb = std::chrono::duration_cast<std::chrono::milliseconds>(first_byte - measured_from);
+    }
     if (read) {
+      sources_.Release(source, RequestOutcome::kOk, bytes.size(), ttfb, std::nullopt);
       if (reader.tier() != core::api::kTierPeer) health_.ReportRangeOutcome(reader.name(), true);
       if (metrics_ != nullptr) {
         metrics_->RangeDone(reader.tier(), reader.name(), bytes.size(),
                             SecondsBetween(started, clock_.Now()));
       }
       std::lock_guard lock(blob.mutex);
-      blob.contributors.insert(*source);
+      blob.contributors.insert(source);
       blob.report.bytes_by_source[std::string(reader.name())] += bytes.size();
       const WallTime now = WallNow();
       if (!blob.report.times.first_byte) blob.report.times.first_byte = now;
       blob.report.times.last_byte = now;
       return core::Ok();
     }
-    if (run_cancel_.cancelled()) return core::MakeError(core::ErrorCode::kCancelled, "stopped");
+    const core::Error& error = read.error();
+    if (run_cancel_.cancelled()) {
+      sources_.Release(source, std::nullopt, 0, std::nullopt, std::nullopt);
+      return core::MakeError(core::ErrorCode::kCancelled, "stopped");
+    }
+    sources_.Release(source, OutcomeOf(error), 0, ttfb, error.retry_after());
+    if (error.code() == core::ErrorCode::kNotFound && reader.MayHoldLater(blob.digest)) {
+      // A peer staging the blob has not finished it: ask again later, no attempt spent.
+      std::lock_guard lock(blob.mutex);
+      blob.sources[source].not_before = clock_.Now() + options_.source_poll;
+      continue;
+    }
     if (reader.tier() != core::api::kTierPeer) health_.ReportRangeOutcome(reader.name(), false);
-    if (metrics_ != nullptr)
-      metrics_->RangeFailed(reader.tier(), reader.name(), read.error().code());
-    if (!ShouldRetry(blob, index, *source, read.error(), attempts)) {
+    if (metrics_ != nullptr) metrics_->RangeFailed(reader.tier(), reader.name(), error.code());
+    waiting_since = clock_.Now();
+    if (error.code() == core::ErrorCode::kDeadlineExceeded) {
+      // A stalled source: one deadline is enough to leave it alone for every file. It is not
+      // given up on, so a range whose only source it is waits the cool-down out.
+      sources_.CoolDown(source);
+      Log(core::LogLevel::kWarn, "source_cooled_down",
+          {{"path", blob.path},
+           {"source", reader.name()},
+           {"seconds", std::chrono::duration<double>(options_.stall_cooldown).count()},
+           {"error", error.ToString()}});
+      attempts = 0;
+      continue;
+    }
+    if (!ShouldRetry(blob, index, source, error, attempts)) {
       return core::MakeError(core::ErrorCode::kCancelled, "stopped");
     }
   }
 }
 
-// After a failed read: waits out the backoff before a retry on the same source, or bars the
-// source for this file so the next one serves. False when the fetch stopped meanwhile.
+// After a failed read: waits out the backoff before a retry, or gives the source up for this
+// file so another serves. False when the fetch stopped meanwhile.
 bool FetchEngine::Run::ShouldRetry(Blob& blob, std::size_t index, std::size_t source,
                                    const core::Error& error, int& attempts) {
-  RangeSource& reader = *request_.sources[source];
-  if (error.retryable() && attempts + 1 < options_.attempts_per_source) {
+  RangeSource& reader = sources_.at(source);
+  const bool within_attempts = attempts + 1 < options_.attempts_per_source;
+  if (error.retryable() && (within_attempts || !AnotherSourceMayServe(blob, source)) &&
+      sources_.SpendRetry(source)) {
     ++attempts;
     thread_local std::mt19937_64 random{std::random_device{}()};
     const core::ExponentialBackoff backoff{.initial = options_.backoff_base,
                                            .max = options_.backoff_max};
-    const auto wait = backoff.Jittered(attempts, random);
+    auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(
+        backoff.Jittered(std::min(attempts, 16), random));
+    if (error.retry_after()) wait = std::max(wait, *error.retry_after());
     Log(core::LogLevel::kDebug, "range_retried",
         {{"path", blob.path},
          {"range", index},
@@ -531,21 +626,7 @@ bool FetchEngine::Run::ShouldRetry(Blob& blob, std::size_t index, std::size_t so
     return run_cancel_.SleepFor(wait);
   }
   attempts = 0;
-  {
-    std::lock_guard lock(blob.mutex);
-    if (!blob.excluded[source]) {
-      blob.excluded[source] = true;
-      blob.report.problems.push_back(fmt::format("{}: {}", reader.name(), error.ToString()));
-      blob.report.source_failures.push_back(
-          {.source = std::string(reader.name()), .code = error.code()});
-    }
-  }
-  Log(core::LogLevel::kWarn, "source_failed_for_file",
-      {{"path", blob.path},
-       {"source", reader.name()},
-       {"tier", reader.tier()},
-       {"error", error.ToString()},
-       {"action", "fall back to the next source"}});
+  ExcludeSource(blob, source, error);
   return !run_cancel_.cancelled();
 }
 
@@ -603,12 +684,12 @@ void FetchEngine::Run::FinishBlob(Blob& blob) {
   std::vector<std::size_t> blamed;
   if (discarded == 0) {
     blamed = ChooseBlamedSources(contributors, [&](std::size_t source) {
-      return !health_.MayServe(request_.sources[source]->name(), blob.digest);
+      return !health_.MayServe(sources_.at(source).name(), blob.digest);
     });
   }
   std::vector<std::string> blamed_names;
   for (std::size_t source : blamed) {
-    RangeSource& reader = *request_.sources[source];
+    RangeSource& reader = sources_.at(source);
     health_.ReportBadBytes(reader.name(), reader.tier(), blob.digest);
     if (metrics_ != nullptr) metrics_->Quarantined(reader.tier(), reader.name());
     blamed_names.emplace_back(reader.name());
@@ -616,10 +697,10 @@ void FetchEngine::Run::FinishBlob(Blob& blob) {
   {
     std::lock_guard lock(blob.mutex);
     for (std::size_t source : blamed) {
-      blob.excluded[source] = true;
+      if (blob.sources.size() <= source) blob.sources.resize(source + 1);
+      blob.sources[source].excluded = true;
       blob.report.source_failures.push_back(
-          {.source = std::string(request_.sources[source]->name()),
-           .code = core::ErrorCode::kDataLoss});
+          {.source = std::string(sources_.at(source).name()), .code = core::ErrorCode::kDataLoss});
     }
     if (discarded > 0) {
       blob.report.problems.push_back(
@@ -686,7 +767,7 @@ void FetchEngine::Run::FailBlob(Blob& blob, const core::Error& error) {
   }
   blob_settled_.notify_all();
   work_changed_.notify_all();
-  slot_freed_.notify_all();
+  sources_.WakeAll();
 }
 
 void FetchEngine::Run::Cleanup() {
@@ -710,8 +791,9 @@ void FetchEngine::Run::BuildReport() {
   report_.resumed_bytes = 0;
   report_.resumed_bytes_discarded = 0;
   std::map<std::string, std::string> tier_of_source;
-  for (RangeSource* source : request_.sources) {
-    tier_of_source[std::string(source->name())] = std::string(source->tier());
+  for (std::size_t index = 0; index < sources_.size(); ++index) {
+    const RangeSource& source = sources_.at(index);
+    tier_of_source[std::string(source.name())] = std::string(source.tier());
   }
   for (auto& blob : blobs_) {
     FileReport& base = blob->report;

@@ -16,10 +16,20 @@
 // So the range a file's hash waits for always holds a buffer already (or is complete on disk),
 // whatever the other files, or other fetches sharing the pool, hold.
 //
-// Failures: a range that fails with a retryable error is retried on the same source with
-// jittered backoff, up to options.attempts_per_source; after that, or at once for
-// non-retryable errors (404, 403, truncation), the file moves to its next source for the
-// ranges still missing. When a finished file's digest does not match, every source that served
+// Choosing a source, per range (node-agent/fetch/source_order.h, run_sources.h): the first, in
+// the blob's order, that may hold the blob and has a free request slot: peers that hold it,
+// shared filesystems, origins and object stores (remote sources also need the node's admission,
+// source_admission.h), then peers still staging it. When none is free now but one may be later
+// (a slot, a grant, a staging peer's "not yet", a cool-down) the range waits, up to
+// options.source_wait_limit; the fetch grows its sources while it runs (FetchRequest::more).
+//
+// Failures: a range that fails with a retryable error is retried with jittered backoff (a
+// Retry-After honoured), each retry paid from the source's retry quota, which successes refill;
+// after options.attempts_per_source tries the file moves on to another source when one may
+// serve it, and keeps retrying the last one while its quota lasts. Non-retryable errors (404,
+// 403, truncation) move the file on at once; a 404 from a peer still staging the blob only
+// means "not yet". A range past its deadline cools its source down for every file of the
+// fetch. When a finished file's digest does not match, every source that served
 // part of it is reported to SourceHealth (quarantined for that blob; peers cool down), the bytes
 // go to the store's quarantine, and the file is fetched again from the sources left. Except the
 // first mismatch of a file resumed from an earlier staging: the partial on this disk may be what
@@ -47,7 +57,10 @@
 #include "node-agent/fetch/fetch_metrics.h"
 #include "node-agent/fetch/fetch_report.h"
 #include "node-agent/fetch/range_source.h"
+#include "node-agent/fetch/source_admission.h"
 #include "node-agent/fetch/source_health.h"
+#include "node-agent/fetch/source_set.h"
+#include "node-agent/fetch/source_telemetry.h"
 #include "node-agent/store/cache_store.h"
 
 namespace modelplane::agent {
@@ -62,6 +75,14 @@ struct FetchOptions {
   int attempts_per_source = 3;
   std::chrono::milliseconds backoff_base{100};
   std::chrono::milliseconds backoff_max{2'000};
+  // Retries a source may take in one fetch beyond the first try of each range; each range it
+  // serves gives one back.
+  int retry_quota = 32;
+  // A source that let a range pass range_timeout is left alone this long, for every file.
+  std::chrono::milliseconds stall_cooldown{30'000};
+  // How often a range with no source free looks again, and how long it may wait in all.
+  std::chrono::milliseconds source_poll{250};
+  std::chrono::milliseconds source_wait_limit{600'000};
 };
 
 struct FetchFile {
@@ -74,8 +95,11 @@ struct FetchRequest {
   core::Sha256Bytes revision_digest{};
   std::string name;  // "namespace/name", for humans
   std::vector<FetchFile> files;
-  // In preference order. Not owned; they must outlive the call.
+  // Not owned; they must outlive the call. The engine orders them per blob (SourceRank).
   std::vector<RangeSource*> sources;
+  // Sources added while the fetch runs (peers that start or finish staging the same files);
+  // may be null. Not owned.
+  SourceSet* more_sources = nullptr;
 };
 
 struct FetchProgress {
@@ -95,6 +119,9 @@ class FetchEngine {
     const FetchMetrics* metrics = nullptr;  // may be null
     const core::Logger* logger = nullptr;   // may be null
     const core::Clock* clock = nullptr;
+    // The node's grants for remote sources; null: no admission (tools, tests).
+    SourceAdmission* admission = nullptr;
+    SourceTelemetryRecorder* telemetry = nullptr;  // may be null
   };
 
   [[nodiscard]] static core::Result<std::unique_ptr<FetchEngine>> Create(FetchOptions options,

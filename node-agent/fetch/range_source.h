@@ -40,6 +40,9 @@ struct ReadContext {
   // Stops the read early with kCancelled; may be null. Not const: a source registers callbacks
   // on it (closing its socket) to end a blocked read.
   core::CancellationToken* cancel = nullptr;
+  // Where a source that can tell writes when its answer began to arrive (time to first byte);
+  // may be null. Written on the calling thread.
+  std::chrono::steady_clock::time_point* first_byte = nullptr;
 
   // Why a read must stop now (kCancelled, kDeadlineExceeded), or nothing while it may go on.
   [[nodiscard]] std::optional<core::Error> StopReason() const {
@@ -65,6 +68,18 @@ class RangeSource {
   [[nodiscard]] virtual std::string_view name() const = 0;
   // How many ReadRange calls this source wants in flight at once, across all files.
   [[nodiscard]] virtual std::size_t max_concurrency() const = 0;
+  // The budget this source's requests count against: a remote source's identity
+  // (core/api/source_identity.h), admitted by the node's SourceAdmission; empty for sources the
+  // node reads without a grant (peers).
+  [[nodiscard]] virtual std::string_view admission_key() const { return {}; }
+  // Whether the source can have this blob at all: a peer that holds or stages only some of a
+  // fetch's files is asked only for those.
+  [[nodiscard]] virtual bool MayHold(const core::Sha256Bytes& /*blob*/) const { return true; }
+  // Whether a kNotFound for this blob means "not yet": a peer still staging it. The engine asks
+  // again later instead of giving the source up for the file.
+  [[nodiscard]] virtual bool MayHoldLater(const core::Sha256Bytes& /*blob*/) const { return false; }
+  // Peers: whether the peer is in this node's zone (read before peers elsewhere).
+  [[nodiscard]] virtual bool nearby() const { return true; }
 
   // Fills `destination` with bytes [offset, offset + destination.size()) of `file`, entirely or
   // not at all. Errors: kNotFound (the source has no such file or blob), kUnauthenticated /

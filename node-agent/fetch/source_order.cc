@@ -16,6 +16,12 @@ int TierRank(std::string_view tier) {
 
 }  // namespace
 
+int SourceRank(const RangeSource& source, const core::Sha256Bytes& blob) {
+  if (source.MayHoldLater(blob)) return 4;
+  if (source.tier() == core::api::kTierPeer) return source.nearby() ? 0 : 1;
+  return TierRank(source.tier()) + 1;
+}
+
 void SortByTierPreference(std::vector<std::unique_ptr<RangeSource>>& sources) {
   std::stable_sort(sources.begin(), sources.end(), [](const auto& left, const auto& right) {
     return TierRank(left->tier()) < TierRank(right->tier());

@@ -14,4 +14,9 @@ namespace modelplane::agent {
 // Stable: within a rank the given order holds.
 void SortByTierPreference(std::vector<std::unique_ptr<RangeSource>>& sources);
 
+// The fetch engine's order for one blob, lowest first: peers that hold it (this zone's, then
+// others'), shared filesystems, origins and object stores, and last the peers still staging it
+// (Kraken's handout order: complete peers, the origin, incomplete peers).
+[[nodiscard]] int SourceRank(const RangeSource& source, const core::Sha256Bytes& blob);
+
 }  // namespace modelplane::agent

@@ -50,7 +50,25 @@ PeerRangeSource::PeerRangeSource(PeerRangeSourceOptions options, const core::Clo
       clock_(clock),
       name_(fmt::format("{}/{}", core::api::kTierPeer, options_.endpoint)),
       base_url_(fmt::format("{}://{}", options_.tls ? "https" : "http", options_.endpoint)),
-      client_(std::move(client)) {}
+      client_(std::move(client)),
+      holding_(std::make_shared<const PeerHolding>(options_.holding)) {}
+
+void PeerRangeSource::SetHolding(PeerHolding holding) {
+  auto shared = std::make_shared<const PeerHolding>(std::move(holding));
+  std::lock_guard lock(holding_mutex_);
+  holding_ = std::move(shared);
+}
+
+bool PeerRangeSource::MayHold(const core::Sha256Bytes& blob) const {
+  std::lock_guard lock(holding_mutex_);
+  return holding_->everything || holding_->ready.contains(blob) || holding_->staging.contains(blob);
+}
+
+bool PeerRangeSource::MayHoldLater(const core::Sha256Bytes& blob) const {
+  std::lock_guard lock(holding_mutex_);
+  return !holding_->everything && !holding_->ready.contains(blob) &&
+         holding_->staging.contains(blob);
+}
 
 std::string_view PeerRangeSource::tier() const {
   return core::api::kTierPeer;
@@ -85,6 +103,9 @@ core::Status PeerRangeSource::ReadRange(const SourceFile& file, std::uint64_t of
   request.range_last = offset + destination.size() - 1;
   request.read_timeout = std::min(options_.stall_timeout, remaining);
   request.connect_timeout = std::min(options_.connect_timeout, remaining);
+  if (context.first_byte != nullptr) {
+    request.on_head = [first_byte = context.first_byte] { *first_byte = SteadyClock::now(); };
+  }
   if (options_.token_key) {
     request.headers.set(
         boost::beast::http::field::authorization,

@@ -18,15 +18,27 @@
 #include <chrono>
 #include <cstddef>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "core/clock/clock.h"
+#include "core/digest/sha256.h"
 #include "core/http/http_client.h"
 #include "node-agent/fetch/range_source.h"
 #include "node-agent/peer/peer_token.h"
 
 namespace modelplane::agent {
+
+// Which blobs a peer can serve, as the ModelCache statuses the agent reads say: those of the
+// revisions it holds Ready (now) and of those it is staging (later: a "not found" from it means
+// "not yet"). Everything, when nothing is known (the standalone fetch command's peers).
+struct PeerHolding {
+  bool everything = true;
+  std::set<core::Sha256Bytes> ready;
+  std::set<core::Sha256Bytes> staging;
+};
 
 struct PeerRangeSourceOptions {
   // "host:port", IPv6 as "[::1]:7443", spelled as the peer advertises it (ModelCache status):
@@ -41,6 +53,8 @@ struct PeerRangeSourceOptions {
   std::chrono::milliseconds connect_timeout{2'000};
   // A socket read that waits longer than this fails: a peer that sends nothing is stalled.
   std::chrono::milliseconds stall_timeout{10'000};
+  bool nearby = true;  // in this node's zone
+  PeerHolding holding;
 };
 
 class PeerRangeSource final : public RangeSource {
@@ -52,6 +66,14 @@ class PeerRangeSource final : public RangeSource {
   [[nodiscard]] std::string_view tier() const override;
   [[nodiscard]] std::string_view name() const override { return name_; }
   [[nodiscard]] std::size_t max_concurrency() const override { return options_.max_concurrency; }
+  [[nodiscard]] bool MayHold(const core::Sha256Bytes& blob) const override;
+  [[nodiscard]] bool MayHoldLater(const core::Sha256Bytes& blob) const override;
+  [[nodiscard]] bool nearby() const override { return options_.nearby; }
+  [[nodiscard]] const std::string& endpoint() const { return options_.endpoint; }
+
+  // What the peer holds now, as the latest statuses say; a running fetch sees it at its next
+  // choice of source.
+  void SetHolding(PeerHolding holding);
 
   [[nodiscard]] core::Status ReadRange(const SourceFile& file, std::uint64_t offset,
                                        std::span<std::byte> destination,
@@ -66,6 +88,8 @@ class PeerRangeSource final : public RangeSource {
   const std::string name_;
   const std::string base_url_;
   std::unique_ptr<core::HttpClient> client_;
+  mutable std::mutex holding_mutex_;
+  std::shared_ptr<const PeerHolding> holding_;
 };
 
 }  // namespace modelplane::agent

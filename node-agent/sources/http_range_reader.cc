@@ -27,6 +27,9 @@ core::Status ApplyReadContext(const ReadContext& context, milliseconds read_time
     request.connect_timeout = std::min(request.connect_timeout.value_or(left), left);
   }
   request.read_timeout = read_timeout;
+  if (context.first_byte != nullptr) {
+    request.on_head = [first_byte = context.first_byte] { *first_byte = steady_clock::now(); };
+  }
   return core::Ok();
 }
 

@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include "core/api/source_identity.h"
 #include "node-agent/sources/http_origin_range_source.h"
+#include "node-agent/sources/identified_source.h"
 #include "node-agent/sources/s3_range_source.h"
 #include "node-agent/sources/shared_filesystem_range_source.h"
 
@@ -100,7 +102,8 @@ core::Result<std::vector<std::unique_ptr<RangeSource>>> CreateRevisionSources(
                                             .prefix = source.object_store->prefix,
                                             .max_concurrency = concurrency});
       if (!created) return std::unexpected(created.error());
-      result.push_back(std::move(*created));
+      result.push_back(std::make_unique<IdentifiedSource>(std::move(*created),
+                                                          core::api::SourceIdentity(source)));
     } else if (source.type == core::api::kSourceHttp && source.http) {
       if (!http_client) {
         auto client = core::HttpClient::Create(environment.http);
@@ -115,7 +118,8 @@ core::Result<std::vector<std::unique_ptr<RangeSource>>> CreateRevisionSources(
       if (!created) {
         return std::unexpected(created.error().Wrap(fmt::format("source {}", source.name)));
       }
-      result.push_back(std::move(*created));
+      result.push_back(std::make_unique<IdentifiedSource>(std::move(*created),
+                                                          core::api::SourceIdentity(source)));
     } else if (source.type == core::api::kSourceSharedFilesystem && source.shared_filesystem) {
       auto created = SharedFilesystemRangeSource::Create({.name = source.name,
                                                           .root = source.shared_filesystem->path,
@@ -124,7 +128,8 @@ core::Result<std::vector<std::unique_ptr<RangeSource>>> CreateRevisionSources(
       if (!created) {
         return std::unexpected(created.error().Wrap(fmt::format("source {}", source.name)));
       }
-      result.push_back(std::move(*created));
+      result.push_back(std::make_unique<IdentifiedSource>(std::move(*created),
+                                                          core::api::SourceIdentity(source)));
     } else {
       return MakeError(
           ErrorCode::kInvalidArgument,

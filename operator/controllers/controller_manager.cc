@@ -146,10 +146,18 @@ ControllerManager::ControllerManager(core::KubeClient& client, const core::Watch
           metrics.Instrument(
               "modelcache",
               [this](const std::string& key) { return cache_controller_.Reconcile(key); }),
-          options_.cache_workers, [this](const std::string& key, const core::Error& error) {
+          options_.cache_workers,
+          [this](const std::string& key, const core::Error& error) {
             logger_.Warn("reconcile_failed",
                          {{"controller", "modelcache"}, {"key", key}, {"error", error.ToString()}});
-          }) {
+          }),
+      admission_({.client = client,
+                  .caches = caches_,
+                  .revisions = revisions_,
+                  .logger = logger,
+                  .clock = clock,
+                  .metrics = &metrics.admission()},
+                 options_.admission) {
   revisions_.AddIndexer(kRevisionsByDigest, RevisionsByDigestIndex());
   caches_.AddIndexer(kCachesByRevision, CachesByRevisionIndex());
   caches_.AddIndexer(kCachesByHeldDigest, CachesByHeldDigestIndex());
@@ -351,12 +359,14 @@ bool ControllerManager::Start(core::CancellationToken& stop) {
                                     {"statefulsets", stateful_sets_.store().Size()}});
   revision_runner_.Start();
   cache_runner_.Start();
+  if (options_.admission.enabled) admission_.Start();
   started_ = true;
   return true;
 }
 
 void ControllerManager::Stop() {
   if (started_) {
+    admission_.Stop();
     revision_runner_.Stop();
     cache_runner_.Stop();
     started_ = false;

@@ -1,7 +1,8 @@
 // Owns everything the operator runs while it leads: informers on ModelRevisions, ModelCaches,
 // Nodes, Pods and the workloads that roll revisions (Deployments, StatefulSets, their
-// ReplicaSets and ControllerRevisions), one work queue and runner per controller, the event
-// recorder, and the wiring from informer events to queue keys:
+// ReplicaSets and ControllerRevisions), one work queue and runner per controller, the
+// admission controller's passes (budgets and grants), the event recorder, and the wiring from
+// informer events to queue keys:
 //   ModelRevision change         -> that revision;
 //   ModelCache added or deleted  -> the revisions its spec lists and those whose digest its
 //                                   status reports, plus its lifecycle key;
@@ -32,6 +33,7 @@
 #include "core/policy/source_policy.h"
 #include "core/workqueue/controller_runner.h"
 #include "core/workqueue/work_queue.h"
+#include "operator/admission/admission_controller.h"
 #include "operator/controllers/model_cache_controller.h"
 #include "operator/controllers/model_revision_controller.h"
 #include "operator/controllers/workload_inventory.h"
@@ -46,6 +48,8 @@ struct ControllerOptions {
   std::string reporting_instance;  // Events' reportingInstance (the pod or host name)
   // What revisions may name; absent: every revision with sources is invalid (SourcePolicyDenied).
   std::optional<core::SourcePolicy> source_policy;
+  // Budgets and grants for remote sources (admission/admission_controller.h).
+  AdmissionOptions admission;
 };
 
 class ControllerManager {
@@ -96,6 +100,7 @@ class ControllerManager {
   ModelCacheController cache_controller_;
   core::ControllerRunner revision_runner_;
   core::ControllerRunner cache_runner_;
+  AdmissionController admission_;
   bool started_ = false;
 };
 

@@ -22,7 +22,9 @@ core::Result<ControllerMetrics> ControllerMetrics::Register(core::MetricsRegistr
                          .help = "ModelRevisions by the phase the operator last gave them.",
                          .label_names = {"phase"}});
   if (!phases) return std::unexpected(phases.error());
-  return ControllerMetrics(*reconciles, *durations, *phases);
+  auto admission = AdmissionMetrics::Register(registry);
+  if (!admission) return std::unexpected(admission.error());
+  return ControllerMetrics(*reconciles, *durations, *phases, *admission);
 }
 
 core::Reconciler ControllerMetrics::Instrument(const std::string& controller,

@@ -10,6 +10,7 @@
 
 #include "core/metrics/metrics_registry.h"
 #include "core/workqueue/controller_runner.h"
+#include "operator/admission/admission_metrics.h"
 
 namespace modelplane::controller {
 
@@ -25,14 +26,17 @@ class ControllerMetrics {
   // phase forgets the key (the revision is gone).
   void SetPhase(const std::string& key, const std::string& phase);
 
+  [[nodiscard]] const AdmissionMetrics& admission() const { return admission_; }
+
  private:
   ControllerMetrics(core::CounterFamily* reconciles, core::HistogramFamily* durations,
-                    core::GaugeFamily* phases)
-      : reconciles_(reconciles), durations_(durations), phases_(phases) {}
+                    core::GaugeFamily* phases, AdmissionMetrics admission)
+      : reconciles_(reconciles), durations_(durations), phases_(phases), admission_(admission) {}
 
   core::CounterFamily* reconciles_;
   core::HistogramFamily* durations_;
   core::GaugeFamily* phases_;
+  AdmissionMetrics admission_;
   std::shared_ptr<std::mutex> phase_mutex_ = std::make_shared<std::mutex>();
   std::shared_ptr<std::map<std::string, std::string>> phase_by_key_ =
       std::make_shared<std::map<std::string, std::string>>();

@@ -62,6 +62,22 @@ void SetCondition(std::vector<api::Condition>& conditions, api::Condition condit
   }
 }
 
+std::optional<api::FetchedBytes> FetchedBytesOf(const std::vector<DesiredNodeState>& nodes) {
+  api::FetchedBytes fetched;
+  std::int64_t ready = 0;
+  for (const DesiredNodeState& node : nodes) {
+    if (!node.cached) continue;
+    for (const auto& [tier, bytes] : node.cached->bytes_by_tier) {
+      fetched.by_tier[tier] += bytes;
+      if (tier != api::kTierPeer && tier != api::kTierLocal) fetched.origin_bytes += bytes;
+    }
+    if (node.cached->state == api::kCacheStateReady) ++ready;
+  }
+  if (fetched.by_tier.empty()) return std::nullopt;
+  fetched.origin_bytes_per_replica = ready > 0 ? fetched.origin_bytes / ready : 0;
+  return fetched;
+}
+
 api::ModelRevisionStatus BuildRevisionStatus(const RevisionObservation& observation,
                                              const std::vector<api::Condition>& previous_conditions,
                                              api::Timestamp now) {
@@ -114,6 +130,7 @@ api::ModelRevisionStatus BuildRevisionStatus(const RevisionObservation& observat
   }
   std::sort(status.nodes.begin(), status.nodes.end(),
             [](const auto& a, const auto& b) { return a.node < b.node; });
+  status.fetched = FetchedBytesOf(observation.nodes);
   status.desired_nodes = static_cast<std::int32_t>(observation.nodes.size());
   if (!ready_seconds.empty()) {
     std::sort(ready_seconds.begin(), ready_seconds.end());

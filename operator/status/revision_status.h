@@ -69,6 +69,10 @@ struct RevisionObservation {
 void SetCondition(std::vector<api::Condition>& conditions, api::Condition condition,
                   const std::vector<api::Condition>& previous);
 
+// Where the nodes' stagings read their bytes, summed by tier; nullopt when no node reports it.
+[[nodiscard]] std::optional<api::FetchedBytes> FetchedBytesOf(
+    const std::vector<DesiredNodeState>& nodes);
+
 [[nodiscard]] api::ModelRevisionStatus BuildRevisionStatus(
     const RevisionObservation& observation, const std::vector<api::Condition>& previous_conditions,
     api::Timestamp now);

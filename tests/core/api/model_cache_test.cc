@@ -27,7 +27,15 @@ nlohmann::json SampleCache() {
                {"digest", kDigest},
                {"pinned", true},
                {"reason", "rollback"},
-               {"pinnedUntil", "2024-05-02T12:00:00Z"}}}}}},
+               {"pinnedUntil", "2024-05-02T12:00:00Z"}}}},
+            {"grants",
+             {{{"source", "objectStore/http://s3.local/models"},
+               {"streams", 6},
+               {"bytesPerSecond", 100000000},
+               {"expiresAt", "2024-05-01T12:00:30Z"}},
+              {{"source", "http/https://origin.example"},
+               {"streams", 0},
+               {"expiresAt", "2024-05-01T12:00:30Z"}}}}}},
           {"status",
            {{"capacityBytes", 3840000000000},
             {"usedBytes", 6154944939},
@@ -53,11 +61,25 @@ nlohmann::json SampleCache() {
                  {"published", "2024-05-01T12:00:42.100Z"}}},
                {"lastUsed", "2024-05-01T13:00:00Z"},
                {"uniqueBytes", 6154944939},
-               {"protection", {"inUse", "wanted"}}},
+               {"protection", {"inUse", "wanted"}},
+               {"bytesByTier", {{"objectStore", 6000000000}, {"peer", 154944939}}}},
               {{"digest", kOtherDigest},
                {"state", "Failed"},
                {"reason", "InsufficientCapacity"},
-               {"message", "needs 10 bytes"}}}}}}};
+               {"message", "needs 10 bytes"}}}},
+            {"sources",
+             {{{"source", "objectStore/http://s3.local/models"},
+               {"tier", "objectStore"},
+               {"windowSeconds", 5},
+               {"windowEnd", "2024-05-01T12:00:40Z"},
+               {"bytesPerSecond", 250000000},
+               {"peakStreams", 6},
+               {"requestsOk", 120},
+               {"requestsThrottled", 2},
+               {"requestsFailed", 0},
+               {"requestsTimedOut", 0},
+               {"ttfbMilliseconds", 35},
+               {"grantedStreams", 6}}}}}}};
 }
 
 TEST(ModelCacheTest, RoundTrips) {
@@ -80,6 +102,14 @@ TEST(ModelCacheTest, RoundTrips) {
   EXPECT_EQ(cached.unique_bytes, 6154944939);
   EXPECT_EQ(cached.protection, (std::vector<std::string>{"inUse", "wanted"}));
   EXPECT_EQ(cache->status->revisions[1].reason, kCacheReasonInsufficientCapacity);
+  ASSERT_EQ(cache->spec.grants.size(), 2u);
+  EXPECT_EQ(cache->spec.grants[0].streams, 6);
+  EXPECT_EQ(cache->spec.grants[0].bytes_per_second, 100000000);
+  EXPECT_FALSE(cache->spec.grants[1].bytes_per_second);
+  EXPECT_EQ(cached.bytes_by_tier.at("peer"), 154944939);
+  ASSERT_EQ(cache->status->sources.size(), 1u);
+  EXPECT_EQ(cache->status->sources[0].requests_throttled, 2);
+  EXPECT_EQ(cache->status->sources[0].granted_streams, 6);
   const nlohmann::json written = ToJson(*cache);
   EXPECT_EQ(written["status"]["revisions"][0]["timestamps"]["lastByte"],
             "2024-05-01T12:00:41.500000Z");
@@ -88,6 +118,24 @@ TEST(ModelCacheTest, RoundTrips) {
   auto reparsed = ParseModelCache(written.dump());
   ASSERT_TRUE(reparsed.has_value()) << reparsed.error().message();
   EXPECT_EQ(*reparsed, *cache);
+}
+
+TEST(ModelCacheTest, GrantsAloneAreWrittenForTheirOwnFieldManager) {
+  auto cache = ModelCacheFromJson(SampleCache());
+  ASSERT_TRUE(cache.has_value());
+  const nlohmann::json grants = GrantsToJson(cache->spec.grants);
+  ASSERT_EQ(grants.size(), 2u);
+  EXPECT_EQ(grants[1], nlohmann::json({{"source", "http/https://origin.example"},
+                                       {"streams", 0},
+                                       {"expiresAt", "2024-05-01T12:00:30Z"}}));
+}
+
+TEST(ModelCacheTest, RefusesBytesByTierThatAreNotCounts) {
+  nlohmann::json bad = SampleCache();
+  bad["status"]["revisions"][0]["bytesByTier"]["peer"] = "many";
+  auto cache = ModelCacheFromJson(bad);
+  ASSERT_FALSE(cache.has_value());
+  EXPECT_THAT(cache.error().message(), HasSubstr("bytesByTier"));
 }
 
 TEST(ModelCacheTest, NamesThePathOfBadFields) {

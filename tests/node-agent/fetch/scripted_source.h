@@ -30,6 +30,11 @@ class ScriptedSource final : public RangeSource {
   std::string_view tier() const override { return tier_; }
   std::string_view name() const override { return name_; }
   std::size_t max_concurrency() const override { return concurrency_; }
+  std::string_view admission_key() const override { return admission_key_; }
+  bool MayHoldLater(const core::Sha256Bytes&) const override { return staging; }
+
+  // Counted against the node's admission under this key (a remote source's identity).
+  void SetAdmissionKey(std::string key) { admission_key_ = std::move(key); }
 
   std::atomic<int> retryable_failures_left{0};
   std::atomic<bool> stall{false};
@@ -37,6 +42,12 @@ class ScriptedSource final : public RangeSource {
   std::atomic<bool> missing{false};
   std::atomic<int> not_found_after_calls{-1};  // from that many calls on, answer 404
   std::atomic<int> delay_ms{0};
+  // A peer still staging: answers 404 while not_yet is set, and the engine takes that as "not
+  // yet" (MayHoldLater) while staging is set.
+  std::atomic<bool> staging{false};
+  std::atomic<bool> not_yet{false};
+  // Fails retryably on every `fail_every`th call (a flaky source that still makes progress).
+  std::atomic<int> fail_every{0};
   std::atomic<std::uint64_t> bytes_served{0};
   std::atomic<int> calls{0};
   std::atomic<int> in_flight{0};
@@ -53,10 +64,10 @@ class ScriptedSource final : public RangeSource {
       std::atomic<int>& counter;
       ~Leave() { --counter; }
     } leave{in_flight};
-    if (missing || (not_found_after_calls >= 0 && call > not_found_after_calls)) {
+    if (missing || not_yet || (not_found_after_calls >= 0 && call > not_found_after_calls)) {
       return core::MakeError(core::ErrorCode::kNotFound, name_ + ": no such file");
     }
-    if (retryable_failures_left.fetch_sub(1) > 0) {
+    if (retryable_failures_left.fetch_sub(1) > 0 || (fail_every > 0 && call % fail_every == 0)) {
       return core::MakeError(core::ErrorCode::kUnavailable, name_ + ": 503");
     }
     if (stall) {
@@ -94,6 +105,7 @@ class ScriptedSource final : public RangeSource {
   std::string tier_;
   std::filesystem::path root_;
   std::size_t concurrency_;
+  std::string admission_key_;
 };
 
 }  // namespace modelplane::agent::testing

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "core/api/source_identity.h"
+#include "node-agent/sources/identified_source.h"
 #include "node-agent/sources/s3_range_source.h"
 #include "test_files.h"
 
@@ -57,7 +59,13 @@ TEST(CreateRevisionSources, BuildsOneSourcePerEntryInOrder) {
   EXPECT_EQ((*sources)[1]->name(), "http/origin");
   EXPECT_EQ((*sources)[2]->tier(), "sharedFilesystem");
   EXPECT_EQ((*sources)[2]->max_concurrency(), 3u);
-  auto* s3 = dynamic_cast<S3RangeSource*>((*sources)[0].get());
+  // Each counts against the identity of the storage behind it, not the source's name.
+  EXPECT_EQ((*sources)[0]->admission_key(), core::api::SourceIdentity(spec[0]));
+  EXPECT_EQ((*sources)[1]->admission_key(), "http/https://models.example.com");
+  EXPECT_EQ((*sources)[2]->admission_key(), "sharedFilesystem/" + shared.path());
+  auto* identified = dynamic_cast<IdentifiedSource*>((*sources)[0].get());
+  ASSERT_NE(identified, nullptr);
+  auto* s3 = dynamic_cast<S3RangeSource*>(&identified->inner());
   ASSERT_NE(s3, nullptr);
   EXPECT_EQ(s3->KeyFor("model.safetensors"), "llama/r1/model.safetensors");
 }

@@ -64,14 +64,21 @@ class ControllersTest : public core::testing::ClusterTest {
     auto logger = core::Logger::Create({.component = "operator-test"});
     ASSERT_TRUE(logger);
     logger_.emplace(std::move(*logger));
+    StartManager();
+  }
+
+  // The operator's controllers as a leader runs them; a second call is a new leader.
+  void StartManager() {
+    if (manager_) manager_->Stop();
     manager_ = std::make_unique<ControllerManager>(
         *client_, *watcher_,
         ControllerOptions{
             .namespace_scope = namespace_,
             .resync_period = seconds(0),
             .reporting_instance = "operator-test",
-            .source_policy = core::SourcePolicy{.object_stores = {{.buckets = {"models"},
-                                                                   .node_credentials = true}}}},
+            .source_policy = core::SourcePolicy{.object_stores = {{.buckets = allowed_buckets_,
+                                                                   .node_credentials = true}}},
+            .admission = admission_options_},
         *metrics_, *logger_, clock_);
     core::CancellationToken never;
     ASSERT_TRUE(manager_->Start(never));
@@ -143,6 +150,9 @@ class ControllersTest : public core::testing::ClusterTest {
     reported_caches_.insert(cache);
   }
 
+  // Set by a derived fixture's constructor, before SetUp starts the controllers.
+  std::vector<std::string> allowed_buckets_ = {"models"};
+  AdmissionOptions admission_options_;
   core::MetricsRegistry registry_;
   std::optional<ControllerMetrics> metrics_;
   std::optional<core::Logger> logger_;

@@ -1,0 +1,59 @@
+#include "core/api/source_identity.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace modelplane::core::api {
+namespace {
+
+std::string Lower(std::string_view text) {
+  std::string out(text);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+std::string_view WithoutTrailingSlashes(std::string_view text) {
+  while (text.size() > 1 && text.back() == '/') text.remove_suffix(1);
+  return text;
+}
+
+// scheme://host[:port] of a URL; the whole text when it has no scheme.
+std::string_view OriginOf(std::string_view url) {
+  const std::size_t scheme_end = url.find("://");
+  if (scheme_end == std::string_view::npos) return WithoutTrailingSlashes(url);
+  const std::size_t path_start = url.find_first_of("/?#", scheme_end + 3);
+  return url.substr(0, path_start);
+}
+
+}  // namespace
+
+std::string SourceIdentity(const ModelSource& source) {
+  if (source.object_store) {
+    const ObjectStoreLocation& location = *source.object_store;
+    std::string endpoint = location.endpoint.empty()
+                               ? "aws:" + Lower(location.region)
+                               : Lower(WithoutTrailingSlashes(location.endpoint));
+    return std::string(kTierObjectStore) + "/" + endpoint + "/" + location.bucket;
+  }
+  if (source.http) {
+    return std::string(kTierHttp) + "/" + Lower(OriginOf(source.http->base_url));
+  }
+  if (source.shared_filesystem) {
+    return std::string(kTierSharedFilesystem) + "/" +
+           std::string(WithoutTrailingSlashes(source.shared_filesystem->path));
+  }
+  return source.type + "/" + source.name;
+}
+
+std::string_view SourceIdentityTier(std::string_view identity) {
+  const std::size_t slash = identity.find('/');
+  if (slash == std::string_view::npos) return {};
+  const std::string_view tier = identity.substr(0, slash);
+  for (std::string_view known : {kTierObjectStore, kTierHttp, kTierSharedFilesystem, kTierPeer}) {
+    if (tier == known) return known;
+  }
+  return {};
+}
+
+}  // namespace modelplane::core::api

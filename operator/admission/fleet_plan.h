@@ -1,0 +1,63 @@
+// Who may read which remote source, decided for the whole fleet once per admission pass. Pure.
+//
+// Demand: every ModelCache spec entry whose revision the node does not hold Ready yet (and was
+// not refused for room or by the source policy) needs its revision's sources, at a priority
+// from the entry's reason: pods waiting (in-use) and rollout steps first, rollback refills,
+// prestage, anything else last.
+//
+// Fan-out: per zone and revision, one seeder reads the origin; the zone's other nodes read
+// from it and from each other (node-agent/controller/peer_candidates.h) and get 0 streams of
+// the origin. No one in a zone reads the origin while the zone holds the revision Ready
+// somewhere. A seeder stays the seeder while it makes progress; one that made none for the
+// stall timeout (its agent died, its node hangs) is replaced by the follower that holds the
+// most of the revision. Nodes that serve no peers never seed.
+//
+// Every node with demand gets a grant entry for each source its stagings name, 0 for followers,
+// so its agent waits for its seeder instead of falling back to its safe capacity.
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/api/model_cache.h"
+#include "core/api/model_revision.h"
+#include "operator/admission/grant_allocator.h"
+#include "operator/admission/source_budget.h"
+
+namespace modelplane::controller {
+
+// What the plan needs of a ModelRevision.
+struct RevisionSources {
+  std::string digest;                   // status.digest
+  std::vector<std::string> identities;  // its sources' identities, in spec order
+};
+
+struct FleetPlanInput {
+  std::vector<core::api::ModelCache> caches;
+  std::map<std::string, RevisionSources> revisions;  // "namespace/name"; valid, not revoked
+  std::map<std::string, std::string> seeders;        // the last pass's: "zone|digest" -> node
+  std::set<std::string> stalled;  // "node|digest": staging without progress for too long
+  int wanted_streams = 16;        // what one staging asks of a source
+};
+
+struct FleetPlan {
+  std::map<std::string, std::vector<StagingDemand>> demands;  // by source identity
+  std::map<std::string, std::set<std::string>> node_sources;  // node -> identities it needs
+  std::map<std::string, std::string> seeders;                 // "zone|digest" -> node
+  // Stagings that wait on a peer instead of the origin, by source identity.
+  std::map<std::string, int> followers;
+};
+
+[[nodiscard]] StagingPriority PriorityOfReason(std::string_view reason);
+
+[[nodiscard]] FleetPlan PlanFleet(const FleetPlanInput& input);
+
+// The fleet's telemetry for one source summed over the ModelCache statuses that reported it
+// since `newer_than` (older reports are agents that stopped reading it, or stopped).
+[[nodiscard]] SourceObservation ObserveSource(const std::vector<core::api::ModelCache>& caches,
+                                              const std::string& identity,
+                                              const core::api::Timestamp& newer_than);
+
+}  // namespace modelplane::controller

@@ -1,0 +1,116 @@
+#include "node-agent/fetch/source_admission.h"
+
+#include <gtest/gtest.h>
+
+namespace modelplane::agent {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+constexpr char kSource[] = "objectStore/http://s3.local/models";
+
+class SourceAdmissionTest : public ::testing::Test {
+ protected:
+  core::api::StreamGrant Grant(int streams, seconds ttl = seconds(30)) const {
+    return {.source = kSource,
+            .streams = streams,
+            .expires_at =
+                std::chrono::time_point_cast<std::chrono::microseconds>(clock_.WallNow() + ttl)};
+  }
+  int Admit(SourceAdmission& admission, int tries) const {
+    int admitted = 0;
+    for (int index = 0; index < tries; ++index) admitted += admission.TryAcquire(kSource) ? 1 : 0;
+    return admitted;
+  }
+
+  core::ManualClock clock_;
+};
+
+TEST_F(SourceAdmissionTest, AGrantBoundsRequestsInFlight) {
+  SourceAdmission admission(clock_, {.start_grace = seconds(10)});
+  admission.SetGrants({Grant(3)});
+  EXPECT_EQ(Admit(admission, 10), 3);
+  admission.Release(kSource, RequestOutcome::kOk, 1 << 20, std::nullopt);
+  EXPECT_EQ(Admit(admission, 10), 1);
+}
+
+TEST_F(SourceAdmissionTest, AZeroGrantAdmitsNothing) {
+  SourceAdmission admission(clock_, {});
+  admission.SetGrants({Grant(0)});
+  EXPECT_EQ(Admit(admission, 5), 0);
+  EXPECT_EQ(admission.Limit(kSource), 0);
+}
+
+TEST_F(SourceAdmissionTest, BeforeTheFirstGrantItWaitsThenFallsBackToTheSafeCapacity) {
+  SourceAdmission admission(clock_, {.safe_streams = 2, .start_grace = seconds(10)});
+  EXPECT_EQ(Admit(admission, 5), 0) << "the operator has not named a seeder yet";
+  clock_.Advance(seconds(11));
+  EXPECT_EQ(Admit(admission, 5), 2);
+}
+
+TEST_F(SourceAdmissionTest, AnExpiredGrantFallsBackToTheSafeCapacity) {
+  SourceAdmission admission(clock_, {.safe_streams = 2});
+  admission.SetGrants({Grant(8, seconds(5))});
+  EXPECT_EQ(Admit(admission, 10), 8);
+  for (int index = 0; index < 8; ++index) {
+    admission.Release(kSource, RequestOutcome::kOk, 0, std::nullopt);
+  }
+  clock_.Advance(seconds(6));  // the operator is gone
+  EXPECT_EQ(Admit(admission, 10), 2);
+}
+
+TEST_F(SourceAdmissionTest, ASourceTheGrantsLeaveOutWaitsWhileOthersAreGranted) {
+  SourceAdmission admission(clock_, {.start_grace = seconds(0)});
+  core::api::StreamGrant other = Grant(4);
+  other.source = "http/https://origin.example";
+  admission.SetGrants({other});
+  EXPECT_EQ(Admit(admission, 3), 0);
+}
+
+TEST_F(SourceAdmissionTest, ThrottlingShrinksTheWindowAndSuccessesGrowItBack) {
+  SourceAdmission admission(clock_, {});
+  admission.SetGrants({Grant(10)});
+  ASSERT_EQ(admission.Limit(kSource), 10);
+  ASSERT_TRUE(admission.TryAcquire(kSource));
+  admission.Release(kSource, RequestOutcome::kThrottled, 0, std::nullopt);
+  EXPECT_EQ(admission.Limit(kSource), 7);
+  for (int index = 0; index < 40; ++index) {
+    ASSERT_TRUE(admission.TryAcquire(kSource));
+    admission.Release(kSource, RequestOutcome::kOk, 0, std::nullopt);
+  }
+  EXPECT_EQ(admission.Limit(kSource), 10) << "never past the grant";
+}
+
+TEST_F(SourceAdmissionTest, RetryAfterPausesTheSource) {
+  SourceAdmission admission(clock_, {});
+  admission.SetGrants({Grant(4)});
+  ASSERT_TRUE(admission.TryAcquire(kSource));
+  admission.Release(kSource, RequestOutcome::kThrottled, 0, milliseconds(2000));
+  EXPECT_FALSE(admission.TryAcquire(kSource));
+  clock_.Advance(milliseconds(2001));
+  EXPECT_TRUE(admission.TryAcquire(kSource));
+}
+
+TEST_F(SourceAdmissionTest, AByteRateSpacesRequestStarts) {
+  SourceAdmission admission(clock_, {});
+  core::api::StreamGrant grant = Grant(4);
+  grant.bytes_per_second = 1 << 20;
+  admission.SetGrants({grant});
+  ASSERT_TRUE(admission.TryAcquire(kSource));
+  admission.Release(kSource, RequestOutcome::kOk, 2 << 20, std::nullopt);  // two seconds' worth
+  EXPECT_FALSE(admission.TryAcquire(kSource));
+  clock_.Advance(milliseconds(1900));
+  EXPECT_FALSE(admission.TryAcquire(kSource));
+  clock_.Advance(milliseconds(200));
+  EXPECT_TRUE(admission.TryAcquire(kSource));
+}
+
+TEST_F(SourceAdmissionTest, DisabledAdmissionLimitsNothing) {
+  SourceAdmission admission(clock_, {.enabled = false});
+  EXPECT_EQ(Admit(admission, 100), 100);
+  EXPECT_EQ(admission.Limit(kSource), SourceAdmission::kUnlimited);
+}
+
+}  // namespace
+}  // namespace modelplane::agent
