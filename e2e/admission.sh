@@ -6,7 +6,8 @@
 # staged on every node, the read burst of a rollout, once per phase:
 #   on   admission and fan-out on: budgets learned from the agents' telemetry, one seeder per
 #        zone reads the origin, the others read from it;
-#   off  both off: every agent straight to the origin at its own concurrency (the anchor).
+#   off  both off: every agent straight to the origin at its own concurrency, no peers (the
+#        anchor: what a fleet without modelplane's admission and fan-out reads).
 # Each phase starts from empty caches, a fresh operator and fresh agents, and writes one JSON
 # line: origin bytes (the proxy's own counter) and per zone, its busiest second, 503s, failed
 # stagings, bytes-to-ready p50/p95/p99, and where the bytes came from by tier.
@@ -18,7 +19,8 @@
 # the lease expires; --kill-seeder kills a zone's seeder agent mid-fetch and restarts it once
 # another node took over. --check fails unless the "on" phase kept origin bytes at most 1.1x
 # the model per zone (1.2x with a kill), had no failed staging and p99 at most 1.5x p50.
-# Environment: MODELPLANE_BUILD (default build/e2e, built here), MODELPLANE_E2E_STATE.
+# Environment: MODELPLANE_BUILD (default build/e2e, built here), MODELPLANE_E2E_STATE, and
+# MODELPLANE_E2E_LOGS (default <state>-logs: where the logs and phase records are kept).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -49,6 +51,7 @@ done
 export MODELPLANE_E2E_STATE=${MODELPLANE_E2E_STATE:-/tmp/modelplane-admission}
 export MODELPLANE_E2E_NODES=$nodes
 state=$MODELPLANE_E2E_STATE
+logs_copy=${MODELPLANE_E2E_LOGS:-$state-logs}
 build=${MODELPLANE_BUILD:-$root/build/e2e}
 python=$root/.venv/bin/python
 pids_file=$state/processes.pids
@@ -99,6 +102,13 @@ cleanup() {
     done
   fi
   stop_processes
+  # The cluster's state folder goes with it; the logs and each phase's records stay.
+  rm -rf "$logs_copy"
+  mkdir -p "$logs_copy"
+  cp -r "$state"/logs "$logs_copy"/ 2>/dev/null || true
+  for phase_folder in "$state"/on "$state"/off; do
+    [[ -d $phase_folder ]] && cp "$phase_folder"/*.json "$logs_copy/" 2>/dev/null || true
+  done
   e2e/cluster.sh down >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
@@ -144,13 +154,16 @@ start_operator() {  # start_operator PHASE ADMISSION(true|false)
 admin: {address: 127.0.0.1, port: 0}
 kubernetes: {kubeconfig: $KUBECONFIG}
 leaderElection: {namespace: modelplane-system, leaseDuration: 8s, renewDeadline: 6s, retryPeriod: 1s}
-admission: {enabled: $2, interval: 1s, stepInterval: 2s, grantTtl: 20s, seederStallTimeout: 8s, wantedStreams: 8}
+admission: {enabled: $2, interval: 1s, stepInterval: 2s, grantTtl: 30s, seederStallTimeout: 4s, wantedStreams: 8}
 sourcePolicy: $source_policy
 YAML
   start "modelplane-operator-$1" "$build/operator/modelplane-operator" --config "$state/$1/operator.yaml"
 }
 start_agent() {  # start_agent PHASE NODE ADMISSION(true|false)
   local folder=$state/$1/agents/$2
+  # The anchor reads like a fleet without modelplane's fan-out: no peers, origin only.
+  local peers=true
+  [[ $3 == false ]] && peers=false
   mkdir -p "$folder"
   if [[ ! -f $folder/agent.yaml ]]; then
     cat >"$folder/agent.yaml" <<YAML
@@ -158,11 +171,12 @@ nodeName: $2
 cacheRoot: $folder/cache
 admin: {address: 127.0.0.1, port: 0}
 kubernetes: {kubeconfig: $KUBECONFIG}
-statusInterval: 500ms
+statusInterval: 1s
 fetch: {rangeSize: 4Mi, inFlight: 8, bufferPool: 64Mi, rangeTimeout: 20s}
 admission: {enabled: $3, safeStreams: 2, startGrace: 10s, telemetryWindow: 3s, mediaProbe: 8Mi}
 eviction: {enabled: false}
 peers:
+  enabled: $peers
   listenAddress: 127.0.0.1
   port: $(free_port)
   advertiseAddress: 127.0.0.1
@@ -182,7 +196,28 @@ seeders() {
 import json, sys
 for item in json.load(sys.stdin)["items"]:
     if any(g.get("streams", 0) > 0 for g in item.get("spec", {}).get("grants", [])):
-        print(item["metadata"]["name"])'
+        print(item["metadata"]["name"], (item.get("status") or {}).get("zone", ""))'
+}
+
+has_seeder() { [[ -n $(seeders) ]]; }
+# taken_over NODE ZONE: a node of ZONE other than NODE holds streams of the origin, or every
+# node of ZONE but NODE holds the revision Ready.
+taken_over() {
+  seeders | awk -v node="$1" -v zone="$2" '$2 == zone && $1 != node {found = 1} END {exit !found}' && return 0
+  kubectl get modelcaches -o json | "$python" -c '
+import json, sys
+node, zone = sys.argv[1], sys.argv[2]
+pending = 0
+for item in json.load(sys.stdin)["items"]:
+    status = item.get("status") or {}
+    if item["metadata"]["name"] == node or status.get("zone") != zone:
+        continue
+    if not any(entry.get("state") == "Ready" for entry in status.get("revisions", [])):
+        pending += 1
+sys.exit(1 if pending else 0)' "$1" "$2"
+}
+staging_started() {
+  (($(kubectl get modelrevision llama-on -n models -o jsonpath='{.status.stagingNodes}' || echo 0) > 0))
 }
 
 run_phase() {  # run_phase on|off
@@ -190,8 +225,8 @@ run_phase() {  # run_phase on|off
   [[ $phase == off ]] && admission=false
   say "Phase $phase: admission and fan-out $([[ $admission == true ]] && echo on || echo off)"
   mkdir -p "$state/$phase"
-  # Nothing from an earlier phase: no revision, no cache entries, no learned budget.
-  kubectl delete modelrevisions --all -n models --wait=true >/dev/null 2>&1 || true
+  # Nothing from an earlier phase (its revision went while its operator ran): no cache entries,
+  # no learned budget.
   kubectl delete modelcaches --all --wait=true >/dev/null 2>&1 || true
   kubectl delete sourcebudgets --all --wait=true >/dev/null 2>&1 || true
   start_operator "$phase" "$admission"
@@ -209,7 +244,7 @@ run_phase() {  # run_phase on|off
   kubectl apply -n models -f "$state/$phase/revision.yaml" >/dev/null
   local killed=""
   if ((kill_operator)) && [[ $phase == on ]]; then
-    wait_for 120 "stagings to start" bash -c "[[ \$(kubectl get modelrevision llama-on -n models -o jsonpath='{.status.stagingNodes}') -gt 0 ]]"
+    wait_for 120 "stagings to start" staging_started
     sleep 3
     stop_named "modelplane-operator-on" KILL
     killed+="operator "
@@ -218,15 +253,25 @@ run_phase() {  # run_phase on|off
     start "modelplane-operator-on-2" "$build/operator/modelplane-operator" --config "$state/on/operator.yaml"
   fi
   if ((kill_seeder)) && [[ $phase == on ]]; then
-    wait_for 120 "a seeder" bash -c "[[ -n \$($(declare -f seeders); seeders) ]]"
+    wait_for 120 "a seeder" has_seeder
     sleep 2
-    local seeder
-    seeder=$(seeders | head -n 1)
+    local seeder zone
+    read -r seeder zone < <(seeders | head -n 1)
     stop_named "modelplane-node-agent-on-$seeder" KILL
     killed+="seeder:$seeder "
-    echo "  killed the seeder on $seeder (kill -9) mid-fetch"
-    wait_for 120 "another seeder to take over" bash -c "$(declare -f seeders); seeders | grep -qv '^$seeder\$'"
-    echo "  $(seeders | grep -v "^$seeder\$" | head -n 1) took over; restarting $seeder's agent"
+    echo "  killed the seeder of $zone, $seeder (kill -9), mid-fetch"
+    # Another node of the zone takes over once the seeder's progress stalls, unless the zone
+    # finished first from its peers and the other zone's copies.
+    wait_for 120 "another seeder in $zone, or $zone done" taken_over "$seeder" "$zone"
+    local successor
+    successor=$(seeders | awk -v node="$seeder" -v zone="$zone" '$2 == zone && $1 != node {print $1; exit}')
+    if [[ -n $successor ]]; then
+      echo "  $successor took over as the seeder of $zone"
+      killed+="successor:$successor "
+    else
+      echo "  $zone finished from its peers before a successor was needed"
+    fi
+    echo "  restarting $seeder's agent"
     start_agent on "$seeder" true
   fi
   local ready_expr="{.status.readyNodes}/{.status.failedNodes}"
@@ -279,7 +324,9 @@ result = {
 print(json.dumps(result, sort_keys=True))
 PY
   cat "$state/$phase/result.json"
-  # Stop this phase's processes; the next starts clean.
+  # The revision goes while the operator runs (it releases the revision's finalizer), then this
+  # phase's processes stop; the next phase starts clean.
+  kubectl delete modelrevision "llama-$phase" -n models --wait=true --timeout=60s >/dev/null 2>&1 || true
   stop_processes
   [[ $status == "$nodes/"* ]] || { ((check)) && [[ $phase == on ]] && fail "phase $phase: $status of $nodes Ready after ${seconds}s"; echo "  phase $phase did not finish: $status"; }
   return 0

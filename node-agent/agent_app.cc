@@ -119,7 +119,8 @@ int RunAgent(const AgentConfig& config, core::ComponentRuntime& runtime) {
   SourceThroughput throughput;
   SourceAdmission admission(runtime.clock(), {.enabled = config.admission.enabled,
                                               .safe_streams = config.admission.safe_streams,
-                                              .start_grace = config.admission.start_grace});
+                                              .start_grace = config.admission.start_grace,
+                                              .follower_grace = config.admission.follower_grace});
   SourceTelemetryRecorder telemetry(runtime.clock(), config.admission.telemetry_window);
   std::int64_t media_bandwidth = 0;
   if (config.admission.media_probe.bytes > 0) {

@@ -26,6 +26,8 @@ void BindConfig(core::ConfigMap& map, AdmissionConfig& config) {
   map.Optional("safeStreams", config.safe_streams, core::InRange(1, 64));
   map.Optional("startGrace", config.start_grace,
                core::InRange(std::chrono::seconds(0), std::chrono::seconds(600)));
+  map.Optional("followerGrace", config.follower_grace,
+               core::InRange(std::chrono::seconds(0), std::chrono::seconds(3600)));
   map.Optional("telemetryWindow", config.telemetry_window,
                core::InRange(std::chrono::seconds(1), std::chrono::seconds(600)));
   map.Optional("mediaProbe", config.media_probe);

@@ -31,6 +31,8 @@ struct AdmissionConfig {
   bool enabled = true;
   int safe_streams = 2;  // per remote source while no valid grant is held
   std::chrono::seconds start_grace{10};
+  // How long a follower (granted 0 streams) waits for peers after its grant lapsed.
+  std::chrono::seconds follower_grace{60};
   // The window the telemetry in ModelCache status covers.
   std::chrono::seconds telemetry_window{10};
   // Written once at start into the cache folder and read back to measure the media bandwidth

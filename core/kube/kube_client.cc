@@ -13,7 +13,7 @@
 namespace modelplane::core {
 namespace {
 
-namespace http = web::http;
+namespace rest = web::http;
 using nlohmann::json;
 
 std::string ContentTypeOf(PatchType type) {
@@ -36,7 +36,7 @@ std::string NamespaceOf(const json& object) {
 class RestKubeClient final : public KubeClient {
  public:
   RestKubeClient(KubeConfig config, KubeClientOptions options, const Clock& clock,
-                 http::client::http_client_config client_config)
+                 rest::client::http_client_config client_config)
       : config_(std::move(config)),
         options_(std::move(options)),
         clock_(clock),
@@ -185,7 +185,7 @@ class RestKubeClient final : public KubeClient {
   Status SendOnce(const std::string& method, const std::string& path_and_query, const json& body,
                   const std::string& content_type, int& status, std::string& text,
                   std::optional<std::chrono::seconds>& retry_after) {
-    http::http_request request(method);
+    rest::http_request request(method);
     request.set_request_uri(path_and_query);
     request.headers().add("Accept", "application/json");
     request.headers().add("User-Agent", options_.user_agent);
@@ -194,14 +194,14 @@ class RestKubeClient final : public KubeClient {
     if (!token->empty()) request.headers().add("Authorization", "Bearer " + *token);
     if (!body.is_null()) request.set_body(body.dump(), content_type);
     try {
-      http::http_response response = client_.request(request).get();
+      rest::http_response response = client_.request(request).get();
       status = response.status_code();
       text = response.extract_string(/*ignore_content_type=*/true).get();
       if (auto header = response.headers().find("Retry-After");
           header != response.headers().end()) {
         retry_after = ParseRetryAfter(header->second);
       }
-    } catch (const http::http_exception& exception) {
+    } catch (const rest::http_exception& exception) {
       return MakeError(ErrorCode::kUnavailable,
                        std::string("request to the API server failed: ") + exception.what());
     } catch (const std::exception& exception) {
@@ -215,7 +215,7 @@ class RestKubeClient final : public KubeClient {
   const KubeClientOptions options_;
   const Clock& clock_;
   TokenBucketRateLimiter limiter_;
-  http::client::http_client client_;
+  rest::client::http_client client_;
 };
 
 }  // namespace
@@ -231,7 +231,7 @@ Result<std::unique_ptr<KubeClient>> KubeClient::Create(KubeConfig config, KubeCl
     return MakeError(ErrorCode::kInvalidArgument,
                      std::string("kubeconfig TLS material is unusable: ") + exception.what());
   }
-  http::client::http_client_config client_config;
+  rest::client::http_client_config client_config;
   client_config.set_timeout(options.request_timeout);
   client_config.set_validate_certificates(!config.insecure_skip_tls_verify);
   client_config.set_ssl_context_callback(

@@ -61,8 +61,10 @@ void Stager::Want(const LoadedRevision& revision) {
       if (phase == StagingPhase::kFailed && dependencies_.clock->Now() < entry->second.retry_at) {
         return;
       }
-      // kReady: the caller found the revision missing from the store after all (its bytes were
-      // found bad and dropped), so it is staged again.
+      // kReady: the caller found the revision missing from the store. Either its bytes were
+      // found bad and dropped, and it is staged again, or the staging published between the
+      // caller's look and this call, and there is nothing to do.
+      if (phase == StagingPhase::kReady && dependencies_.engine->Holds(revision.digest)) return;
     }
     entry->second.revision = revision;
     entry->second.state.phase = StagingPhase::kQueued;

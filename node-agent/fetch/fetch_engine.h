@@ -138,6 +138,10 @@ class FetchEngine {
                                                 FetchReport* report_out = nullptr);
 
   [[nodiscard]] const FetchOptions& options() const { return options_; }
+  // Whether the store holds the revision's manifest (a fetch of it published).
+  [[nodiscard]] bool Holds(const core::Sha256Bytes& revision_digest) const {
+    return dependencies_.store->FindRevision(revision_digest).has_value();
+  }
   [[nodiscard]] BufferPoolStats buffer_stats() const { return pool_->Stats(); }
 
  private:

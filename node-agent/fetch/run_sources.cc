@@ -54,6 +54,15 @@ void RunSources::Release(std::size_t index, std::optional<RequestOutcome> outcom
                          std::uint64_t bytes, std::optional<std::chrono::milliseconds> ttfb,
                          std::optional<std::chrono::milliseconds> retry_after) {
   RangeSource& source = at(index);
+  // Telemetry first: once the slot is free another request may start, and the window's peak
+  // must not count both.
+  if (telemetry_ != nullptr) {
+    if (outcome) {
+      telemetry_->Finished(TelemetryName(index), *outcome, bytes, ttfb);
+    } else {
+      telemetry_->Abandoned(TelemetryName(index));
+    }
+  }
   {
     std::lock_guard lock(mutex_);
     State& state = StateLocked(index);
@@ -68,13 +77,6 @@ void RunSources::Release(std::size_t index, std::optional<RequestOutcome> outcom
     ++generation_;
   }
   changed_.notify_all();
-  if (telemetry_ != nullptr) {
-    if (outcome) {
-      telemetry_->Finished(TelemetryName(index), *outcome, bytes, ttfb);
-    } else {
-      telemetry_->Abandoned(TelemetryName(index));
-    }
-  }
 }
 
 void RunSources::CoolDown(std::size_t index) {

@@ -16,12 +16,16 @@ void SourceAdmission::SetGrants(const std::vector<core::api::StreamGrant>& grant
 }
 
 int SourceAdmission::CapLocked(std::string_view source) const {
+  const auto wall_now = clock_.WallNow();
   const auto grant = grants_.find(source);
-  if (grant != grants_.end() && clock_.WallNow() < grant->second.expires_at) {
-    return std::max(0, grant->second.streams);
+  if (grant != grants_.end()) {
+    const int streams = std::max(0, grant->second.streams);
+    if (wall_now < grant->second.expires_at) return streams;
+    if (streams == 0 && wall_now < grant->second.expires_at + options_.follower_grace) return 0;
+    return streams == 0 ? options_.safe_streams : std::min(streams, options_.safe_streams);
   }
   const bool valid_grants = std::any_of(grants_.begin(), grants_.end(), [&](const auto& entry) {
-    return clock_.WallNow() < entry.second.expires_at;
+    return wall_now < entry.second.expires_at;
   });
   // The operator is granting, and not this source: it wants this node to wait.
   if (valid_grants) return 0;

@@ -10,7 +10,9 @@
 // its bytes over the rate.
 //
 // Until the first grant arrives (start_grace after the agent starts) the agent waits, so a
-// fresh fleet's followers do not read the origin before the operator has named a seeder.
+// fresh fleet's followers do not read the origin before the operator has named a seeder. Once
+// grants lapse, a seeder goes on at no more than the safe capacity, and a follower waits
+// follower_grace longer before it does.
 // Sources without a grant entry while grants are flowing get 0: the operator only leaves out
 // sources it wants no one to read.
 // With admission disabled (a cluster without the admission controller) every source is
@@ -41,6 +43,10 @@ struct AdmissionOptions {
   int safe_streams = 2;
   // How long after start the agent waits for its first grant before the safe capacity applies.
   std::chrono::seconds start_grace{10};
+  // A follower (its last grant for the source was 0) keeps waiting for its peers this long past
+  // the grant's expiry before it, too, reads at the safe capacity: an operator that is only
+  // slow must not turn every follower into a reader of the origin.
+  std::chrono::seconds follower_grace{60};
 };
 
 class SourceAdmission {

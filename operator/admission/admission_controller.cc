@@ -208,30 +208,29 @@ void AdmissionController::RunPass() {
     }
   }
   seeders_ = plan.seeders;
+  // Every source someone needs has a budget from the first pass that sees it, stepped or not.
+  for (const auto& [node, identities] : plan.node_sources) {
+    for (const std::string& identity : identities) {
+      auto [found, created] = budgets_.try_emplace(identity);
+      if (auto ceiling = ceilings.find(identity); ceiling != ceilings.end()) {
+        found->second.ceiling = ceiling->second;
+      }
+      if (created) found->second.rule = InitialBudget(found->second.ceiling);
+    }
+  }
   const auto now = dependencies_.clock.Now();
   if (!next_step_ || now >= *next_step_) {
-    StepBudgets(caches, plan, ceilings);
+    StepBudgets(caches, plan);
     next_step_ = now + options_.step_interval;
   }
   WriteGrants(caches, plan);
 }
 
 void AdmissionController::StepBudgets(const std::vector<api::ModelCache>& caches,
-                                      const FleetPlan& plan,
-                                      const std::map<std::string, SourceCeiling>& ceilings) {
+                                      const FleetPlan& plan) {
   const auto wall_now = dependencies_.clock.WallNow();
   const api::Timestamp newer_than = WallStamp(wall_now - 2 * options_.step_interval);
-  std::set<std::string> identities;
-  for (const auto& [node, sources] : plan.node_sources)
-    identities.insert(sources.begin(), sources.end());
-  for (const auto& [identity, budget] : budgets_) identities.insert(identity);
-  for (const std::string& identity : identities) {
-    auto [found, created] = budgets_.try_emplace(identity);
-    Budget& budget = found->second;
-    if (auto ceiling = ceilings.find(identity); ceiling != ceilings.end()) {
-      budget.ceiling = ceiling->second;
-    }
-    if (created) budget.rule = InitialBudget(budget.ceiling);
+  for (auto& [identity, budget] : budgets_) {
     const SourceObservation observation = ObserveSource(caches, identity, newer_than);
     const std::int64_t requests =
         observation.requests_ok + observation.throttled + observation.errors + observation.timeouts;
@@ -341,7 +340,21 @@ void AdmissionController::WriteGrants(const std::vector<api::ModelCache>& caches
       if (grant.streams == 0) ++budget.waiting;
     }
   }
-  for (const api::ModelCache& cache : caches) {
+  // The nodes that read the origin first: on a slow API server, the seeders should not wait
+  // behind a dozen followers' zero grants.
+  std::vector<const api::ModelCache*> order;
+  for (const api::ModelCache& cache : caches) order.push_back(&cache);
+  const auto streams_of = [&](const api::ModelCache* cache) {
+    int streams = 0;
+    if (auto node = by_node.find(cache->metadata.name); node != by_node.end()) {
+      for (const auto& [identity, grant] : node->second) streams += grant.streams;
+    }
+    return streams;
+  };
+  std::stable_sort(order.begin(), order.end(),
+                   [&](const auto* a, const auto* b) { return streams_of(a) > streams_of(b); });
+  for (const api::ModelCache* cache_pointer : order) {
+    const api::ModelCache& cache = *cache_pointer;
     std::vector<api::StreamGrant> desired;
     if (auto node = by_node.find(cache.metadata.name); node != by_node.end()) {
       for (auto& [identity, grant] : node->second) desired.push_back(grant);

@@ -83,8 +83,7 @@ class AdmissionController {
   [[nodiscard]] std::set<std::string> Stalled(
       const std::vector<core::api::ModelCache>& caches,
       const std::map<std::string, RevisionSources>& revisions);
-  void StepBudgets(const std::vector<core::api::ModelCache>& caches, const FleetPlan& plan,
-                   const std::map<std::string, SourceCeiling>& ceilings);
+  void StepBudgets(const std::vector<core::api::ModelCache>& caches, const FleetPlan& plan);
   void WriteBudget(const std::string& identity, Budget& budget);
   void WriteGrants(const std::vector<core::api::ModelCache>& caches, const FleetPlan& plan);
 

@@ -94,18 +94,24 @@ FleetPlan PlanFleet(const FleetPlanInput& input) {
       const auto stalled = [&](const Wish& wish) {
         return input.stalled.contains(wish.node + "|" + digest);
       };
+      std::string replaced;  // a seeder that stalled: it does not take its own place back
       if (auto before = input.seeders.find(group); before != input.seeders.end()) {
         const bool still = std::any_of(wishes.begin(), wishes.end(), [&](const Wish& wish) {
           return wish.node == before->second && wish.serves_peers && !stalled(wish);
         });
-        if (still) seeder = before->second;
+        if (still)
+          seeder = before->second;
+        else
+          replaced = before->second;
       }
       if (seeder.empty()) {
         // The follower that holds the most takes over (it has the least left to read); a
-        // stalled one only when no other can.
+        // stalled one only when no other can. (Followers waiting on a dead seeder look stalled
+        // too: they wait.)
         const Wish* best = nullptr;
         for (const Wish& wish : wishes) {
           if (!wish.serves_peers && wishes.size() > 1) continue;
+          if (wish.node == replaced && wishes.size() > 1) continue;
           const auto better = [&](const Wish& a, const Wish& b) {
             if (stalled(a) != stalled(b)) return !stalled(a);
             return a.bytes_done > b.bytes_done;

@@ -31,7 +31,8 @@ bool Congested(const SourceBudget& budget, const SourceObservation& observation,
     return true;
   }
   if (budget.best_ttfb_seconds > 0 && observation.ttfb_seconds > 0 &&
-      observation.ttfb_seconds > kLatencyRise * budget.best_ttfb_seconds) {
+      observation.ttfb_seconds > kLatencyRise * budget.best_ttfb_seconds &&
+      observation.ttfb_seconds > budget.best_ttfb_seconds + kLatencyFloorSeconds) {
     why = fmt::format("time to first byte {:.3f} s, best {:.3f} s", observation.ttfb_seconds,
                       budget.best_ttfb_seconds);
     return true;

@@ -14,7 +14,9 @@
 //     doubling may have overshot it), hold there, and probe one stream up every kProbeEvery
 //     steps;
 //   - on throttling (429, 503 SlowDown), an error rate over kMaxErrorRate, timeouts, or time to
-//     first byte over kLatencyRise times the best seen, cut by kCutFactor at once;
+//     first byte over kLatencyRise times the best seen (and over it by kLatencyFloorSeconds, so
+//     that a few milliseconds of jitter on a fast source are not a rise), cut by kCutFactor at
+//     once;
 //   - never above the spec's capacity hints (ceilings, not targets), never below one stream.
 // A byte-rate ceiling (maxBytesPerSecond) is passed through as the grant's rate.
 // Thread safety: a plain value.
@@ -31,7 +33,8 @@ inline constexpr double kCutFactor = 0.7;
 inline constexpr double kMinGain = 0.5;        // of the average throughput per stream
 inline constexpr double kMaxErrorRate = 0.05;  // of requests
 inline constexpr double kLatencyRise = 3.0;    // times the best time to first byte seen
-inline constexpr int kProbeEvery = 6;          // steps at the knee between probes
+inline constexpr double kLatencyFloorSeconds = 0.05;
+inline constexpr int kProbeEvery = 6;  // steps at the knee between probes
 
 // What the agents measured for one source over one interval, summed over the fleet.
 struct SourceObservation {

@@ -60,6 +60,22 @@ TEST_F(SourceAdmissionTest, AnExpiredGrantFallsBackToTheSafeCapacity) {
   EXPECT_EQ(Admit(admission, 10), 2);
 }
 
+TEST_F(SourceAdmissionTest, AFollowerWaitsForItsPeersPastItsGrantBeforeItFallsBack) {
+  SourceAdmission admission(clock_, {.safe_streams = 2, .follower_grace = seconds(60)});
+  admission.SetGrants({Grant(0, seconds(5))});
+  clock_.Advance(seconds(30));  // the operator is slow or gone
+  EXPECT_EQ(Admit(admission, 5), 0) << "a follower keeps reading from its peers";
+  clock_.Advance(seconds(40));
+  EXPECT_EQ(Admit(admission, 5), 2);
+}
+
+TEST_F(SourceAdmissionTest, ASeederGoesOnAtNoMoreThanTheSafeCapacityWhenItsGrantLapses) {
+  SourceAdmission admission(clock_, {.safe_streams = 2});
+  admission.SetGrants({Grant(1, seconds(5))});
+  clock_.Advance(seconds(6));
+  EXPECT_EQ(admission.Limit(kSource), 1);
+}
+
 TEST_F(SourceAdmissionTest, ASourceTheGrantsLeaveOutWaitsWhileOthersAreGranted) {
   SourceAdmission admission(clock_, {.start_grace = seconds(0)});
   core::api::StreamGrant other = Grant(4);

@@ -71,6 +71,17 @@ TEST(FleetPlanTest, ASeederStaysUntilItStallsThenTheFollowerWithMostTakesOver) {
   EXPECT_EQ(plan.demands.at(kBucket)[0].priority, StagingPriority::kRolloutStep);
 }
 
+TEST(FleetPlanTest, ADeadSeederDoesNotTakeItsOwnPlaceBackFromFollowersThatWaitedOnIt) {
+  // The seeder died holding the most; its followers had nothing yet and waited, so every node
+  // of the zone looks stalled.
+  FleetPlanInput input = Input({Node("a-1", "a", "rollout", {{api::kCacheStateStaging, 900}}),
+                                Node("a-2", "a", "rollout", {{api::kCacheStateStaging, 0}}),
+                                Node("a-3", "a", "rollout", {{api::kCacheStateStaging, 0}})});
+  input.seeders["a|" + kDigest] = "a-1";
+  for (const char* node : {"a-1", "a-2", "a-3"}) input.stalled.insert(node + ("|" + kDigest));
+  EXPECT_EQ(PlanFleet(input).seeders.at("a|" + kDigest), "a-2");
+}
+
 TEST(FleetPlanTest, RefusedAndReadyEntriesAskForNothing) {
   api::ModelCache refused = Node("a-1", "a");
   refused.status->revisions.push_back(

@@ -132,10 +132,16 @@ TEST(SourceBudgetTest, RisingLatencyAndErrorsCut) {
   const int before = budget.streams;
   const SourceBudget slow = StepBudget(
       budget,
-      {.bytes_per_second = 1e8, .streams_in_use = before, .requests_ok = 50, .ttfb_seconds = 0.05},
+      {.bytes_per_second = 1e8, .streams_in_use = before, .requests_ok = 50, .ttfb_seconds = 0.08},
       {});
   EXPECT_LT(slow.streams, before);
   EXPECT_NE(slow.last_reason.find("time to first byte"), std::string::npos);
+  // Four times a fast source's 10 ms is jitter, not queueing: no cut below the floor.
+  const SourceBudget jitter = StepBudget(
+      budget,
+      {.bytes_per_second = 1e8, .streams_in_use = before, .requests_ok = 50, .ttfb_seconds = 0.04},
+      {});
+  EXPECT_NE(jitter.phase, BudgetPhase::kCut);
   const SourceBudget failing = StepBudget(
       budget, {.bytes_per_second = 1e8, .streams_in_use = before, .requests_ok = 80, .errors = 20},
       {});
