@@ -104,6 +104,13 @@ if ((run_e2e)); then
   # Reuses the build of step "build" (it holds the binaries).
   step "e2e scenario: stage, place, ready" env MODELPLANE_BUILD="$root/$build" \
     MODELPLANE_E2E_STATE=/tmp/modelplane-scenario-$$ e2e/scenario.sh
+  # The short admission check: 6 nodes behind a throttling origin, once as is and once with
+  # a zone's seeder killed mid-fetch (bench/admission runs the 16-node matrix).
+  step "e2e admission and fan-out" env MODELPLANE_BUILD="$root/$build" \
+    MODELPLANE_E2E_STATE=/tmp/modelplane-admission-$$ e2e/admission.sh --phases on --check
+  step "e2e admission: a seeder killed mid-fetch" env MODELPLANE_BUILD="$root/$build" \
+    MODELPLANE_E2E_STATE=/tmp/modelplane-admission-$$ e2e/admission.sh --phases on \
+    --kill-seeder --size 256MiB --check
 fi
 
 if ((failed)); then
