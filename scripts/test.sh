@@ -5,7 +5,8 @@
 # ModelRevision staged on nodes, pods placed where the weights are) with those same
 # instrumented binaries, short fuzzing runs and the smoke test of the control plane.
 #
-# One build, not a release build and a sanitizer build, and a unity build at -O0: on two cores
+# One build, not a release build and a sanitizer build, and a unity build at -O0 (UBSan on the
+# product's code, not the tests' own; cmake/ModelplaneTargets.cmake): on two cores
 # the build is most of the run. The per-file build at -O1 under ASan+UBSan took about 30 minutes
 # of two busy cores on a quiet VM and ran past CI's 90 minutes on a loaded one (2026-12-01);
 # merged 16 sources to a translation unit (each header parsed once per batch, not once per
