@@ -35,6 +35,15 @@ RevisionInfo MakeRevisionInfo(const core::api::ModelRevision& revision) {
     // Sizes are bounded by kMaxFileSize and kMaxFiles, so the sum cannot overflow.
     for (const auto& file : revision.spec.files) info.bytes += std::max<std::int64_t>(0, file.size);
   }
+  for (const auto& file : revision.spec.files) {
+    info.blobs.push_back({.sha256 = file.sha256, .size = std::max<std::int64_t>(0, file.size)});
+  }
+  std::sort(info.blobs.begin(), info.blobs.end(),
+            [](const BlobInfo& a, const BlobInfo& b) { return a.sha256 < b.sha256; });
+  info.blobs.erase(
+      std::unique(info.blobs.begin(), info.blobs.end(),
+                  [](const BlobInfo& a, const BlobInfo& b) { return a.sha256 == b.sha256; }),
+      info.blobs.end());
   return info;
 }
 
@@ -55,15 +64,60 @@ NodeCacheInfo MakeNodeCacheInfo(const core::api::ModelCache& cache) {
   return info;
 }
 
+namespace {
+
+void Unindex(
+    std::unordered_map<std::string, std::vector<std::shared_ptr<const RevisionInfo>>>& index,
+    const RevisionInfo& revision) {
+  auto found = index.find(revision.digest);
+  if (found == index.end()) return;
+  std::erase_if(found->second, [&](const auto& entry) { return entry->key == revision.key; });
+  if (found->second.empty()) index.erase(found);
+}
+
+}  // namespace
+
 void CacheInventory::UpsertRevision(RevisionInfo revision) {
   auto entry = std::make_shared<const RevisionInfo>(std::move(revision));
   const std::unique_lock lock(mutex_);
-  revisions_[entry->key] = std::move(entry);
+  auto& slot = revisions_[entry->key];
+  if (slot) Unindex(by_digest_, *slot);
+  if (!entry->digest.empty()) by_digest_[entry->digest].push_back(entry);
+  slot = std::move(entry);
 }
 
 void CacheInventory::RemoveRevision(const std::string& key) {
   const std::unique_lock lock(mutex_);
-  revisions_.erase(key);
+  auto found = revisions_.find(key);
+  if (found == revisions_.end()) return;
+  Unindex(by_digest_, *found->second);
+  revisions_.erase(found);
+}
+
+std::int64_t CacheInventory::HeldBytes(const RevisionInfo& revision,
+                                       const NodeCacheInfo& cache) const {
+  if (revision.blobs.empty()) return 0;
+  std::vector<bool> held(revision.blobs.size(), false);
+  const std::shared_lock lock(mutex_);
+  for (const auto& [digest, entry] : cache.revisions) {
+    if (digest == revision.digest || entry.state != core::api::kCacheStateReady) continue;
+    const auto others = by_digest_.find(digest);
+    if (others == by_digest_.end() || others->second.empty()) continue;
+    // Both lists are sorted by sha256: one merge pass.
+    const std::vector<BlobInfo>& blobs = others->second.front()->blobs;
+    std::size_t mine = 0;
+    for (const BlobInfo& blob : blobs) {
+      while (mine < revision.blobs.size() && revision.blobs[mine].sha256 < blob.sha256) ++mine;
+      if (mine < revision.blobs.size() && revision.blobs[mine].sha256 == blob.sha256) {
+        held[mine] = true;
+      }
+    }
+  }
+  std::int64_t bytes = 0;
+  for (std::size_t index = 0; index < held.size(); ++index) {
+    if (held[index]) bytes += revision.blobs[index].size;
+  }
+  return bytes;
 }
 
 void CacheInventory::UpsertCache(NodeCacheInfo cache) {

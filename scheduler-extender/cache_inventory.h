@@ -21,12 +21,19 @@
 
 namespace modelplane::extender {
 
+// One file's content, as the stores key it.
+struct BlobInfo {
+  std::string sha256;  // "sha256:<hex>" as spec.files writes it
+  std::int64_t size = 0;
+};
+
 // What placement needs to know about one ModelRevision.
 struct RevisionInfo {
   std::string key;         // "namespace/name"
   std::string digest;      // status.digest, else computed from a valid spec, else empty
   std::int64_t bytes = 0;  // status.totalBytes, else the sum of spec.files sizes
   bool revoked = false;
+  std::vector<BlobInfo> blobs;  // its distinct files, sorted by sha256
 };
 
 // One digest on one node, as its agent reports it.
@@ -61,6 +68,11 @@ class CacheInventory {
   void RemoveCache(const std::string& node);
 
   [[nodiscard]] std::shared_ptr<const RevisionInfo> FindRevision(const std::string& key) const;
+  // Bytes of `revision`'s files the node holds already through revisions Ready there (the
+  // stores are content-addressed: a file two revisions share is stored, and fetched, once).
+  // The revision's own entry does not count: Ready is scored whole, Staging by its progress.
+  [[nodiscard]] std::int64_t HeldBytes(const RevisionInfo& revision,
+                                       const NodeCacheInfo& cache) const;
   // One entry per node, in order; null where the node has no ModelCache.
   [[nodiscard]] std::vector<std::shared_ptr<const NodeCacheInfo>> FindCaches(
       std::span<const std::string> nodes) const;
@@ -71,6 +83,8 @@ class CacheInventory {
  private:
   mutable std::shared_mutex mutex_;
   std::unordered_map<std::string, std::shared_ptr<const RevisionInfo>> revisions_;
+  // Per digest, the revisions that have it (the same files): what a node's Ready digest holds.
+  std::unordered_map<std::string, std::vector<std::shared_ptr<const RevisionInfo>>> by_digest_;
   std::unordered_map<std::string, std::shared_ptr<const NodeCacheInfo>> caches_;
 };
 

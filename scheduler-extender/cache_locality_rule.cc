@@ -17,6 +17,17 @@ const CachedRevisionInfo* Held(const NodeContext& context) {
   return context.cache == nullptr ? nullptr : context.cache->Find(context.revision.digest);
 }
 
+// 1 + floor(8 * part / whole), in floating point because 8 * part overflows int64 past 1 EiB;
+// a part never rounds up to the complete score.
+std::int64_t PartialScore(std::int64_t part, std::int64_t whole) {
+  if (whole <= 0) return kScoreStagingBase;
+  const std::int64_t done = std::clamp<std::int64_t>(part, 0, whole);
+  const double fraction = static_cast<double>(done) / static_cast<double>(whole);
+  std::int64_t steps = static_cast<std::int64_t>(fraction * static_cast<double>(kScoreStagingSpan));
+  if (done < whole) steps = std::min(steps, kScoreStagingSpan - 1);
+  return kScoreStagingBase + steps;
+}
+
 }  // namespace
 
 std::optional<std::string> CacheLocalityRule::Filter(const NodeContext& context) const {
@@ -28,27 +39,21 @@ std::optional<std::string> CacheLocalityRule::Filter(const NodeContext& context)
     return std::nullopt;
   }
   const std::int64_t free_bytes = cache->FreeBytes();
-  if (free_bytes >= context.revision.bytes) return std::nullopt;
+  const std::int64_t lacking =
+      std::max<std::int64_t>(0, context.revision.bytes - context.held_bytes);
+  if (free_bytes >= lacking) return std::nullopt;
   return fmt::format("modelplane: model cache has {} bytes free, revision {} needs {}", free_bytes,
-                     context.revision.key, context.revision.bytes);
+                     context.revision.key, lacking);
 }
 
 std::optional<std::int64_t> CacheLocalityRule::Score(const NodeContext& context) const {
   const CachedRevisionInfo* held = Held(context);
-  if (held == nullptr) return 0;
-  if (held->state == core::api::kCacheStateReady) return kScoreReady;
-  if (held->state == core::api::kCacheStateStaging ||
-      held->state == core::api::kCacheStatePending) {
-    if (held->bytes_total <= 0) return kScoreStagingBase;
-    const std::int64_t done = std::clamp<std::int64_t>(held->bytes_done, 0, held->bytes_total);
-    // 1 + floor(8 * done / total), in floating point because 8 * done overflows int64 past
-    // 1 EiB; a partial revision never rounds up to the complete score.
-    const double fraction = static_cast<double>(done) / static_cast<double>(held->bytes_total);
-    std::int64_t steps =
-        static_cast<std::int64_t>(fraction * static_cast<double>(kScoreStagingSpan));
-    if (done < held->bytes_total) steps = std::min(steps, kScoreStagingSpan - 1);
-    return kScoreStagingBase + steps;
+  if (held != nullptr && held->state == core::api::kCacheStateReady) return kScoreReady;
+  if (held != nullptr && (held->state == core::api::kCacheStateStaging ||
+                          held->state == core::api::kCacheStatePending)) {
+    return PartialScore(std::max(held->bytes_done, context.held_bytes), held->bytes_total);
   }
+  if (context.held_bytes > 0) return PartialScore(context.held_bytes, context.revision.bytes);
   return 0;
 }
 

@@ -2,12 +2,14 @@
 // out the nodes whose cache cannot fit them.
 //
 // Score: 10 when the revision is Ready on the node; 1 + 8 * bytesDone / bytesTotal (1..9) while
-// it is Staging or Pending (queued: no bytes yet); 0 when the node does not hold it (absent,
-// Evicting, Failed) or has no ModelCache.
+// it is Staging or Pending (queued: no bytes yet); otherwise 1 + 8 * held / total (1..9) when
+// the node holds some of its files through other revisions (stores are content-addressed, so
+// those bytes are never fetched again), and 0 when it holds none or has no ModelCache.
 // Filter: a node whose ModelCache reports a capacity fails when capacity - used - reserved is
-// smaller than the revision's bytes, unless the node already holds it Ready or Staging (its bytes
-// are already counted there). A node without a ModelCache, or whose agent has not reported a
-// capacity, passes: unknown capacity is not a reason to refuse.
+// smaller than the bytes it still lacks (the revision's bytes less those it holds), unless the
+// node already holds it Ready or Staging (its bytes are already counted there). A node without
+// a ModelCache, or whose agent has not reported a capacity, passes: unknown capacity is not a
+// reason to refuse.
 // Thread safety: immutable.
 #pragma once
 

@@ -70,8 +70,12 @@ PodDecision Decide(const ExtenderArgs& args, const CacheInventory& inventory,
   }
   if (revision) {
     decision.digest = revision->digest;
-    decision.verdicts =
-        placement.Evaluate(*revision, args.node_names, inventory.FindCaches(args.node_names));
+    const auto caches = inventory.FindCaches(args.node_names);
+    std::vector<std::int64_t> held(caches.size(), 0);
+    for (std::size_t index = 0; index < caches.size(); ++index) {
+      if (caches[index]) held[index] = inventory.HeldBytes(*revision, *caches[index]);
+    }
+    decision.verdicts = placement.Evaluate(*revision, args.node_names, caches, held);
     return decision;
   }
   decision.verdicts.reserve(args.node_names.size());

@@ -22,13 +22,15 @@ Placement Placement::Default() {
 
 std::vector<NodeVerdict> Placement::Evaluate(
     const RevisionInfo& revision, std::span<const std::string> nodes,
-    std::span<const std::shared_ptr<const NodeCacheInfo>> caches) const {
+    std::span<const std::shared_ptr<const NodeCacheInfo>> caches,
+    std::span<const std::int64_t> held_bytes) const {
   std::vector<NodeVerdict> verdicts;
   verdicts.reserve(nodes.size());
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     const NodeContext context{.revision = revision,
                               .node = nodes[i],
-                              .cache = i < caches.size() ? caches[i].get() : nullptr};
+                              .cache = i < caches.size() ? caches[i].get() : nullptr,
+                              .held_bytes = i < held_bytes.size() ? held_bytes[i] : 0};
     NodeVerdict verdict{.node = nodes[i]};
     std::int64_t weighted = 0;
     std::int64_t total_weight = 0;  // of the rules that scored this node

@@ -38,10 +38,13 @@ class Placement {
   // The rules modelplane uses today: revoked revisions are placed nowhere; cache locality.
   [[nodiscard]] static Placement Default();
 
-  // One verdict per node, in order; caches[i] belongs to nodes[i] (null: no ModelCache).
+  // One verdict per node, in order; caches[i] belongs to nodes[i] (null: no ModelCache), and
+  // held_bytes[i], when given, is what nodes[i] holds of the revision's files already
+  // (CacheInventory::HeldBytes).
   [[nodiscard]] std::vector<NodeVerdict> Evaluate(
       const RevisionInfo& revision, std::span<const std::string> nodes,
-      std::span<const std::shared_ptr<const NodeCacheInfo>> caches) const;
+      std::span<const std::shared_ptr<const NodeCacheInfo>> caches,
+      std::span<const std::int64_t> held_bytes = {}) const;
 
  private:
   std::vector<WeightedRule> rules_;

@@ -20,6 +20,8 @@ struct NodeContext {
   const RevisionInfo& revision;
   std::string_view node;
   const NodeCacheInfo* cache = nullptr;  // null: the node has no ModelCache (capacity unknown)
+  // Bytes of the revision's files the node holds through other revisions Ready there.
+  std::int64_t held_bytes = 0;
 };
 
 class PlacementRule {

@@ -1,6 +1,7 @@
 #include "operator/controllers/model_revision_controller.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <set>
 
@@ -44,6 +45,27 @@ std::vector<api::Condition> PreviousConditions(const json& raw,
     }
   }
   return conditions;
+}
+
+// sha256 -> size of a ModelRevision's files, read straight from its JSON; empty for null.
+std::map<std::string, std::int64_t> FileSizesOf(const core::ObjectPtr& revision) {
+  std::map<std::string, std::int64_t> files;
+  if (!revision) return files;
+  const auto spec = revision->find("spec");
+  if (spec == revision->end() || !spec->is_object()) return files;
+  const auto list = spec->find("files");
+  if (list == spec->end() || !list->is_array()) return files;
+  for (const json& file : *list) {
+    if (!file.is_object()) continue;
+    const auto sha = file.find("sha256");
+    const auto size = file.find("size");
+    if (sha == file.end() || !sha->is_string() || size == file.end() ||
+        !size->is_number_integer()) {
+      continue;
+    }
+    files[sha->get<std::string>()] = std::max<std::int64_t>(0, size->get<std::int64_t>());
+  }
+  return files;
 }
 
 // status.totalBytes as this operator last wrote it; 0 when not yet.
@@ -244,6 +266,22 @@ void ModelRevisionController::ObserveNodes(Plan& plan) {
 std::vector<PlacementCandidate> ModelRevisionController::Candidates(const std::string& key,
                                                                     const std::string& digest) {
   std::vector<PlacementCandidate> candidates;
+  // This revision's files, and what other digests hold of them (stores are content-addressed).
+  const std::map<std::string, std::int64_t> files =
+      FileSizesOf(context_.revisions.store().Get(key));
+  std::map<std::string, std::int64_t> shared_bytes;  // by digest
+  const auto held_through = [&](const std::string& other) -> std::int64_t {
+    if (files.empty() || other == digest) return 0;
+    if (auto known = shared_bytes.find(other); known != shared_bytes.end()) return known->second;
+    std::int64_t bytes = 0;
+    const auto holders = context_.revisions.store().ByIndex(kRevisionsByDigest, other);
+    if (!holders.empty()) {
+      for (const auto& [sha, size] : FileSizesOf(holders.front())) {
+        if (files.contains(sha)) bytes += files.at(sha);
+      }
+    }
+    return shared_bytes[other] = bytes;
+  };
   for (const core::ObjectPtr& node_object : context_.nodes.store().List()) {
     auto node = core::NodeFromJson(*node_object);
     if (!node) continue;
@@ -271,6 +309,9 @@ std::vector<PlacementCandidate> ModelRevisionController::Candidates(const std::s
         if (cached.state == api::kCacheStateReady || cached.state == api::kCacheStateStaging) {
           counted_by_agent.insert(cached.digest);
         }
+        if (cached.state == api::kCacheStateReady) {
+          candidate.held_bytes += held_through(cached.digest);
+        }
         if (cached.digest != digest) continue;
         if (cached.state == api::kCacheStateReady) {
           candidate.held = HeldState::kReady;
@@ -292,6 +333,10 @@ std::vector<PlacementCandidate> ModelRevisionController::Candidates(const std::s
         candidate.assigned_bytes += TotalBytesOf(*other);
       }
     }
+    std::int64_t total = 0;
+    for (const auto& [sha, size] : files) total += size;
+    // Two revisions on the node can share a file: never count more than the revision has.
+    candidate.held_bytes = std::min(candidate.held_bytes, total);
     candidates.push_back(std::move(candidate));
   }
   return candidates;

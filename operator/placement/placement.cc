@@ -15,18 +15,18 @@ bool Eligible(const PlacementCandidate& candidate, std::int64_t total_bytes) {
   if (!candidate.ready || candidate.unschedulable) return false;
   if (candidate.held != HeldState::kNone) return true;  // its bytes are already there or reserved
   const std::int64_t free = FreeBytes(candidate);
-  return free < 0 || free >= total_bytes;
+  return free < 0 || free >= std::max<std::int64_t>(0, total_bytes - candidate.held_bytes);
 }
 
-// Smaller is better: ready holders, then staging, then most free space (unknown last), fewest
-// entries, name.
+// Smaller is better: ready holders, then staging, then most of its files held, then most free
+// space (unknown last), fewest entries, name.
 auto PreferenceKey(const PlacementCandidate& candidate) {
   const int held = candidate.held == HeldState::kReady     ? 0
                    : candidate.held == HeldState::kStaging ? 1
                                                            : 2;
   const std::int64_t free = FreeBytes(candidate);
-  return std::make_tuple(held, free < 0 ? 1 : 0, -free, candidate.assigned_entries,
-                         std::string_view(candidate.name));
+  return std::make_tuple(held, -candidate.held_bytes, free < 0 ? 1 : 0, -free,
+                         candidate.assigned_entries, std::string_view(candidate.name));
 }
 
 // Greedy zone round-robin: each pick is the most preferred candidate among the zones with the

@@ -8,12 +8,14 @@
 //      is never moved; they are dropped only if they neither hold the revision nor are eligible
 //      any more, or if the count went down (then the least preferred go first).
 //   2. A new node must be eligible: Ready, schedulable, and with room for the revision when its
-//      capacity is known (capacity - used - reserved - assigned >= total bytes, where assigned
-//      is what other revisions' entries ask for and the agent has not reserved yet; a node that
-//      already holds or stages the revision needs no room).
+//      capacity is known (capacity - used - reserved - assigned >= the bytes it lacks, where
+//      assigned is what other revisions' entries ask for and the agent has not reserved yet, and
+//      the bytes it lacks are the revision's less the files it holds through other revisions; a
+//      node that already holds or stages the revision needs no room).
 //   3. Nodes are spread across zones (topology.kubernetes.io/zone): each pick comes from a zone
 //      with the fewest chosen nodes so far (round-robin by zone).
-//   4. Within that, prefer nodes that hold the revision ready, then staging, then the most free
+//   4. Within that, prefer nodes that hold the revision ready, then staging, then the most of its
+//      files through other revisions (those bytes are never fetched again), then the most free
 //      space (known capacity before unknown), then the fewest entries, then the node name:
 //      deterministic.
 // Thread safety: pure functions.
@@ -48,6 +50,8 @@ struct PlacementCandidate {
   std::int64_t assigned_bytes = 0;
   // Revisions its spec lists: spreads load between nodes whose capacity is unknown.
   int assigned_entries = 0;
+  // Bytes of this revision's files the node holds Ready through other revisions.
+  std::int64_t held_bytes = 0;
 };
 
 struct PlacementRequest {

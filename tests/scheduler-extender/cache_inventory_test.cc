@@ -98,6 +98,29 @@ TEST(CacheInventoryTest, UpsertReplacesAndSnapshotsSurviveUpdates) {
   EXPECT_EQ(inventory.FindRevision("ns/r"), nullptr);
 }
 
+TEST(CacheInventoryTest, HeldBytesCountFilesOfOtherRevisionsReadyOnTheNode) {
+  CacheInventory inventory;
+  core::api::ModelRevision r1 = SampleRevision();
+  r1.status = core::api::ModelRevisionStatus{.digest = "sha256:" + std::string(64, 'a')};
+  // r2 keeps r1's weights and changes its config.
+  core::api::ModelRevision r2 = SampleRevision();
+  r2.metadata.name = "llama-r2";
+  r2.spec.files[1].sha256 = "sha256:" + std::string(64, '3');
+  r2.status = core::api::ModelRevisionStatus{.digest = "sha256:" + std::string(64, 'b')};
+  inventory.UpsertRevision(MakeRevisionInfo(r1));
+  inventory.UpsertRevision(MakeRevisionInfo(r2));
+  const RevisionInfo wanted = *inventory.FindRevision("models/llama-r2");
+  ASSERT_EQ(wanted.blobs.size(), 2u);
+  NodeCacheInfo holder{.node = "gpu-0", .has_status = true};
+  holder.revisions[r1.status->digest] = {.state = "Ready"};
+  EXPECT_EQ(inventory.HeldBytes(wanted, holder), 1000) << "the shared weights";
+  holder.revisions[r1.status->digest].state = "Staging";
+  EXPECT_EQ(inventory.HeldBytes(wanted, holder), 0) << "only verified copies count";
+  holder.revisions[r1.status->digest].state = "Ready";
+  inventory.RemoveRevision("models/llama-r1");
+  EXPECT_EQ(inventory.HeldBytes(wanted, holder), 0) << "a digest no revision names any more";
+}
+
 TEST(PodRevisionTest, AnnotationNamesARevisionInThePodsNamespaceOrAnother) {
   PodSummary pod{.namespace_name = "serving", .name = "p"};
   EXPECT_EQ(RevisionOfPod(pod).kind, PodRevision::Kind::kNone);

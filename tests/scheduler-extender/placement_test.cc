@@ -214,3 +214,30 @@ TEST(PlacementTest, CombinesRulesByWeightedMeanAndJoinsReasons) {
 
 }  // namespace
 }  // namespace modelplane::extender
+
+namespace modelplane::extender {
+namespace {
+
+TEST(CacheLocalityRuleTest, FilesHeldThroughAnotherRevisionScoreAndNeedNoRoom) {
+  const RevisionInfo revision = Revision(100 * kPlacementGiB);
+  const auto cache = Cache("n", 200 * kPlacementGiB, 150 * kPlacementGiB, 0);
+  const CacheLocalityRule rule;
+  // 50 GiB free cannot fit 100 GiB, but the node holds 60 GiB of its files already.
+  EXPECT_TRUE(rule.Filter({.revision = revision, .node = "n", .cache = cache.get()}));
+  EXPECT_FALSE(rule.Filter(
+      {.revision = revision, .node = "n", .cache = cache.get(), .held_bytes = 60 * kPlacementGiB}));
+  EXPECT_EQ(*rule.Score({.revision = revision,
+                         .node = "n",
+                         .cache = cache.get(),
+                         .held_bytes = 60 * kPlacementGiB}),
+            1 + 4);
+  EXPECT_EQ(*rule.Score({.revision = revision,
+                         .node = "n",
+                         .cache = cache.get(),
+                         .held_bytes = 100 * kPlacementGiB}),
+            9)
+      << "every file held, the revision itself not yet published: below Ready";
+}
+
+}  // namespace
+}  // namespace modelplane::extender

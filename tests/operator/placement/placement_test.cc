@@ -170,3 +170,25 @@ TEST(PlacementTest, DeterministicWhateverTheInputOrder) {
 
 }  // namespace
 }  // namespace modelplane::controller
+
+namespace modelplane::controller {
+namespace {
+
+TEST(PlacementTest, PrefersNodesThatHoldTheFilesThroughAnotherRevision) {
+  // The new user's case: a second revision that shares every file with a Ready one must go to
+  // the nodes that hold those files, not to the one that holds none.
+  PlacementCandidate empty = Node("n0", "a", 100 * kGiB);
+  PlacementCandidate holder = Node("n1", "a", 100 * kGiB, 50 * kGiB);
+  holder.held_bytes = kGiB;
+  EXPECT_EQ(ChooseNodes(Want(1), {empty, holder}).chosen, Names{"n1"});
+}
+
+TEST(PlacementTest, FilesAlreadyHeldNeedNoRoom) {
+  PlacementCandidate almost_full = Node("n0", "a", 10 * kGiB, 9 * kGiB);
+  EXPECT_TRUE(ChooseNodes(Want(1, 4 * kGiB), {almost_full}).chosen.empty());
+  almost_full.held_bytes = 3 * kGiB;
+  EXPECT_EQ(ChooseNodes(Want(1, 4 * kGiB), {almost_full}).chosen, Names{"n0"});
+}
+
+}  // namespace
+}  // namespace modelplane::controller
