@@ -122,6 +122,9 @@ int RunAgent(const AgentConfig& config, core::ComponentRuntime& runtime) {
                                               .start_grace = config.admission.start_grace,
                                               .follower_grace = config.admission.follower_grace});
   SourceTelemetryRecorder telemetry(runtime.clock(), config.admission.telemetry_window);
+  // Unlimited until the controller sees serving pods (serving_protection.h); 8 MiB of burst
+  // lets a range land without waiting.
+  core::ByteThrottle write_throttle(0, 8ull << 20, runtime.clock());
   std::int64_t media_bandwidth = 0;
   if (config.admission.media_probe.bytes > 0) {
     auto measured = MeasureWriteBandwidth((*store)->layout().TemporaryDirectory(),
@@ -147,7 +150,8 @@ int RunAgent(const AgentConfig& config, core::ComponentRuntime& runtime) {
        .logger = &logger,
        .clock = &runtime.clock(),
        .admission = &admission,
-       .telemetry = &telemetry});
+       .telemetry = &telemetry,
+       .write_throttle = &write_throttle});
   if (!engine) {
     logger.Error("fetch_engine_failed", {{"error", engine.error().ToString()}});
     return 2;
@@ -166,22 +170,34 @@ int RunAgent(const AgentConfig& config, core::ComponentRuntime& runtime) {
                                .value("labels", nlohmann::json::object())
                                .value(std::string(kZoneLabel), "");
 
-  NodeController controller({.client = *connection->client,
-                             .watcher = *connection->watcher,
-                             .store = **store,
-                             .logger = logger,
-                             .clock = runtime.clock(),
-                             .metrics = &runtime.metrics(),
-                             .admission = &admission,
-                             .telemetry = &telemetry},
-                            {.node_name = node,
-                             .zone = zone,
-                             .peer_endpoint = peer_endpoint,
-                             .status_interval = config.status_interval,
-                             .resync_period = config.resync_period,
-                             .retention_interval = config.eviction.interval,
-                             .source_policy = config.source_policy,
-                             .media_bandwidth_bytes_per_second = media_bandwidth});
+  NodeController controller(
+      {.client = *connection->client,
+       .watcher = *connection->watcher,
+       .store = **store,
+       .logger = logger,
+       .clock = runtime.clock(),
+       .metrics = &runtime.metrics(),
+       .admission = &admission,
+       .telemetry = &telemetry,
+       .apply_limits =
+           [&write_throttle, &peer_server](const TransferLimits& limits) {
+             write_throttle.SetRate(limits.write_bytes_per_second);
+             if (peer_server) {
+               peer_server->SetUploadRate(limits.upload_bytes_per_second);
+             }
+           }},
+      {.node_name = node,
+       .zone = zone,
+       .peer_endpoint = peer_endpoint,
+       .status_interval = config.status_interval,
+       .resync_period = config.resync_period,
+       .retention_interval = config.eviction.interval,
+       .source_policy = config.source_policy,
+       .media_bandwidth_bytes_per_second = media_bandwidth,
+       .serving = {.share = config.admission.serving_share,
+                   .media_bytes_per_second = static_cast<std::uint64_t>(media_bandwidth),
+                   .network_bytes_per_second = config.admission.network_bandwidth.bytes,
+                   .upload_cap = config.peers.max_upload_rate.bytes}});
   const SourceEnvironment environment{.secrets_directory = config.secrets_directory};
   PeerSourceFactory peers =
       [&](const PeerCandidate& candidate) -> core::Result<std::unique_ptr<PeerRangeSource>> {

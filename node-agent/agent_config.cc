@@ -31,6 +31,11 @@ void BindConfig(core::ConfigMap& map, AdmissionConfig& config) {
   map.Optional("telemetryWindow", config.telemetry_window,
                core::InRange(std::chrono::seconds(1), std::chrono::seconds(600)));
   map.Optional("mediaProbe", config.media_probe);
+  map.Optional("servingShare", config.serving_share);
+  map.Optional("networkBandwidth", config.network_bandwidth);
+  if (!(config.serving_share > 0.0 && config.serving_share <= 1.0)) {
+    map.Fail("servingShare must be in (0, 1]");
+  }
 }
 
 void BindConfig(core::ConfigMap& map, PeerConfig& config) {

@@ -38,6 +38,10 @@ struct AdmissionConfig {
   // Written once at start into the cache folder and read back to measure the media bandwidth
   // (status.mediaBandwidthBytesPerSecond); 0: not measured.
   core::ByteSize media_probe{64ull << 20};
+  // While pods that use a revision run on the node, stagings write at most this share of the
+  // measured media bandwidth and peer uploads send at most this share of networkBandwidth.
+  double serving_share = 0.5;
+  core::ByteSize network_bandwidth{0};  // bytes per second of the node's NIC; 0: unknown
 };
 
 // The server other agents fetch verified blobs from (node-agent/peer).

@@ -367,6 +367,15 @@ core::Result<core::ReconcileResult> NodeController::Reconcile() {
   index_.Refresh(revisions_.store().List());
   CacheRetention* const retention = retention_.retention;
   if (dependencies_.admission != nullptr) dependencies_.admission->SetGrants(cache->spec.grants);
+  // Every other node's cache, read once a pass: peer copies for retention, peer candidates for
+  // the stager.
+  std::vector<core::api::ModelCache> other_caches;
+  for (const core::ObjectPtr& object : caches_.store().List()) {
+    auto other = core::api::ModelCacheFromJson(*object);
+    if (other && other->metadata.name != options_.node_name) {
+      other_caches.push_back(std::move(*other));
+    }
+  }
 
   // What this node should hold: the operator's list (less entries whose pin lapsed: the
   // operator drops those, and until it does they are not worth keeping), then revisions that
@@ -398,6 +407,19 @@ core::Result<core::ReconcileResult> NodeController::Reconcile() {
       wanted.push_back({*reference, "", std::string(core::api::kReasonInUse)});
     }
     gated_pods.push_back(std::move(*pod));
+  }
+
+  if (dependencies_.apply_limits) {
+    const bool serving = !pod_users.empty() || (retention_.leases && !retention_.leases().empty());
+    const TransferLimits limits = LimitsWhile(serving, options_.serving);
+    if (limits_ != limits) {
+      dependencies_.apply_limits(limits);
+      logger_.Info("transfer_limits_applied",
+                   {{"serving", serving},
+                    {"write_bytes_per_second", limits.write_bytes_per_second},
+                    {"upload_bytes_per_second", limits.upload_bytes_per_second}});
+      limits_ = limits;
+    }
   }
 
   {
@@ -503,12 +525,10 @@ core::Result<core::ReconcileResult> NodeController::Reconcile() {
       users[indexed->loaded->digest].insert(uids.begin(), uids.end());
     }
     std::map<core::Sha256Bytes, PeerCopies> peers;
-    for (const core::ObjectPtr& object : caches_.store().List()) {
-      auto other = core::api::ModelCacheFromJson(*object);
-      if (!other || other->metadata.name == options_.node_name || !other->status) continue;
-      if (other->status->peer_endpoint.empty()) continue;
-      const bool same_zone = other->status->zone == options_.zone;
-      for (const core::api::CachedRevision& held : other->status->revisions) {
+    for (const core::api::ModelCache& other : other_caches) {
+      if (!other.status || other.status->peer_endpoint.empty()) continue;
+      const bool same_zone = other.status->zone == options_.zone;
+      for (const core::api::CachedRevision& held : other.status->revisions) {
         if (held.state != core::api::kCacheStateReady) continue;
         auto digest = core::ParseDigest(held.digest);
         if (!digest) continue;
@@ -574,12 +594,6 @@ core::Result<core::ReconcileResult> NodeController::Reconcile() {
   }
 
   // Which peers hold or stage each staging revision's blobs, from every node's status.
-  std::vector<core::api::ModelCache> other_caches;
-  for (const core::ObjectPtr& object : caches_.store().List()) {
-    auto other = core::api::ModelCacheFromJson(*object);
-    if (other && other->metadata.name != options_.node_name)
-      other_caches.push_back(std::move(*other));
-  }
   std::map<core::Sha256Bytes, std::set<core::Sha256Bytes>> blobs_by_digest;
   const PeerLookup lookup{
       .self_name = options_.node_name,

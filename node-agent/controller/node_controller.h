@@ -53,6 +53,7 @@
 #include "core/workqueue/work_queue.h"
 #include "node-agent/controller/cache_retention.h"
 #include "node-agent/controller/revision_index.h"
+#include "node-agent/controller/serving_protection.h"
 #include "node-agent/controller/stager.h"
 #include "node-agent/csi/revision_resolver.h"
 #include "node-agent/csi/volume_leases.h"
@@ -76,6 +77,8 @@ struct NodeControllerOptions {
   std::optional<core::SourcePolicy> source_policy;
   // The cache filesystem's write bandwidth as measured at start (media_probe.h); 0: unknown.
   std::int64_t media_bandwidth_bytes_per_second = 0;
+  // What stagings and peer uploads may take while pods that use a revision run here.
+  ServingProtection serving;
 };
 
 class NodeController final : public RevisionResolver {
@@ -92,6 +95,8 @@ class NodeController final : public RevisionResolver {
     SourceAdmission* admission = nullptr;
     // Reported in status.sources for the admission controller; may be null.
     const SourceTelemetryRecorder* telemetry = nullptr;
+    // Set on every pass from whether the node serves (serving_protection.h); may be empty.
+    std::function<void(const TransferLimits&)> apply_limits;
   };
 
   NodeController(Dependencies dependencies, NodeControllerOptions options);
@@ -163,6 +168,7 @@ class NodeController final : public RevisionResolver {
   mutable std::mutex watched_mutex_;
   std::optional<std::set<std::string>> watched_revisions_;
   core::Clock::SteadyTime last_status_write_{};
+  std::optional<TransferLimits> limits_;  // the last applied
 };
 
 }  // namespace modelplane::agent

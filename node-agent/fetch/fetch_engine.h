@@ -53,6 +53,7 @@
 #include "core/clock/clock.h"
 #include "core/error/error.h"
 #include "core/log/logger.h"
+#include "core/throttle/byte_throttle.h"
 #include "node-agent/fetch/buffer_pool.h"
 #include "node-agent/fetch/fetch_metrics.h"
 #include "node-agent/fetch/fetch_report.h"
@@ -122,6 +123,9 @@ class FetchEngine {
     // The node's grants for remote sources; null: no admission (tools, tests).
     SourceAdmission* admission = nullptr;
     SourceTelemetryRecorder* telemetry = nullptr;  // may be null
+    // Paces the bytes the node's stagings write (held to a share of the disk while the node
+    // serves inference); may be null.
+    core::ByteThrottle* write_throttle = nullptr;
   };
 
   [[nodiscard]] static core::Result<std::unique_ptr<FetchEngine>> Create(FetchOptions options,

@@ -271,6 +271,10 @@ void FetchEngine::Run::FetchRange(Blob& blob, std::size_t index, BufferLease lea
     if (read.error().code() != core::ErrorCode::kCancelled) FailBlob(blob, read.error());
     return;
   }
+  if (write_throttle_ != nullptr) {
+    const auto wait = write_throttle_->Reserve(length);
+    if (wait > std::chrono::nanoseconds(0) && !run_cancel_.SleepFor(wait)) return;
+  }
   if (auto written = partial.WriteRange(index, bytes, lease.capacity()); !written) {
     FailBlob(blob, written.error());
     return;

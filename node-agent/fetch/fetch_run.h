@@ -40,6 +40,7 @@ class FetchEngine::Run {
         request_(request),
         progress_(progress),
         outer_cancel_(cancel),
+        write_throttle_(engine.dependencies_.write_throttle),
         sources_(request.sources, request.more_sources, engine.dependencies_.admission,
                  engine.dependencies_.telemetry, clock_,
                  {.stall_cooldown = options_.stall_cooldown, .retry_quota = options_.retry_quota}) {
@@ -116,6 +117,7 @@ class FetchEngine::Run {
   const ProgressCallback& progress_;
   core::CancellationToken& outer_cancel_;
   core::CancellationToken run_cancel_;  // fired on failure or when the caller cancels
+  core::ByteThrottle* write_throttle_;
 
   std::vector<std::unique_ptr<Blob>> blobs_;
   FetchReport report_;

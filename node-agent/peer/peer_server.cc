@@ -18,8 +18,8 @@
 #include "core/http/byte_range.h"
 #include "core/http/http_server.h"
 #include "core/io/unique_fd.h"
+#include "core/throttle/byte_throttle.h"
 #include "node-agent/peer/peer_protocol.h"
-#include "node-agent/peer/upload_throttle.h"
 
 namespace modelplane::agent {
 namespace {
@@ -100,6 +100,8 @@ class PeerServer::Impl {
     throttled_seconds_ = *throttled_child;
     return core::Ok();
   }
+
+  void SetUploadRate(std::uint64_t bytes_per_second) { throttle_.SetRate(bytes_per_second); }
 
   [[nodiscard]] core::Status Start() {
     core::ServerOptions server;
@@ -228,7 +230,7 @@ class PeerServer::Impl {
   const BlobCatalog& catalog_;
   const core::Logger logger_;
   const core::Clock& clock_;
-  UploadThrottle throttle_;
+  core::ByteThrottle throttle_;
   std::atomic<std::size_t> streams_{0};
   std::atomic<bool> stopping_{false};
   std::atomic<std::int64_t> cut_at_ns_{0};
@@ -432,6 +434,10 @@ PeerServer::PeerServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 PeerServer::~PeerServer() {
   Stop();
+}
+
+void PeerServer::SetUploadRate(std::uint64_t bytes_per_second) {
+  impl_->SetUploadRate(bytes_per_second);
 }
 
 std::uint16_t PeerServer::port() const {

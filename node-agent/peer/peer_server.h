@@ -15,7 +15,7 @@
 // the server logs that it is insecure. Requests that arrive before the endpoint is known (the
 // port is bound first) are answered 503.
 //
-// Fairness: one UploadThrottle shared by all streams caps the upload rate, and at most
+// Fairness: one ByteThrottle shared by all streams caps the upload rate, and at most
 // max_streams GET bodies are in flight; HEAD costs no stream. Unthrottled plain-HTTP bodies go
 // out with sendfile(2), so the server never copies blob bytes; throttled ones are read in
 // stream_chunk_size pieces, each paid for before it is sent.
@@ -85,6 +85,9 @@ class PeerServer {
   // "advertise_address:port" (FormatPeerEndpoint): what to advertise, and the token audience.
   [[nodiscard]] const std::string& endpoint() const;
   [[nodiscard]] std::size_t streams_in_flight() const;
+  // Caps what all streams send together from now on (0: unlimited): the node agent lowers it
+  // while the node serves inference.
+  void SetUploadRate(std::uint64_t bytes_per_second);
   void Stop();
 
   class Impl;

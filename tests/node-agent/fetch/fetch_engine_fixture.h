@@ -65,7 +65,8 @@ class FetchEngineTest : public ::testing::Test {
                                                  .logger = logger_ ? &*logger_ : nullptr,
                                                  .clock = &clock_,
                                                  .admission = admission_.get(),
-                                                 .telemetry = &telemetry_});
+                                                 .telemetry = &telemetry_,
+                                                 .write_throttle = write_throttle_.get()});
     ASSERT_TRUE(engine) << engine.error().ToString();
     engine_ = std::move(*engine);
   }
@@ -174,6 +175,7 @@ class FetchEngineTest : public ::testing::Test {
   std::ostringstream log_;  // declared before logger_, which writes to it
   std::optional<core::Logger> logger_;
   std::unique_ptr<SourceAdmission> admission_;
+  std::unique_ptr<core::ByteThrottle> write_throttle_;
   SourceTelemetryRecorder telemetry_{clock_, std::chrono::seconds(60)};
   std::unique_ptr<CacheStore> store_;
   std::unique_ptr<FetchEngine> engine_;

@@ -124,5 +124,20 @@ TEST_F(FetchEngineTest, PeersAddedWhileTheFetchRunsAreUsed) {
   EXPECT_EQ(report->tier, "peer");
 }
 
+TEST_F(FetchEngineTest, AWriteThrottleHoldsTheStagingToItsRate) {
+  // What a node that serves inference does to its stagings (serving_protection.h).
+  constexpr std::uint64_t kRate = 1 << 20;
+  write_throttle_ = std::make_unique<core::ByteThrottle>(kRate, kRange, clock_);
+  OpenStore();
+  ScriptedSource origin("objectStore/origin", "objectStore", base_ / "origin");
+  const auto started = std::chrono::steady_clock::now();
+  auto report = Fetch({&origin});
+  ASSERT_TRUE(report) << report.error().ToString();
+  ExpectAllPublished();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  EXPECT_GE(seconds, 0.9 * static_cast<double>(UniqueBytes() - kRange) / kRate);
+}
+
 }  // namespace
 }  // namespace modelplane::agent

@@ -1,6 +1,7 @@
-// A token bucket shared by every stream a peer server sends, so that serving other nodes cannot
-// take more than a configured share of the node's network and disk (the node's own loading needs
-// them too).
+// A token bucket for bytes, shared by every stream that moves them: the streams a peer server
+// sends (serving other nodes must not take more than a share of the node's network and disk)
+// and the ranges a node's stagings write (a node that serves inference must keep most of its
+// disk for loading).
 //
 // Reserve(bytes) takes the bytes from the bucket at once, even into debt, and returns how long
 // the caller must wait before sending them: reservations queue in arrival order, so concurrent
@@ -10,36 +11,38 @@
 // Thread safety: Reserve may be called from any number of threads at once.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <mutex>
 
 #include "core/clock/clock.h"
 
-namespace modelplane::agent {
+namespace modelplane::core {
 
-class UploadThrottle {
+class ByteThrottle {
  public:
   // bytes_per_second 0: unlimited (Reserve always returns zero).
-  UploadThrottle(std::uint64_t bytes_per_second, std::uint64_t burst_bytes,
-                 const core::Clock& clock);
+  ByteThrottle(std::uint64_t bytes_per_second, std::uint64_t burst_bytes, const core::Clock& clock);
 
-  [[nodiscard]] bool unlimited() const { return bytes_per_second_ == 0; }
-  [[nodiscard]] std::uint64_t bytes_per_second() const { return bytes_per_second_; }
+  [[nodiscard]] bool unlimited() const { return bytes_per_second() == 0; }
+  [[nodiscard]] std::uint64_t bytes_per_second() const { return bytes_per_second_.load(); }
+  // A new rate from now on (0: unlimited); what was reserved at the old rate stays reserved.
+  void SetRate(std::uint64_t bytes_per_second);
 
   // Takes `bytes` from the bucket; returns the wait before they may be sent (zero when the bucket
   // held enough).
   [[nodiscard]] std::chrono::nanoseconds Reserve(std::uint64_t bytes);
 
  private:
-  [[nodiscard]] std::chrono::nanoseconds TimeFor(std::uint64_t bytes) const;
+  [[nodiscard]] std::chrono::nanoseconds TimeFor(std::uint64_t bytes, std::uint64_t rate) const;
 
-  const std::uint64_t bytes_per_second_;
-  const std::chrono::nanoseconds burst_time_;
+  std::atomic<std::uint64_t> bytes_per_second_;
+  const std::uint64_t burst_bytes_;
   const core::Clock& clock_;
   std::mutex mutex_;
   // The time at which everything reserved so far has been paid for ("theoretical arrival time").
   core::Clock::SteadyTime paid_until_;
 };
 
-}  // namespace modelplane::agent
+}  // namespace modelplane::core
