@@ -5,6 +5,7 @@
 #   e2e/tools.sh build       build what is missing, print the bin dir (idempotent)
 #   e2e/tools.sh bindir      print the bin dir (does not build; fails if the build is incomplete)
 #   e2e/tools.sh csi-sanity  print the path of csi-sanity (does not build; fails if missing)
+#   e2e/tools.sh promtool    print the path of promtool (does not build; fails if missing)
 #   e2e/tools.sh versions    print the pinned versions
 #
 # The cache folder is keyed by the pinned versions and the wrapper modules' go.mod/go.sum, so
@@ -14,6 +15,8 @@
 # csi-sanity (the CSI conformance suite, docs/csi.md) has a folder and stamp of its own under
 # the same cache root, keyed by its own version: adding it or bumping it never changes the key
 # of the folder above, which would rebuild Kubernetes (12-45 minutes) on every machine.
+# promtool (the chart's alert rules, e2e/monitoring/check.sh) is kept the
+# same way, for the same reason.
 set -euo pipefail
 
 E2E_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -32,6 +35,11 @@ BUILD_RECIPE=2
 # csi-sanity from github.com/kubernetes-csi/csi-test (its go.mod pins its dependencies).
 CSI_TEST_VERSION="v5.6.0"
 CSI_SANITY_RECIPE=1
+# promtool from github.com/prometheus/prometheus (module v0.316.0 is Prometheus 3.16.0; its
+# go.mod pins its dependencies and has no replace directive, so go install builds it as is).
+PROMETHEUS_VERSION="v0.316.0"
+PROMETHEUS_RELEASE="3.16.0"
+PROMTOOL_RECIPE=1
 
 CACHE_ROOT="${MODELPLANE_TOOLS_CACHE:-${HOME}/.cache/modelplane/tools}"
 
@@ -55,6 +63,14 @@ csi_sanity_key() {
 }
 CSI_SANITY_DIR="${CACHE_ROOT}/$(csi_sanity_key)"
 CSI_SANITY_STAMP="${CSI_SANITY_DIR}/complete.stamp"
+
+promtool_key() {
+  printf 'promtool-%s_%s' "${PROMETHEUS_RELEASE}" \
+    "$(printf 'recipe-%s %s %s' "${PROMTOOL_RECIPE}" "$(go env GOVERSION)" "${PROMETHEUS_VERSION}" |
+      sha256sum | cut -c1-12)"
+}
+PROMTOOL_DIR="${CACHE_ROOT}/$(promtool_key)"
+PROMTOOL_STAMP="${PROMTOOL_DIR}/complete.stamp"
 
 log() { printf '[tools] %s\n' "$*" >&2; }
 
@@ -142,31 +158,64 @@ copy_kwok_stages() {
 cmd_build() {
   build_cluster_tools
   build_csi_sanity
+  build_promtool
   echo "${BIN_DIR}"
 }
 
-build_csi_sanity() {
-  [[ -f "${CSI_SANITY_STAMP}" ]] && return 0
-  mkdir -p "${CSI_SANITY_DIR}/bin"
-  exec 8>"${CSI_SANITY_DIR}/build.lock"
-  flock 8
-  [[ -f "${CSI_SANITY_STAMP}" ]] && return 0
+# build_in_own_folder NAME DIR STAMP VERSION_LINE CMD...: runs CMD (which writes DIR/bin/NAME)
+# unless STAMP exists, under a lock, and writes STAMP only once NAME is there.
+build_in_own_folder() {
+  local name="$1" dir="$2" stamp="$3" version_line="$4"; shift 4
+  [[ -f "${stamp}" ]] && return 0
+  mkdir -p "${dir}/bin"
+  local lock_fd
+  exec {lock_fd}>"${dir}/build.lock"
+  flock "${lock_fd}"
+  if [[ -f "${stamp}" ]]; then
+    exec {lock_fd}>&-
+    return 0
+  fi
   go_build_env
   local start=${SECONDS}
-  log "building csi-sanity ${CSI_TEST_VERSION} into ${CSI_SANITY_DIR}"
-  # go install pkg@version builds with the module's own go.mod and go.sum, outside ours.
-  with_heartbeat csi-sanity env "GOBIN=${CSI_SANITY_DIR}/bin" nice -n 10 go install -trimpath \
-    -ldflags "-s -w -X main.VERSION=${CSI_TEST_VERSION}" \
-    "github.com/kubernetes-csi/csi-test/v5/cmd/csi-sanity@${CSI_TEST_VERSION}"
-  [[ -x "${CSI_SANITY_DIR}/bin/csi-sanity" ]] || { log "ERROR: csi-sanity was not produced"; return 1; }
+  log "building ${name} into ${dir}"
+  with_heartbeat "${name}" "$@"
+  [[ -x "${dir}/bin/${name}" ]] || { log "ERROR: ${name} was not produced"; return 1; }
   {
     echo "built_at=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
     echo "build_seconds=$((SECONDS - start))"
     echo "go=$(go env GOVERSION)"
-    echo "csi-test=${CSI_TEST_VERSION}"
-  } > "${CSI_SANITY_STAMP}.tmp"
-  mv "${CSI_SANITY_STAMP}.tmp" "${CSI_SANITY_STAMP}"
-  log "built csi-sanity in $((SECONDS - start))s"
+    echo "${version_line}"
+  } > "${stamp}.tmp"
+  mv "${stamp}.tmp" "${stamp}"
+  exec {lock_fd}>&-
+  log "built ${name} in $((SECONDS - start))s"
+}
+
+build_promtool() {
+  # The ldflags are those of Prometheus's .promu.yml that say which release this is.
+  local ldflags="-s -w -X github.com/prometheus/common/version.Version=${PROMETHEUS_RELEASE}"
+  ldflags+=" -X github.com/prometheus/common/version.Branch=HEAD"
+  build_in_own_folder promtool "${PROMTOOL_DIR}" "${PROMTOOL_STAMP}" \
+    "prometheus=${PROMETHEUS_VERSION}" \
+    env "GOBIN=${PROMTOOL_DIR}/bin" nice -n 10 go install -trimpath -tags netgo \
+    -ldflags "${ldflags}" "github.com/prometheus/prometheus/cmd/promtool@${PROMETHEUS_VERSION}"
+}
+
+cmd_promtool() {
+  if [[ ! -f "${PROMTOOL_STAMP}" ]]; then
+    log "promtool not built yet: run e2e/tools.sh build"
+    return 1
+  fi
+  echo "${PROMTOOL_DIR}/bin/promtool"
+}
+
+build_csi_sanity() {
+  # go install pkg@version builds with the module's own go.mod and go.sum, outside ours.
+  build_in_own_folder csi-sanity "${CSI_SANITY_DIR}" "${CSI_SANITY_STAMP}" \
+    "csi-test=${CSI_TEST_VERSION}" \
+    env "GOBIN=${CSI_SANITY_DIR}/bin" nice -n 10 go install -trimpath \
+    -ldflags "-s -w -X main.VERSION=${CSI_TEST_VERSION}" \
+    "github.com/kubernetes-csi/csi-test/v5/cmd/csi-sanity@${CSI_TEST_VERSION}"
 }
 
 cmd_csi_sanity() {
@@ -253,8 +302,13 @@ main() {
     build) cmd_build ;;
     bindir) cmd_bindir ;;
     csi-sanity) cmd_csi_sanity ;;
-    versions) cmd_versions; echo "csi-test=${CSI_TEST_VERSION}" ;;
-    *) echo "usage: $0 build|bindir|csi-sanity|versions" >&2; return 2 ;;
+    promtool) cmd_promtool ;;
+    versions)
+      cmd_versions
+      echo "csi-test=${CSI_TEST_VERSION}"
+      echo "prometheus=${PROMETHEUS_VERSION}"
+      ;;
+    *) echo "usage: $0 build|bindir|csi-sanity|promtool|versions" >&2; return 2 ;;
   esac
 }
 

@@ -86,6 +86,10 @@ if ! scripts/setup.sh; then
 fi
 
 step "format" scripts/lint.sh
+# The chart's alert rules (promtool check and unit tests) and dashboard, and the metric names
+# both use against the sources' registrations: seconds, no build or cluster needed
+# (e2e/monitoring/check_scraped.sh checks the names against the running binaries' /metrics).
+step "chart alerts and dashboard (promtool, metric names)" e2e/monitoring/check.sh
 failed_before_build=$failed
 step "build (-Werror$( ((run_sanitizers)) && echo ', ASan + UBSan'))" build_all
 if ((failed > failed_before_build)); then
