@@ -183,7 +183,8 @@ std::optional<Failure> Patch(Session& session, const std::string& name, const js
 std::optional<Failure> RunPrestage(Session& session, const Options& options, std::ostream& out) {
   auto before = session.GetRevision(options.name);
   if (!before) return Failure{before.error().message()};
-  if (api::BoolMember(*before, {"spec", "revoked"})) {
+  if (api::BoolMember(*before, {"spec", "revoked"}) ||
+      !api::StringMember(*before, {"status", "revokedBy", "name"}).empty()) {
     return Failure{fmt::format("ModelRevision {}/{} is revoked and is never staged again",
                                session.namespace_name(), options.name)};
   }

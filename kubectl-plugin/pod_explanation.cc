@@ -6,6 +6,7 @@
 
 #include "core/api/json_lookup.h"
 #include "core/api/model_revision.h"
+#include "core/api/model_revocation.h"
 #include "core/api/object_key.h"
 #include "core/api/serving_pod.h"
 #include "core/kube/builtin_types.h"
@@ -114,7 +115,7 @@ const api::Condition* FindRevisionCondition(const api::ModelRevision& revision,
 // What the fleet holds of the revision, for a pod that waits for it.
 void DescribeRevision(std::vector<std::string>& sentences, const std::string& revision_name,
                       const api::ModelRevision& revision, const CacheListing& caches, bool gated) {
-  if (revision.spec.revoked) {
+  if (api::IsRevoked(revision)) {
     sentences.push_back(fmt::format(
         "ModelRevision {} is revoked: it is purged from every node and never staged again, so "
         "the pod {}; point the pod at a new ModelRevision.",

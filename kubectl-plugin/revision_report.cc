@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "core/api/model_revision.h"
+#include "core/api/model_revocation.h"
 #include "core/api/object_key.h"
 #include "kubectl-plugin/text_table.h"
 #include "operator/status/revision_status.h"
@@ -139,7 +140,7 @@ core::Result<std::string> RenderRevisionStatus(const nlohmann::json& object,
                                              revision.spec.prestage->nodes == 1 ? "" : "s",
                                              selector.empty() ? "" : " matching " + selector));
   }
-  if (revision.spec.revoked) {
+  if (api::IsRevoked(revision)) {
     std::string purge = "yes; purge progress unknown (the operator has not reported it)";
     if (status != nullptr && status->purge) {
       const api::PurgeProgress& progress = *status->purge;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <mutex>
 
+#include "core/api/model_revocation.h"
 #include "core/api/object_key.h"
 #include "core/api/revision_digest.h"
 
@@ -21,7 +22,7 @@ std::int64_t NodeCacheInfo::FreeBytes() const {
 RevisionInfo MakeRevisionInfo(const core::api::ModelRevision& revision) {
   RevisionInfo info;
   info.key = core::api::ObjectKey(revision.metadata.namespace_name, revision.metadata.name);
-  info.revoked = revision.spec.revoked;
+  info.revoked = core::api::IsRevoked(revision);
   if (revision.status && !revision.status->digest.empty()) {
     info.digest = revision.status->digest;
   } else if (auto computed = core::api::ComputeRevisionDigest(revision.spec)) {

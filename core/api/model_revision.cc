@@ -164,6 +164,14 @@ Result<PurgeProgress> PurgeFromJson(const JsonObjectReader& reader) {
   return purge;
 }
 
+Result<RevokedBy> RevokedByFromJson(const JsonObjectReader& reader) {
+  RevokedBy revoked_by;
+  MODELPLANE_API_TRY(reader.String("name", revoked_by.name, kMaxShortString, Presence::kRequired));
+  MODELPLANE_API_TRY(reader.String("reason", revoked_by.reason, kMaxShortString));
+  MODELPLANE_API_TRY(reader.Bool("force", revoked_by.force));
+  return revoked_by;
+}
+
 Result<LatencyPercentiles> PercentilesFromJson(const JsonObjectReader& reader) {
   std::optional<double> p50;
   std::optional<double> p95;
@@ -193,6 +201,7 @@ Result<ModelRevisionStatus> RevisionStatusFromReader(const JsonObjectReader& rea
                                                      kMaxStatusWorkloads, WorkloadUseFromJson));
   MODELPLANE_API_TRY(reader.Object<PurgeProgress>("purge", status.purge, PurgeFromJson));
   MODELPLANE_API_TRY(reader.Object<FetchedBytes>("fetchedBytes", status.fetched, FetchedFromJson));
+  MODELPLANE_API_TRY(reader.Object<RevokedBy>("revokedBy", status.revoked_by, RevokedByFromJson));
   return status;
 }
 
@@ -345,6 +354,11 @@ nlohmann::json ToJson(const ModelRevisionStatus& status) {
     out["purge"] = {{"nodesHolding", status.purge->nodes_holding},
                     {"bytesHeld", status.purge->bytes_held},
                     {"nodes", status.purge->nodes}};
+  }
+  if (status.revoked_by) {
+    out["revokedBy"] = {{"name", status.revoked_by->name},
+                        {"reason", status.revoked_by->reason},
+                        {"force", status.revoked_by->force}};
   }
   return out;
 }

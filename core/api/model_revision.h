@@ -221,6 +221,17 @@ struct FetchedBytes {
   friend bool operator==(const FetchedBytes&, const FetchedBytes&) = default;
 };
 
+// The cluster-scoped ModelRevocation (model_revocation.h) that covers this revision, written by
+// the operator: revocation by digest reaches every ModelRevision with that digest, in any
+// namespace, without touching specs that their owners (or their GitOps tools) keep.
+struct RevokedBy {
+  std::string name;    // the ModelRevocation
+  std::string reason;  // its spec.reason
+  bool force = false;  // purge at once, even while mounted
+
+  friend bool operator==(const RevokedBy&, const RevokedBy&) = default;
+};
+
 struct ModelRevisionStatus {
   std::int64_t observed_generation = 0;
   std::string digest;
@@ -235,6 +246,7 @@ struct ModelRevisionStatus {
   std::vector<NodeServing> nodes;
   std::vector<WorkloadUse> workloads;
   std::optional<PurgeProgress> purge;  // while revoked
+  std::optional<RevokedBy> revoked_by;
   std::optional<FetchedBytes> fetched;
 
   friend bool operator==(const ModelRevisionStatus&, const ModelRevisionStatus&) = default;

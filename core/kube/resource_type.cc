@@ -39,6 +39,9 @@ ResourceType ModelRevisions() {
 ResourceType ModelCaches() {
   return {"modelplane.io", "v1alpha1", "modelcaches", "ModelCache", false};
 }
+ResourceType ModelRevocations() {
+  return {"modelplane.io", "v1alpha1", "modelrevocations", "ModelRevocation", false};
+}
 ResourceType SourceBudgets() {
   return {"modelplane.io", "v1alpha1", "sourcebudgets", "SourceBudget", false};
 }

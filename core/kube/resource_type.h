@@ -32,6 +32,7 @@ ResourceType ConfigMaps();
 ResourceType Namespaces();
 ResourceType ModelRevisions();
 ResourceType ModelCaches();
+ResourceType ModelRevocations();
 ResourceType SourceBudgets();
 ResourceType Deployments();
 ResourceType StatefulSets();

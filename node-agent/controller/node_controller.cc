@@ -7,6 +7,7 @@
 #include "core/api/limits.h"
 #include "core/api/model_cache.h"
 #include "core/api/model_revision.h"
+#include "core/api/model_revocation.h"
 #include "core/api/object_key.h"
 #include "core/api/timestamp.h"
 #include "core/kube/api_status.h"
@@ -293,7 +294,7 @@ RevisionStatus NodeController::ResolveRevision(std::string_view namespace_name,
   }
   status.known = true;
   status.digest = loaded->digest;
-  status.revoked = loaded->revision.spec.revoked;
+  status.revoked = core::api::IsRevoked(loaded->revision);
   status.ready_here = dependencies_.store.FindRevision(loaded->digest).has_value();
   return status;
 }
@@ -471,7 +472,7 @@ core::Result<core::ReconcileResult> NodeController::Reconcile() {
       continue;
     }
     const LoadedRevision& loaded = *indexed->loaded;
-    if (loaded.revision.spec.revoked) {
+    if (core::api::IsRevoked(loaded.revision)) {
       // Never staged; what the node holds of it is purged (retention).
       revoked_references[key] = core::FormatDigest(loaded.digest);
       continue;

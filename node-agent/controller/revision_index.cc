@@ -4,6 +4,7 @@
 
 #include "core/api/model_cache.h"
 #include "core/api/model_revision.h"
+#include "core/api/model_revocation.h"
 #include "core/api/object_key.h"
 
 namespace modelplane::agent {
@@ -59,7 +60,7 @@ bool RevisionIndex::Revoked(const core::Sha256Bytes& digest) const {
   if (keys == by_digest_.end()) return false;
   bool revoked = false;
   for (const std::string& key : keys->second) {
-    if (!entries_.at(key).loaded->revision.spec.revoked) return false;
+    if (!core::api::IsRevoked(entries_.at(key).loaded->revision)) return false;
     revoked = true;
   }
   return revoked;
@@ -69,11 +70,7 @@ bool RevisionIndex::ForcePurge(const core::Sha256Bytes& digest) const {
   const auto keys = by_digest_.find(digest);
   if (keys == by_digest_.end()) return false;
   return std::ranges::any_of(keys->second, [&](const std::string& key) {
-    const LoadedRevision& loaded = *entries_.at(key).loaded;
-    const auto& annotations = loaded.revision.metadata.annotations;
-    const auto purge = annotations.find(std::string(core::api::kPurgeAnnotation));
-    return loaded.revision.spec.revoked && purge != annotations.end() &&
-           purge->second == core::api::kPurgeForce;
+    return core::api::ForcesPurge(entries_.at(key).loaded->revision);
   });
 }
 

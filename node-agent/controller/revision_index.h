@@ -5,8 +5,10 @@
 //
 // Revocation by digest: a digest counts as revoked when a ModelRevision with it is revoked and
 // none that is not revoked names it (another namespace's identical, unrevoked revision keeps
-// the bytes serving that namespace; revoking by digest means revoking every one of them). The
-// purge is forced when a revoked one carries modelplane.io/purge: force.
+// the bytes serving that namespace). A ModelRevocation covers every one of them: the operator
+// marks each covered revision's status, and core::api::IsRevoked reads spec and status alike.
+// The purge is forced when a revoked one carries modelplane.io/purge: force or its
+// ModelRevocation forces it.
 // Thread safety: not thread-safe; the control loop's worker owns it.
 #pragma once
 

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "core/api/model_revision.h"
+#include "core/api/model_revocation.h"
 #include "core/api/object_key.h"
 #include "core/api/source_identity.h"
 #include "core/kube/resource_type.h"
@@ -175,7 +176,7 @@ void AdmissionController::RunPass() {
   std::map<std::string, SourceCeiling> ceilings;
   for (const core::ObjectPtr& object : dependencies_.revisions.store().List()) {
     auto revision = api::ModelRevisionFromJson(*object);
-    if (!revision || revision->spec.revoked || Invalid(*revision) ||
+    if (!revision || core::api::IsRevoked(*revision) || Invalid(*revision) ||
         revision->status->digest.empty()) {
       continue;
     }

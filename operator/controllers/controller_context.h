@@ -22,8 +22,9 @@ struct ControllerContext {
   const core::Informer& revisions;  // ModelRevisions in scope, indexed by status digest
   const core::Informer& caches;     // every ModelCache, indexed by the revisions they list
   const core::Informer& nodes;
-  const core::Informer& pods;  // non-terminal pods, trimmed (gating/serving_pods.h), indexed
-                               // by node and by the revision they name
+  const core::Informer& pods;         // non-terminal pods, trimmed (gating/serving_pods.h), indexed
+                                      // by node and by the revision they name
+  const core::Informer& revocations;  // every ModelRevocation (revocation by digest)
   const WorkloadInventory& workloads;  // Deployments and StatefulSets, their history and pods
   core::EventRecorder& events;
   const core::Logger& logger;

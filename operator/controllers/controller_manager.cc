@@ -108,6 +108,9 @@ ControllerManager::ControllerManager(core::KubeClient& client, const core::Watch
              .resync_period = options_.resync_period,
              .transform = TrimPod},
             clock),
+      revocations_(client, watcher,
+                   InformerFor(core::resources::ModelRevocations(), "", options_.resync_period),
+                   clock),
       deployments_(client, watcher, WorkloadInformer(core::resources::Deployments(), options_),
                    clock),
       stateful_sets_(client, watcher, WorkloadInformer(core::resources::StatefulSets(), options_),
@@ -128,8 +131,10 @@ ControllerManager::ControllerManager(core::KubeClient& client, const core::Watch
               clock),
       revision_queue_(core::MakeDefaultControllerRateLimiter(clock), clock),
       cache_queue_(core::MakeDefaultControllerRateLimiter(clock), clock),
+      revocation_queue_(core::MakeDefaultControllerRateLimiter(clock), clock),
       revision_controller_(Context(client, metrics, clock)),
       cache_controller_(Context(client, metrics, clock)),
+      revocation_controller_(Context(client, metrics, clock)),
       revision_runner_(revision_queue_,
                        metrics.Instrument("modelrevision",
                                           [this](const std::string& key) {
@@ -151,6 +156,17 @@ ControllerManager::ControllerManager(core::KubeClient& client, const core::Watch
             logger_.Warn("reconcile_failed",
                          {{"controller", "modelcache"}, {"key", key}, {"error", error.ToString()}});
           }),
+      revocation_runner_(revocation_queue_,
+                         metrics.Instrument("modelrevocation",
+                                            [this](const std::string& name) {
+                                              return revocation_controller_.Reconcile(name);
+                                            }),
+                         1,
+                         [this](const std::string& name, const core::Error& error) {
+                           logger_.Warn("reconcile_failed", {{"controller", "modelrevocation"},
+                                                             {"key", name},
+                                                             {"error", error.ToString()}});
+                         }),
       admission_({.client = client,
                   .caches = caches_,
                   .revisions = revisions_,
@@ -177,6 +193,7 @@ ControllerContext ControllerManager::Context(core::KubeClient& client, Controlle
           .caches = caches_,
           .nodes = nodes_,
           .pods = pods_,
+          .revocations = revocations_,
           .workloads = workload_inventory_,
           .events = events_,
           .logger = logger_,
@@ -199,10 +216,12 @@ void ControllerManager::WireHandlers() {
       .on_update =
           [this](const core::ObjectPtr&, const core::ObjectPtr& object) {
             revision_queue_.Add(core::ObjectStore::KeyOf(*object));
+            EnqueueRevocations();
           },
       .on_delete =
           [this](const core::ObjectPtr& object) {
             revision_queue_.Add(core::ObjectStore::KeyOf(*object));
+            EnqueueRevocations();
           },
   });
   caches_.AddHandlers({
@@ -251,6 +270,21 @@ void ControllerManager::WireHandlers() {
             EnqueuePrestagingRevisions();
             EnqueueRevisionsWithGatedPods();
           },
+  });
+  // A revocation covers revisions by their digest or by a file's: rare enough to look at every
+  // revision again, and a file digest has no index.
+  const auto enqueue_all_revisions = [this](const core::ObjectPtr& revocation) {
+    revocation_queue_.Add(core::ObjectStore::KeyOf(*revocation));
+    for (const core::ObjectPtr& revision : revisions_.store().List()) {
+      revision_queue_.Add(core::ObjectStore::KeyOf(*revision));
+    }
+  };
+  revocations_.AddHandlers({
+      .on_add = enqueue_all_revisions,
+      .on_update = [enqueue_all_revisions](
+                       const core::ObjectPtr&,
+                       const core::ObjectPtr& object) { enqueue_all_revisions(object); },
+      .on_delete = enqueue_all_revisions,
   });
   const auto enqueue_revision_of = [this](const json& pod) {
     if (auto key = RevisionKeyOfPod(pod)) EnqueueRevisionKeys({*key});
@@ -333,6 +367,12 @@ void ControllerManager::EnqueuePrestagingRevisions() {
   }
 }
 
+void ControllerManager::EnqueueRevocations() {
+  for (const core::ObjectPtr& revocation : revocations_.store().List()) {
+    revocation_queue_.Add(core::ObjectStore::KeyOf(*revocation));
+  }
+}
+
 void ControllerManager::EnqueueRevisionsWithGatedPods() {
   EnqueueRevisionKeys(pods_.store().IndexValues(kGatedPodsByRevision));
 }
@@ -342,13 +382,15 @@ bool ControllerManager::Start(core::CancellationToken& stop) {
   caches_.Start();
   nodes_.Start();
   pods_.Start();
+  revocations_.Start();
   for (core::Informer* informer :
        {&deployments_, &stateful_sets_, &replica_sets_, &controller_revisions_}) {
     informer->Start();
   }
   while (!(revisions_.HasSynced() && caches_.HasSynced() && nodes_.HasSynced() &&
-           pods_.HasSynced() && deployments_.HasSynced() && stateful_sets_.HasSynced() &&
-           replica_sets_.HasSynced() && controller_revisions_.HasSynced())) {
+           pods_.HasSynced() && revocations_.HasSynced() && deployments_.HasSynced() &&
+           stateful_sets_.HasSynced() && replica_sets_.HasSynced() &&
+           controller_revisions_.HasSynced())) {
     if (!stop.SleepFor(kSyncPoll)) return false;
   }
   logger_.Info("informers_synced", {{"revisions", revisions_.store().Size()},
@@ -359,6 +401,7 @@ bool ControllerManager::Start(core::CancellationToken& stop) {
                                     {"statefulsets", stateful_sets_.store().Size()}});
   revision_runner_.Start();
   cache_runner_.Start();
+  revocation_runner_.Start();
   if (options_.admission.enabled) admission_.Start();
   started_ = true;
   return true;
@@ -369,6 +412,7 @@ void ControllerManager::Stop() {
     admission_.Stop();
     revision_runner_.Stop();
     cache_runner_.Stop();
+    revocation_runner_.Stop();
     started_ = false;
   }
   for (core::Informer* informer :
@@ -376,6 +420,7 @@ void ControllerManager::Stop() {
     informer->Stop();
   }
   pods_.Stop();
+  revocations_.Stop();
   revisions_.Stop();
   caches_.Stop();
   nodes_.Stop();

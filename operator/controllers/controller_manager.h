@@ -1,6 +1,6 @@
 // Owns everything the operator runs while it leads: informers on ModelRevisions, ModelCaches,
-// Nodes, Pods and the workloads that roll revisions (Deployments, StatefulSets, their
-// ReplicaSets and ControllerRevisions), one work queue and runner per controller, the
+// ModelRevocations, Nodes, Pods and the workloads that roll revisions (Deployments, StatefulSets,
+// their ReplicaSets and ControllerRevisions), one work queue and runner per controller, the
 // admission controller's passes (budgets and grants), the event recorder, and the wiring from
 // informer events to queue keys:
 //   ModelRevision change         -> that revision;
@@ -15,7 +15,9 @@
 //                                -> that revision (which need not exist yet);
 //   a bound pod deleted          -> every revision with gated pods (room was freed);
 //   Deployment or StatefulSet, or a ReplicaSet or ControllerRevision of one, changed
-//                                -> the revisions its template names now and named before.
+//                                -> the revisions its template names now and named before;
+//   ModelRevocation changed      -> every revision (it may cover any) and its status key;
+//   ModelRevision changed        -> also every revocation's status key (there are few).
 // RunOperator builds one when it gains the lease and destroys it when it loses it; cluster
 // tests build one directly.
 // Thread safety: Start, WaitForSync and Stop from the owning thread.
@@ -36,6 +38,7 @@
 #include "operator/admission/admission_controller.h"
 #include "operator/controllers/model_cache_controller.h"
 #include "operator/controllers/model_revision_controller.h"
+#include "operator/controllers/revocation_controller.h"
 #include "operator/controllers/workload_inventory.h"
 
 namespace modelplane::controller {
@@ -81,6 +84,7 @@ class ControllerManager {
   void EnqueueRevisionsWithDigests(const std::vector<std::string>& digests);
   void EnqueuePrestagingRevisions();
   void EnqueueRevisionsWithGatedPods();
+  void EnqueueRevocations();
 
   const ControllerOptions options_;
   const core::Logger logger_;
@@ -88,6 +92,7 @@ class ControllerManager {
   core::Informer caches_;
   core::Informer nodes_;
   core::Informer pods_;
+  core::Informer revocations_;
   core::Informer deployments_;
   core::Informer stateful_sets_;
   core::Informer replica_sets_;
@@ -96,10 +101,13 @@ class ControllerManager {
   core::EventRecorder events_;
   core::WorkQueue revision_queue_;
   core::WorkQueue cache_queue_;
+  core::WorkQueue revocation_queue_;
   ModelRevisionController revision_controller_;
   ModelCacheController cache_controller_;
+  RevocationController revocation_controller_;
   core::ControllerRunner revision_runner_;
   core::ControllerRunner cache_runner_;
+  core::ControllerRunner revocation_runner_;
   AdmissionController admission_;
   bool started_ = false;
 };

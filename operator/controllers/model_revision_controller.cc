@@ -8,9 +8,11 @@
 #include <fmt/format.h>
 
 #include "core/api/model_revision_validation.h"
+#include "core/api/model_revocation.h"
 #include "core/api/revision_digest.h"
 #include "core/kube/builtin_types.h"
 #include "operator/controllers/cache_entries.h"
+#include "operator/controllers/held_copies.h"
 
 namespace modelplane::controller {
 namespace {
@@ -192,9 +194,12 @@ ModelRevisionController::Plan ModelRevisionController::Observe(const json& raw, 
   }
   observation.digest = *digest;
   for (const api::ModelFile& file : spec.files) observation.total_bytes += file.size;
-  observation.revoked = spec.revoked;
+  observation.revoked_by = RevokedBy(*revision, observation.digest);
+  observation.revoked = spec.revoked || observation.revoked_by.has_value();
   observation.requested_nodes = spec.prestage ? spec.prestage->nodes : 0;
-  if (observation.revoked && !deleting) ObserveHeldCopies(observation);
+  if (observation.revoked && !deleting) {
+    observation.held = HeldCopiesOf(context_.caches.store(), observation.digest);
+  }
   if (deleting || observation.revoked) return plan;
 
   const std::string key = core::ObjectStore::KeyOf(raw);
@@ -231,21 +236,25 @@ ModelRevisionController::Plan ModelRevisionController::Observe(const json& raw, 
   return plan;
 }
 
-void ModelRevisionController::ObserveHeldCopies(RevisionObservation& observation) {
-  for (const core::ObjectPtr& cache_object :
-       context_.caches.store().ByIndex(kCachesByHeldDigest, observation.digest)) {
-    auto cache = api::ModelCacheFromJson(*cache_object);
-    if (!cache || !cache->status) continue;
-    for (const api::CachedRevision& cached : cache->status->revisions) {
-      // Failed entries hold nothing (a refused or abandoned staging); any other state may.
-      if (cached.digest != observation.digest || cached.state == api::kCacheStateFailed) continue;
-      // A Ready entry holds all of it; an Evicting one counts what is left in bytesDone.
-      const std::int64_t bytes = cached.state == api::kCacheStateReady
-                                     ? std::max(cached.bytes_done, cached.bytes_total)
-                                     : cached.bytes_done;
-      observation.held.push_back({.node = cache->metadata.name, .bytes = bytes});
+std::optional<api::RevokedBy> ModelRevisionController::RevokedBy(const api::ModelRevision& revision,
+                                                                 const std::string& digest) const {
+  const auto revision_digest = core::ParseDigest(digest);
+  if (!revision_digest) return std::nullopt;
+  std::optional<api::ModelRevocation> first;
+  for (const core::ObjectPtr& object : context_.revocations.store().List()) {
+    auto revocation = api::ModelRevocationFromJson(*object);
+    if (!revocation) {
+      // The CRD's schema refuses a malformed digest; anything else is not ours to act on.
+      context_.logger.Warn("revocation_skipped", {{"revocation", core::ObjectStore::KeyOf(*object)},
+                                                  {"error", revocation.error().ToString()}});
+      continue;
     }
+    if (!api::Covers(revocation->spec, *revision_digest, revision.spec)) continue;
+    if (!first || revocation->metadata.name < first->metadata.name) first = std::move(*revocation);
   }
+  if (!first) return std::nullopt;
+  return api::RevokedBy{
+      .name = first->metadata.name, .reason = first->spec.reason, .force = first->spec.force};
 }
 
 void ModelRevisionController::ObserveNodes(Plan& plan) {

@@ -55,7 +55,9 @@ class ModelRevisionController {
 
   Plan Observe(const nlohmann::json& raw, bool deleting);
   // Revoked: the nodes whose caches still list the digest (the purge still to happen).
-  void ObserveHeldCopies(RevisionObservation& observation);
+  // The ModelRevocation that covers the revision, the first by name when several do.
+  std::optional<api::RevokedBy> RevokedBy(const api::ModelRevision& revision,
+                                          const std::string& digest) const;
   void ObserveNodes(Plan& plan);
   std::vector<PlacementCandidate> Candidates(const std::string& key, const std::string& digest);
   core::Status SyncEntries(const api::RevisionReference& reference, const std::string& digest,

@@ -80,7 +80,8 @@ GateAnswer DecideGate(RolloutHook hook, const GateFacts& facts) {
   if (!facts.revision.is_object()) {
     return {.reason = fmt::format("ModelRevision {} does not exist", key)};
   }
-  if (facts.revision.contains("spec") && facts.revision["spec"].value("revoked", false)) {
+  if (core::api::BoolMember(facts.revision, {"spec", "revoked"}) ||
+      !core::api::StringMember(facts.revision, {"status", "revokedBy", "name"}).empty()) {
     return {.reason = fmt::format("ModelRevision {} is revoked", key)};
   }
   switch (hook) {

@@ -150,7 +150,14 @@ api::ModelRevisionStatus BuildRevisionStatus(const RevisionObservation& observat
   }
   if (observation.revoked) {
     status.phase = std::string(api::kPhaseRevoked);
-    set(kConditionReady, false, "Revoked", "spec.revoked is set; no node is asked to hold it");
+    status.revoked_by = observation.revoked_by;
+    set(kConditionReady, false, "Revoked",
+        observation.revoked_by
+            ? fmt::format("ModelRevocation {} covers its digest ({}); no node is asked to hold it",
+                          observation.revoked_by->name,
+                          observation.revoked_by->reason.empty() ? "no reason given"
+                                                                 : observation.revoked_by->reason)
+            : std::string("spec.revoked is set; no node is asked to hold it"));
     api::PurgeProgress purge;
     std::vector<std::string> nodes;
     for (const HeldCopy& copy : observation.held) {
@@ -167,7 +174,8 @@ api::ModelRevisionStatus BuildRevisionStatus(const RevisionObservation& observat
     } else {
       set(kConditionPurged, false, "Purging",
           fmt::format("{} nodes still hold {} bytes of it (first: {}); each purges once no pod "
-                      "mounts it, or at once with the annotation modelplane.io/purge: force",
+                      "mounts it, or at once with the annotation modelplane.io/purge: force (or a "
+                      "ModelRevocation with force)",
                       purge.nodes_holding, purge.bytes_held, purge.nodes.front()));
     }
     status.purge = std::move(purge);

@@ -49,9 +49,10 @@ struct RevisionObservation {
   std::string problems_reason = std::string(kReasonInvalidSpec);
   std::string digest;  // empty when invalid
   std::int64_t total_bytes = 0;
-  bool revoked = false;
-  int requested_nodes = 0;   // spec.prestage.nodes
-  int ineligible_nodes = 0;  // matching nodes left out (not Ready, cordoned, full)
+  bool revoked = false;                      // spec.revoked, or revoked_by
+  std::optional<api::RevokedBy> revoked_by;  // the ModelRevocation that covers it
+  int requested_nodes = 0;                   // spec.prestage.nodes
+  int ineligible_nodes = 0;                  // matching nodes left out (not Ready, cordoned, full)
   std::vector<DesiredNodeState> nodes;
   std::vector<api::WorkloadUse> workloads;  // the Deployments and StatefulSets that use it
   // Revoked: every node still holding any of its bytes (the purge's progress).

@@ -6,6 +6,7 @@
 
 #include "core/api/model_revision.h"
 #include "core/api/model_revision_validation.h"
+#include "core/api/model_revocation.h"
 #include "core/api/object_key.h"
 #include "core/api/revision_digest.h"
 #include "core/metrics/histogram_buckets.h"
@@ -80,7 +81,7 @@ RevisionLookup PodWebhook::Lookup(const std::string& namespace_name,
     }
     return {.state = RevisionLookup::State::kInvalid, .problem = std::move(text)};
   }
-  if (revision->spec.revoked) return {.state = RevisionLookup::State::kRevoked};
+  if (core::api::IsRevoked(*revision)) return {.state = RevisionLookup::State::kRevoked};
   if (auto allowed = core::AuthorizeSources(policy_ ? &*policy_ : nullptr, namespace_name,
                                             revision->spec.sources);
       !allowed) {

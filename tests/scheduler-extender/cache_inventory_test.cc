@@ -48,6 +48,12 @@ TEST(CacheInventoryTest, RevisionInfoPrefersStatusAndFallsBackToTheSpec) {
   EXPECT_EQ(info.digest, "sha256:" + std::string(64, 'f'));
   EXPECT_EQ(info.bytes, 4096);
   EXPECT_TRUE(info.revoked);
+
+  // Revoked by digest: the operator's status.revokedBy says so, the spec does not.
+  revision.spec.revoked = false;
+  EXPECT_FALSE(MakeRevisionInfo(revision).revoked);
+  revision.status->revoked_by = core::api::RevokedBy{.name = "poisoned"};
+  EXPECT_TRUE(MakeRevisionInfo(revision).revoked);
 }
 
 TEST(CacheInventoryTest, InvalidSpecWithoutStatusHasNoDigest) {

@@ -205,6 +205,64 @@ TEST_F(ControllersTest, ShrinkingKeepsTheReadyCopyAndRevokingRemovesEveryEntry) 
       << GetRevision(name)["status"].dump();
 }
 
+// Revocation by digest: a ModelRevocation of the weights file's sha256 covers every revision
+// that has that file, whatever else differs (here the engine version, so the revision digests
+// differ), and nothing else; its status counts them; deleting it lifts the revocation.
+TEST_F(ControllersTest, ARevocationByDigestCoversEveryRevisionWithThatDigest) {
+  json other_engine = Revision(namespace_, "tiny-engine2", 1);
+  other_engine["spec"]["engine"]["version"] = "0.7.0";
+  json other_files = Revision(namespace_, "other-files", 1);
+  other_files["spec"]["files"][0]["sha256"] = "sha256:" + std::string(64, '3');
+  for (const json& revision : {Revision(namespace_, "tiny", 1), other_engine, other_files}) {
+    ASSERT_TRUE(client_->Create(core::resources::ModelRevisions(), namespace_, revision));
+  }
+  ASSERT_TRUE(WaitUntil([&] { return CachesListing("tiny").size() == 1; }, kWait));
+  const std::string revocation_name = namespace_ + "-weights";
+  ASSERT_TRUE(client_->Create(
+      core::resources::ModelRevocations(), "",
+      {{"apiVersion", "modelplane.io/v1alpha1"},
+       {"kind", "ModelRevocation"},
+       {"metadata", {{"name", revocation_name}}},
+       {"spec", {{"digest", "sha256:" + std::string(64, '1')}, {"reason", "poisoned shard"}}}}));
+  const auto revoked_by = [&](const std::string& name) {
+    return GetRevision(name)["status"].value("revokedBy", json::object()).value("name", "");
+  };
+  for (const std::string name : {"tiny", "tiny-engine2"}) {
+    EXPECT_TRUE(WaitUntil(
+        [&] {
+          return revoked_by(name) == revocation_name &&
+                 GetRevision(name)["status"].value("phase", "") == "Revoked" &&
+                 CachesListing(name).empty();
+        },
+        kWait))
+        << name << ": " << GetRevision(name)["status"].dump();
+  }
+  EXPECT_EQ(GetRevision("tiny")["status"]["revokedBy"].value("reason", ""), "poisoned shard");
+  EXPECT_EQ(revoked_by("other-files"), "");
+  EXPECT_EQ(CachesListing("other-files").size(), 1U);
+  const auto revocation_status = [&] {
+    auto revocation = client_->Get(core::resources::ModelRevocations(), "", revocation_name);
+    return revocation ? revocation->value("status", json::object()) : json::object();
+  };
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        const json status = revocation_status();
+        return status.value("revisions", 0) == 2 && status.value("phase", "") == "Purged";
+      },
+      kWait))
+      << revocation_status().dump();
+
+  ASSERT_TRUE(client_->Delete(core::resources::ModelRevocations(), "", revocation_name));
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        return revoked_by("tiny").empty() &&
+               GetRevision("tiny")["status"].value("phase", "") != "Revoked" &&
+               CachesListing("tiny").size() == 1;
+      },
+      kWait))
+      << GetRevision("tiny")["status"].dump();
+}
+
 TEST_F(ControllersTest, CordonedNodesGetNoNewCopies) {
   // Cordon one node in each zone: the two copies go to the other two, one per zone.
   const std::vector<std::string> cordoned = {"gpu-node-0", "gpu-node-1"};
