@@ -56,12 +56,21 @@ NodeCacheInfo MakeNodeCacheInfo(const core::api::ModelCache& cache) {
   info.capacity_bytes = cache.status->capacity_bytes;
   info.used_bytes = cache.status->used_bytes;
   info.reserved_bytes = cache.status->reserved_bytes;
+  info.high_watermark_bytes = cache.status->high_watermark_bytes;
+  info.reclaimable_bytes = cache.status->reclaimable_bytes;
   for (const auto& revision : cache.status->revisions) {
     if (revision.digest.empty()) continue;
     info.revisions[revision.digest] = {.state = revision.state,
                                        .bytes_done = revision.bytes_done,
                                        .bytes_total = revision.bytes_total};
+    if (revision.state == core::api::kCacheStateReady && revision.protection.empty() &&
+        revision.unique_bytes > 0) {
+      info.evictable.push_back(
+          {.unique_bytes = revision.unique_bytes, .last_used = revision.last_used});
+    }
   }
+  // nullopt sorts first: a revision no pod ever used here is the coldest.
+  std::ranges::stable_sort(info.evictable, {}, &EvictableRevision::last_used);
   return info;
 }
 

@@ -43,6 +43,13 @@ struct CachedRevisionInfo {
   std::int64_t bytes_total = 0;
 };
 
+// A Ready revision on a node that nothing protects (not in use, pinned, reserved or the zone's
+// last copy): what its agent may evict to make room, and what evicting it frees.
+struct EvictableRevision {
+  std::int64_t unique_bytes = 0;
+  std::optional<core::api::Timestamp> last_used;  // a pod last used it there; nullopt: never
+};
+
 // One node's ModelCache status.
 struct NodeCacheInfo {
   std::string node;
@@ -50,7 +57,11 @@ struct NodeCacheInfo {
   std::int64_t capacity_bytes = 0;  // 0: not reported
   std::int64_t used_bytes = 0;
   std::int64_t reserved_bytes = 0;
+  std::int64_t high_watermark_bytes = 0;  // 0: not reported (eviction off or an older agent)
+  std::int64_t reclaimable_bytes = 0;     // what eviction could free without touching protected
   std::unordered_map<std::string, CachedRevisionInfo> revisions;  // by digest
+  // Coldest first: never used, then least recently used (the agent's value order, roughly).
+  std::vector<EvictableRevision> evictable;
 
   [[nodiscard]] const CachedRevisionInfo* Find(const std::string& digest) const;
   // capacity - used - reserved, never below 0; meaningful only when capacity_bytes > 0.

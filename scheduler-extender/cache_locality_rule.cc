@@ -2,8 +2,6 @@
 
 #include <algorithm>
 
-#include <fmt/format.h>
-
 #include "core/api/model_cache.h"
 
 namespace modelplane::extender {
@@ -29,22 +27,6 @@ std::int64_t PartialScore(std::int64_t part, std::int64_t whole) {
 }
 
 }  // namespace
-
-std::optional<std::string> CacheLocalityRule::Filter(const NodeContext& context) const {
-  const NodeCacheInfo* cache = context.cache;
-  if (cache == nullptr || cache->capacity_bytes <= 0) return std::nullopt;
-  if (const CachedRevisionInfo* held = Held(context);
-      held != nullptr && (held->state == core::api::kCacheStateReady ||
-                          held->state == core::api::kCacheStateStaging)) {
-    return std::nullopt;
-  }
-  const std::int64_t free_bytes = cache->FreeBytes();
-  const std::int64_t lacking =
-      std::max<std::int64_t>(0, context.revision.bytes - context.held_bytes);
-  if (free_bytes >= lacking) return std::nullopt;
-  return fmt::format("modelplane: model cache has {} bytes free, revision {} needs {}", free_bytes,
-                     context.revision.key, lacking);
-}
 
 std::optional<std::int64_t> CacheLocalityRule::Score(const NodeContext& context) const {
   const CachedRevisionInfo* held = Held(context);

@@ -1,15 +1,10 @@
-// The first placement rule: prefer the nodes that already hold the revision's bytes, and rule
-// out the nodes whose cache cannot fit them.
+// Prefer the nodes that already hold the revision's bytes (room is cache_room_rule.h's).
 //
 // Score: 10 when the revision is Ready on the node; 1 + 8 * bytesDone / bytesTotal (1..9) while
 // it is Staging or Pending (queued: no bytes yet); otherwise 1 + 8 * held / total (1..9) when
 // the node holds some of its files through other revisions (stores are content-addressed, so
 // those bytes are never fetched again), and 0 when it holds none or has no ModelCache.
-// Filter: a node whose ModelCache reports a capacity fails when capacity - used - reserved is
-// smaller than the bytes it still lacks (the revision's bytes less those it holds), unless the
-// node already holds it Ready or Staging (its bytes are already counted there). A node without
-// a ModelCache, or whose agent has not reported a capacity, passes: unknown capacity is not a
-// reason to refuse.
+// Filter: none.
 // Thread safety: immutable.
 #pragma once
 
@@ -20,7 +15,9 @@ namespace modelplane::extender {
 class CacheLocalityRule final : public PlacementRule {
  public:
   [[nodiscard]] std::string_view Name() const override { return "cache-locality"; }
-  [[nodiscard]] std::optional<std::string> Filter(const NodeContext& context) const override;
+  [[nodiscard]] std::optional<std::string> Filter(const NodeContext&) const override {
+    return std::nullopt;
+  }
   [[nodiscard]] std::optional<std::int64_t> Score(const NodeContext& context) const override;
 };
 

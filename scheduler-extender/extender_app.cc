@@ -20,8 +20,8 @@ int RunExtender(const ExtenderConfig& config, core::ComponentRuntime& runtime) {
   if (!connection) return 1;
 
   CacheInventory inventory;
-  auto service = ExtenderService::Create(inventory, Placement::Default(), logger, runtime.metrics(),
-                                         VerbServiceOptions(config.server));
+  auto service = ExtenderService::Create(inventory, Placement::Default(runtime.clock()), logger,
+                                         runtime.metrics(), VerbServiceOptions(config.server));
   if (!service) {
     logger.Error("extender_start_failed", {{"error", service.error().ToString()}});
     return 1;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "scheduler-extender/cache_locality_rule.h"
+#include "scheduler-extender/cache_room_rule.h"
 #include "scheduler-extender/extender_protocol.h"
 #include "scheduler-extender/revoked_revision_rule.h"
 
@@ -13,10 +14,11 @@ Placement::Placement(std::vector<WeightedRule> rules) : rules_(std::move(rules))
       rules_, [](const WeightedRule& entry) { return entry.rule == nullptr || entry.weight <= 0; });
 }
 
-Placement Placement::Default() {
+Placement Placement::Default(const core::Clock& clock) {
   std::vector<WeightedRule> rules;
   rules.push_back({.rule = std::make_unique<RevokedRevisionRule>(), .weight = 1});
   rules.push_back({.rule = std::make_unique<CacheLocalityRule>(), .weight = 1});
+  rules.push_back({.rule = std::make_unique<CacheRoomRule>(clock), .weight = 1});
   return Placement(std::move(rules));
 }
 

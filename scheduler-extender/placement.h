@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "core/clock/clock.h"
 #include "scheduler-extender/cache_inventory.h"
 #include "scheduler-extender/placement_rule.h"
 
@@ -35,8 +36,9 @@ struct NodeVerdict {
 class Placement {
  public:
   explicit Placement(std::vector<WeightedRule> rules);
-  // The rules modelplane uses today: revoked revisions are placed nowhere; cache locality.
-  [[nodiscard]] static Placement Default();
+  // The rules modelplane uses today: revoked revisions are placed nowhere; cache locality;
+  // room in the cache, and what making it would evict.
+  [[nodiscard]] static Placement Default(const core::Clock& clock);
 
   // One verdict per node, in order; caches[i] belongs to nodes[i] (null: no ModelCache), and
   // held_bytes[i], when given, is what nodes[i] holds of the revision's files already

@@ -61,8 +61,9 @@ ExtenderArgs Args(std::string_view file) {
 TEST(DecideTest, PlacesAPodNamingAKnownRevision) {
   CacheInventory inventory;
   FillInventory(inventory);
+  const core::ManualClock clock;
   const PodDecision decision =
-      Decide(Args("filter_node_names.json"), inventory, Placement::Default());
+      Decide(Args("filter_node_names.json"), inventory, Placement::Default(clock));
   EXPECT_EQ(decision.outcome, PodDecision::Outcome::kPlaced);
   EXPECT_EQ(decision.revision_key, "models/llama-r1");
   EXPECT_EQ(decision.digest, kDigest);
@@ -72,7 +73,7 @@ TEST(DecideTest, PlacesAPodNamingAKnownRevision) {
   const auto scores = ToHostPriorities(decision);
   ASSERT_EQ(scores.size(), 3u);
   EXPECT_EQ(scores[0].score, 10);
-  EXPECT_EQ(scores[1].score, 5);
+  EXPECT_EQ(scores[1].score, 8);  // half staged (5), room for it (10)
   EXPECT_EQ(scores[2].score, 0);
 }
 
@@ -80,7 +81,8 @@ TEST(DecideTest, NeverFailsAPodItDoesNotManage) {
   CacheInventory inventory;
   FillInventory(inventory);
   auto expect_pass_through = [&](const ExtenderArgs& args, PodDecision::Outcome outcome) {
-    const PodDecision decision = Decide(args, inventory, Placement::Default());
+    const core::ManualClock clock;
+    const PodDecision decision = Decide(args, inventory, Placement::Default(clock));
     EXPECT_EQ(decision.outcome, outcome);
     const FilterResult filter = ToFilterResult(decision);
     EXPECT_EQ(filter.passed, args.node_names);
@@ -102,6 +104,7 @@ TEST(DecideTest, NeverFailsAPodItDoesNotManage) {
 // (verb_server_options.h), and a client as kube-scheduler would be.
 class ExtenderHttpTest : public ::testing::Test {
  protected:
+  core::ManualClock clock_;
   void SetUp() override {
     FillInventory(inventory_);
     config_.address = "127.0.0.1";
@@ -116,8 +119,8 @@ class ExtenderHttpTest : public ::testing::Test {
                                         .level = core::LogLevel::kDebug,
                                         .sink = core::LogSink::Stream(log_)});
     ASSERT_TRUE(logger);
-    auto service = ExtenderService::Create(inventory_, Placement::Default(), *logger, metrics_,
-                                           VerbServiceOptions(config_));
+    auto service = ExtenderService::Create(inventory_, Placement::Default(clock_), *logger,
+                                           metrics_, VerbServiceOptions(config_));
     ASSERT_TRUE(service) << service.error().ToString();
     service_ = std::move(*service);
     core::Router router;
@@ -190,7 +193,7 @@ TEST_F(ExtenderHttpTest, FilterAndPrioritizeInNodeNamesForm) {
   auto prioritize = Post("prioritize", ReadTestData("filter_node_names.json"));
   ASSERT_TRUE(prioritize) << prioritize.error().ToString();
   EXPECT_EQ(json::parse(prioritize->body),
-            json::parse(R"([{"Host":"gpu-node-0","Score":10},{"Host":"gpu-node-1","Score":5},
+            json::parse(R"([{"Host":"gpu-node-0","Score":10},{"Host":"gpu-node-1","Score":8},
                             {"Host":"gpu-node-2","Score":0}])"));
 
   // One structured line per decision, naming the pod, the revision and every node.
@@ -200,7 +203,7 @@ TEST_F(ExtenderHttpTest, FilterAndPrioritizeInNodeNamesForm) {
   EXPECT_NE(log.find("revision=models/llama-r1"), std::string::npos) << log;
   EXPECT_NE(log.find("passed=gpu-node-0,gpu-node-1"), std::string::npos) << log;
   EXPECT_NE(log.find("prioritize_decided"), std::string::npos) << log;
-  EXPECT_NE(log.find("scores=gpu-node-0:10,gpu-node-1:5,gpu-node-2:0"), std::string::npos) << log;
+  EXPECT_NE(log.find("scores=gpu-node-0:10,gpu-node-1:8,gpu-node-2:0"), std::string::npos) << log;
 }
 
 TEST_F(ExtenderHttpTest, FilterInNodeListFormReturnsTheNodeObjects) {

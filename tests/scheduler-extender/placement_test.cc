@@ -5,6 +5,7 @@
 
 #include "core/api/model_cache.h"
 #include "scheduler-extender/cache_locality_rule.h"
+#include "scheduler-extender/cache_room_rule.h"
 
 namespace modelplane::extender {
 namespace {
@@ -83,8 +84,9 @@ TEST(CacheLocalityRuleTest, RevisionWithoutDigestMatchesNothing) {
   EXPECT_EQ(LocalityScore(revision, cache.get()), 0);
 }
 
-TEST(CacheLocalityRuleTest, FiltersNodesThatCannotFitTheRevision) {
-  const CacheLocalityRule rule;
+TEST(CacheRoomRuleTest, FiltersNodesThatCannotFitTheRevision) {
+  const core::ManualClock clock;
+  const CacheRoomRule rule(clock);
   const RevisionInfo revision = Revision(100 * kPlacementGiB);
   auto filter = [&](const std::shared_ptr<const NodeCacheInfo>& cache) {
     return rule.Filter({.revision = revision, .node = "n", .cache = cache.get()});
@@ -128,12 +130,15 @@ TEST(PlacementTest, DefaultPlacementScoresAndFiltersEveryCandidateInOrder) {
               Held(core::api::kCacheStateStaging, 50 * kPlacementGiB, 100 * kPlacementGiB)}}),
       Cache("absent", 1000 * kPlacementGiB, 0, 0),
       Cache("full", 1000 * kPlacementGiB, 950 * kPlacementGiB, 0), nullptr};
-  const auto verdicts = Placement::Default().Evaluate(revision, nodes, caches);
+  const core::ManualClock clock;
+  const auto verdicts = Placement::Default(clock).Evaluate(revision, nodes, caches);
   ASSERT_EQ(verdicts.size(), nodes.size());
   for (std::size_t i = 0; i < nodes.size(); ++i) EXPECT_EQ(verdicts[i].node, nodes[i]);
+  // Locality and room averaged: ready 10 and 10; half staged 5 and 10 (its bytes are counted);
+  // absent 0 and 10; unknown capacity: locality 0, room abstains.
   EXPECT_EQ(verdicts[0].score, 10);
-  EXPECT_EQ(verdicts[1].score, 5);
-  EXPECT_EQ(verdicts[2].score, 0);
+  EXPECT_EQ(verdicts[1].score, 8);
+  EXPECT_EQ(verdicts[2].score, 5);
   EXPECT_EQ(verdicts[4].score, 0);
   EXPECT_TRUE(verdicts[0].passed && verdicts[1].passed && verdicts[2].passed && verdicts[4].passed);
   EXPECT_FALSE(verdicts[3].passed);
@@ -150,7 +155,8 @@ TEST(PlacementTest, RevokedRevisionsArePlacedNowhere) {
             {{kPlacementDigest,
               Held(core::api::kCacheStateReady, 100 * kPlacementGiB, 100 * kPlacementGiB)}}),
       nullptr};
-  const auto verdicts = Placement::Default().Evaluate(revision, nodes, caches);
+  const core::ManualClock clock;
+  const auto verdicts = Placement::Default(clock).Evaluate(revision, nodes, caches);
   for (const NodeVerdict& verdict : verdicts) {
     EXPECT_FALSE(verdict.passed) << verdict.node;
     EXPECT_EQ(verdict.reason, "modelplane: revision models/llama-r1 is revoked");
@@ -222,9 +228,11 @@ TEST(CacheLocalityRuleTest, FilesHeldThroughAnotherRevisionScoreAndNeedNoRoom) {
   const RevisionInfo revision = Revision(100 * kPlacementGiB);
   const auto cache = Cache("n", 200 * kPlacementGiB, 150 * kPlacementGiB, 0);
   const CacheLocalityRule rule;
+  const core::ManualClock clock;
+  const CacheRoomRule room(clock);
   // 50 GiB free cannot fit 100 GiB, but the node holds 60 GiB of its files already.
-  EXPECT_TRUE(rule.Filter({.revision = revision, .node = "n", .cache = cache.get()}));
-  EXPECT_FALSE(rule.Filter(
+  EXPECT_TRUE(room.Filter({.revision = revision, .node = "n", .cache = cache.get()}));
+  EXPECT_FALSE(room.Filter(
       {.revision = revision, .node = "n", .cache = cache.get(), .held_bytes = 60 * kPlacementGiB}));
   EXPECT_EQ(*rule.Score({.revision = revision,
                          .node = "n",
@@ -237,6 +245,94 @@ TEST(CacheLocalityRuleTest, FilesHeldThroughAnotherRevisionScoreAndNeedNoRoom) {
                          .held_bytes = 100 * kPlacementGiB}),
             9)
       << "every file held, the revision itself not yet published: below Ready";
+}
+
+// A 100 GiB cache with its high watermark at 80 GiB, 70 GiB used, and two unprotected Ready
+// revisions it could evict: one never used here (20 GiB), one a pod used `used_ago` ago (30 GiB).
+std::shared_ptr<const NodeCacheInfo> CacheWithVictims(const core::Clock& clock,
+                                                      std::chrono::seconds used_ago) {
+  NodeCacheInfo info{.node = "n",
+                     .has_status = true,
+                     .capacity_bytes = 100 * kPlacementGiB,
+                     .used_bytes = 70 * kPlacementGiB,
+                     .high_watermark_bytes = 80 * kPlacementGiB,
+                     .reclaimable_bytes = 50 * kPlacementGiB};
+  info.evictable = {{.unique_bytes = 20 * kPlacementGiB},
+                    {.unique_bytes = 30 * kPlacementGiB,
+                     .last_used = std::chrono::time_point_cast<std::chrono::microseconds>(
+                         clock.WallNow() - used_ago)}};
+  return std::make_shared<const NodeCacheInfo>(std::move(info));
+}
+
+TEST(CacheRoomRuleTest, PrefersNodesWhereNothingHotIsEvicted) {
+  const core::ManualClock clock;
+  const CacheRoomRule rule(clock, std::chrono::hours(1));
+  const auto score = [&](std::int64_t bytes, const std::shared_ptr<const NodeCacheInfo>& cache) {
+    return rule.Score({.revision = Revision(bytes), .node = "n", .cache = cache.get()})
+        .value_or(-1);
+  };
+  const auto recently_used = CacheWithVictims(clock, std::chrono::minutes(5));
+  const auto long_unused = CacheWithVictims(clock, std::chrono::hours(3));
+  // Below the high watermark: nothing is evicted.
+  EXPECT_EQ(score(10 * kPlacementGiB, recently_used), 10);
+  // 25 GiB: 15 over the watermark, the never-used revision (20) covers it; 35 of 50 kept.
+  EXPECT_EQ(score(25 * kPlacementGiB, recently_used), 2 + 4);
+  // 40 GiB: 30 over, the used revision goes too: hot within the hour, cold after three.
+  EXPECT_EQ(score(40 * kPlacementGiB, recently_used), 1);
+  EXPECT_EQ(score(40 * kPlacementGiB, long_unused), 2 + 2);
+  // Fits only with everything evicted and still not below the watermark: as bad as hot.
+  EXPECT_EQ(score(79 * kPlacementGiB, long_unused), 1);
+  // Unknown capacity: no opinion.
+  EXPECT_EQ(score(10 * kPlacementGiB, nullptr), -1);
+}
+
+TEST(CacheRoomRuleTest, WhatTheAgentCouldEvictCountsAsRoom) {
+  const core::ManualClock clock;
+  const CacheRoomRule rule(clock);
+  const auto cache = CacheWithVictims(clock, std::chrono::hours(3));
+  const auto filter = [&](std::int64_t bytes) {
+    return rule.Filter({.revision = Revision(bytes), .node = "n", .cache = cache.get()});
+  };
+  // 30 GiB free plus 50 reclaimable: 80 fit, a byte more does not.
+  EXPECT_FALSE(filter(80 * kPlacementGiB));
+  const std::string reason = filter(80 * kPlacementGiB + 1).value_or("passed");
+  EXPECT_NE(reason.find("and " + std::to_string(50 * kPlacementGiB) + " it could evict"),
+            std::string::npos)
+      << reason;
+}
+
+TEST(CacheInventoryTest, EvictableRevisionsAreTheUnprotectedReadyOnesColdestFirst) {
+  core::api::ModelCache cache;
+  cache.metadata.name = "n";
+  cache.status = core::api::ModelCacheStatus{
+      .capacity_bytes = 100, .high_watermark_bytes = 80, .reclaimable_bytes = 30};
+  const auto at = [](int seconds) {
+    return core::api::Timestamp(std::chrono::seconds(1'700'000'000 + seconds));
+  };
+  auto entry = [](std::string digest, std::string_view state, std::int64_t unique,
+                  std::optional<core::api::Timestamp> last_used,
+                  std::vector<std::string> protection = {}) {
+    core::api::CachedRevision revision;
+    revision.digest = std::move(digest);
+    revision.state = std::string(state);
+    revision.unique_bytes = unique;
+    revision.last_used = last_used;
+    revision.protection = std::move(protection);
+    return revision;
+  };
+  cache.status->revisions = {entry("sha256:a", core::api::kCacheStateReady, 10, at(20)),
+                             entry("sha256:b", core::api::kCacheStateReady, 5, std::nullopt),
+                             entry("sha256:c", core::api::kCacheStateReady, 15, at(10)),
+                             entry("sha256:d", core::api::kCacheStateReady, 40, at(5),
+                                   {std::string(core::api::kProtectionPinned)}),
+                             entry("sha256:e", core::api::kCacheStateStaging, 7, std::nullopt)};
+  const NodeCacheInfo info = MakeNodeCacheInfo(cache);
+  EXPECT_EQ(info.high_watermark_bytes, 80);
+  EXPECT_EQ(info.reclaimable_bytes, 30);
+  ASSERT_EQ(info.evictable.size(), 3U);
+  EXPECT_EQ(info.evictable[0].unique_bytes, 5);   // never used
+  EXPECT_EQ(info.evictable[1].unique_bytes, 15);  // used at 10
+  EXPECT_EQ(info.evictable[2].unique_bytes, 10);  // used at 20
 }
 
 }  // namespace
