@@ -407,6 +407,68 @@ TEST_F(AgentEvictionClusterTest, EvictsToTheLowWatermarkKeepingWhatIsProtected) 
 // start finds lists only revisions whose every blob is there (the victim's manifest went
 // first, so it is not Ready with half its blobs), and its leftover blobs, referenced by no
 // revision, are the first to go at the next eviction.
+// A rollout from r1 to r2 on a node that holds both: r2 serves (a pod uses it), r1 is pinned
+// for its rollback window as the operator pins it (reason rollback, pinnedUntil), and a third
+// revision the node is asked to keep fills the cache past its high watermark. r1 is the only
+// revision eviction may take, and it stays until its window ends; then it goes, because the
+// room is needed, and the others stay.
+TEST_F(AgentEvictionClusterTest, ARollbackWindowKeepsThePreviousRevisionUntilItEnds) {
+  const TestRevision r1 = MakeRevision("llama-r1", 60 * kMiB);
+  const TestRevision r2 = MakeRevision("llama-r2", 60 * kMiB);
+  const TestRevision other = MakeRevision("other-model", 48 * kMiB);
+  ASSERT_FALSE(HasFailure());
+  StageAll({&r1, &r2, &other});  // 168 MiB of 200: 84%
+  ASSERT_FALSE(HasFatalFailure());
+
+  constexpr auto kWindow = std::chrono::seconds(8);
+  const auto window_end = std::chrono::system_clock::now() + kWindow;
+  json rollback = Entry(r1, true, "rollback");
+  rollback["pinnedUntil"] = core::api::FormatTimestamp(
+      std::chrono::time_point_cast<std::chrono::microseconds>(window_end));
+  CreateCache(node_,
+              json::array({rollback, Entry(r2, false, "in-use"), Entry(other, false, "prestage")}));
+  ASSERT_FALSE(HasFatalFailure());
+  CreatePod("server-r2", r2.name);
+  ASSERT_FALSE(HasFatalFailure());
+  StartAgent();
+  ASSERT_FALSE(HasFatalFailure());
+
+  // Inside the window: r1 is pinned and stays, although the cache is above its high watermark.
+  std::optional<core::api::ModelCacheStatus> status;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        status = Status();
+        const core::api::CachedRevision* entry = status ? Find(*status, r1) : nullptr;
+        return entry != nullptr && Has(entry->protection, core::api::kProtectionPinned);
+      },
+      kWait))
+      << Log();
+  EXPECT_GT(status->used_bytes, status->high_watermark_bytes);
+  std::this_thread::sleep_for(std::chrono::seconds(2));  // several retention passes
+  if (std::chrono::system_clock::now() < window_end - std::chrono::seconds(1)) {
+    status = Status();
+    ASSERT_TRUE(status);
+    ASSERT_NE(Find(*status, r1), nullptr) << "evicted inside its rollback window\n" << Log();
+  }
+
+  // After the window: r1 goes for room; r2 (in use) and the other model (wanted) stay.
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        status = Status();
+        return status && Find(*status, r1) == nullptr &&
+               status->used_bytes <= status->low_watermark_bytes;
+      },
+      kWait + kWindow))
+      << Log();
+  EXPECT_GE(std::chrono::system_clock::now(), window_end);
+  for (const TestRevision* kept : {&r2, &other}) {
+    const core::api::CachedRevision* entry = Find(*status, *kept);
+    ASSERT_NE(entry, nullptr) << kept->name << " was evicted\n" << Log();
+    EXPECT_EQ(entry->state, core::api::kCacheStateReady) << kept->name;
+  }
+  EXPECT_TRUE(Has(Find(*status, r2)->protection, core::api::kProtectionInUse));
+}
+
 TEST_F(AgentEvictionClusterTest, AKillDuringEvictionLeavesAConsistentStore) {
   const TestRevision a = MakeRevision("model-a", 40 * kMiB);
   const TestRevision b = MakeRevision("model-b", 40 * kMiB);
