@@ -204,8 +204,13 @@ check_least_privilege() {
   can operator watch deployments.apps --all-namespaces
   can operator list controllerrevisions.apps --all-namespaces
   cannot operator update deployments.apps -n default
+  cannot operator update modelcaches.modelplane.io
+  cannot operator get pods -n default
   can node-agent patch modelcaches.modelplane.io --subresource=status
+  can node-agent create modelcaches.modelplane.io
   cannot node-agent update modelcaches.modelplane.io
+  can node-agent create events.events.k8s.io -n default
+  cannot node-agent create events.events.k8s.io -n "${NS}"
   can node-agent patch pods --subresource=status -n default
   cannot node-agent delete pods -n default
   can node-agent get nodes
@@ -235,67 +240,90 @@ as_agent() {
     --token="${AGENT_TOKEN}" "$@"
 }
 
+# api_patch TOKEN PATH BODY CONTENT_TYPE: PATCH as TOKEN, the way the agent does it (kubectl
+# patch would GET the object first, which the agent's role does not grant). Fails on a non-2xx
+# answer. Needs bind_agent_token's AGENT_SERVER and AGENT_CA.
+api_patch() {
+  local token=$1 path=$2 body=$3 type=$4 code
+  code="$(curl -sS -o "${WORK}/patch.out" -w '%{http_code}' --cacert "${AGENT_CA}" \
+    -H "Authorization: Bearer ${token}" -X PATCH -H "Content-Type: ${type}" --data "${body}" \
+    "${AGENT_SERVER}${path}")"
+  cat "${WORK}/patch.out"; echo
+  [[ ${code} == 2* ]]
+}
+# cache_status_patch TOKEN NODE: sets the ModelCache's status.capacityBytes to 1.
+cache_status_patch() {
+  api_patch "$1" "/apis/modelplane.io/v1alpha1/modelcaches/$2/status" \
+    '{"status":{"capacityBytes":1}}' application/merge-patch+json
+}
+
 check_own_cache_policy() {
   # The policy binds and its CEL compiles (the API server type-checks it on admission).
   kubectl get validatingadmissionpolicy "${RELEASE}-modelplane-node-agent-own-cache" \
     -o jsonpath='{.status.typeChecking}' ; echo
   [[ -z "$(kubectl get validatingadmissionpolicy "${RELEASE}-modelplane-node-agent-own-cache" \
       -o jsonpath='{.status.typeChecking.expressionWarnings}')" ]]
-  # A write as the agent's ServiceAccount without a node-bound token is denied by the policy.
+  bind_agent_token
+  local node=${AGENT_NODE} other=${OTHER_NODE} out unbound
+  # A write with a token of the agent's ServiceAccount bound to no pod (so to no node) is
+  # denied by the policy.
   kubectl apply -f - <<'YAML'
 apiVersion: modelplane.io/v1alpha1
 kind: ModelCache
 metadata: {name: gpu-node-0}
 spec: {}
 YAML
-  local out
-  if out="$(kubectl patch modelcache gpu-node-0 --subresource=status --type=merge \
-      -p '{"status":{"capacityBytes":1}}' \
-      --as="system:serviceaccount:${NS}:${RELEASE}-modelplane-node-agent" 2>&1)"; then
+  unbound="$(kubectl -n "${NS}" create token "${RELEASE}-modelplane-node-agent" --duration=10m)"
+  if out="$(cache_status_patch "${unbound}" gpu-node-0 2>&1)"; then
     echo "an agent without a node-bound token wrote a ModelCache: ${out}"
     kubectl delete modelcache gpu-node-0; return 1
   fi
   echo "${out}"
   grep -q "only write the ModelCache named after its own node" <<<"${out}"
+  kubectl delete modelcache gpu-node-0
 
   # With a real token bound to an agent pod (kube-apiserver adds the pod's node to it), the
-  # agent may write its own node's ModelCache and no other.
-  bind_agent_token
-  local node=${AGENT_NODE} other=${OTHER_NODE}
-  for n in "${node}" "${other}"; do
-    kubectl apply -f - <<YAML
+  # agent may create and write its own node's ModelCache and no other.
+  kubectl delete modelcache "${node}" "${other}" --ignore-not-found
+  as_agent create -f - <<YAML
 apiVersion: modelplane.io/v1alpha1
 kind: ModelCache
-metadata: {name: ${n}}
+metadata: {name: ${node}}
 spec: {}
 YAML
-  done
+  if out="$(as_agent create -f - 2>&1 <<YAML
+apiVersion: modelplane.io/v1alpha1
+kind: ModelCache
+metadata: {name: ${other}}
+spec: {}
+YAML
+  )"; then
+    echo "the agent on ${node} created ${other}'s ModelCache"; return 1
+  fi
+  echo "${out}"
+  grep -q "only write the ModelCache named after its own node" <<<"${out}"
+  kubectl apply -f - <<YAML
+apiVersion: modelplane.io/v1alpha1
+kind: ModelCache
+metadata: {name: ${other}}
+spec: {}
+YAML
   as_agent auth whoami -o jsonpath='{.status.userInfo.extra}'; echo
-  as_agent patch modelcache "${node}" --subresource=status --type=merge \
-    -p '{"status":{"capacityBytes":1}}'
+  cache_status_patch "${AGENT_TOKEN}" "${node}"
   [[ "$(kubectl get modelcache "${node}" -o jsonpath='{.status.capacityBytes}')" == 1 ]]
-  if out="$(as_agent patch modelcache "${other}" --subresource=status --type=merge \
-      -p '{"status":{"capacityBytes":1}}' 2>&1)"; then
+  if out="$(cache_status_patch "${AGENT_TOKEN}" "${other}" 2>&1)"; then
     echo "the agent on ${node} wrote ${other}'s ModelCache"; return 1
   fi
   echo "${out}"
   kubectl delete modelcache "${node}" "${other}" --ignore-not-found
-  kubectl delete modelcache gpu-node-0 --ignore-not-found
   grep -q "only write the ModelCache named after its own node" <<<"${out}"
 }
 
 # The agent may set the weights-ready condition of pods on its own node, and nothing else in
-# any pod's status.
-# PATCH pods/status as the agent's token, the way the agent does it (kubectl patch would GET
-# the subresource first, which the agent's role does not grant). Fails on a non-2xx answer.
+# any pod's status. agent_patch_pod_status POD BODY: PATCH its status as the agent's token.
 agent_patch_pod_status() {
-  local pod=$1 body=$2 code
-  code="$(curl -sS -o "${WORK}/patch.out" -w '%{http_code}' --cacert "${AGENT_CA}" \
-    -H "Authorization: Bearer ${AGENT_TOKEN}" -X PATCH \
-    -H 'Content-Type: application/strategic-merge-patch+json' --data "${body}" \
-    "${AGENT_SERVER}/api/v1/namespaces/${NS}/pods/${pod}/status")"
-  cat "${WORK}/patch.out"; echo
-  [[ ${code} == 2* ]]
+  api_patch "${AGENT_TOKEN}" "/api/v1/namespaces/${NS}/pods/$1/status" "$2" \
+    application/strategic-merge-patch+json
 }
 
 check_own_pods_policy() {

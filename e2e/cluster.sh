@@ -14,6 +14,8 @@
 #   MODELPLANE_E2E_GPUS       nvidia.com/gpu per node (default 8)
 #   MODELPLANE_EXTENDER_URL   if set, kube-scheduler calls this modelplane extender
 #                             (e.g. http://127.0.0.1:8888/scheduler); see write_scheduler_config
+#   MODELPLANE_E2E_AUDIT_POLICY  if set, an audit policy file (e.g. e2e/audit-policy.yaml):
+#                             kube-apiserver writes its audit log to logs/audit.log (JSON lines)
 #
 # Everything listens on 127.0.0.1 only, on ports picked free at `up`.
 set -euo pipefail
@@ -245,6 +247,13 @@ EOF
 # start_apiserver BIN: kube-apiserver with this cluster's flags; `up` and `restart` share it.
 start_apiserver() {
   local bin="$1"
+  local audit=()
+  # Opt-in (`up` copies the policy): one line per request the policy selects, never rotated,
+  # so a checker sees every request of a run; a restart appends to the same file.
+  if [[ -f "${CONF}/audit-policy.yaml" ]]; then
+    audit=(--audit-policy-file="${CONF}/audit-policy.yaml" --audit-log-path="${LOGS}/audit.log"
+           --audit-log-format=json --audit-log-maxsize=0 --audit-log-maxbackup=0)
+  fi
   # --endpoint-reconciler-type=none: the `kubernetes` Service endpoint would be 127.0.0.1,
   # which Endpoints validation rejects; nothing in a KWOK cluster dials it anyway.
   # --watch-cache-sizes=configmaps#0: ConfigMap watches are served by etcd itself, so the
@@ -263,7 +272,8 @@ start_apiserver() {
     --service-account-signing-key-file="${PKI}/sa.key" \
     --service-cluster-ip-range=10.96.0.0/16 \
     --allow-privileged=true --profiling=false \
-    --watch-cache-sizes=configmaps#0
+    --watch-cache-sizes=configmaps#0 \
+    "${audit[@]}"
 }
 
 # --- commands -----------------------------------------------------------------------------
@@ -313,6 +323,9 @@ EOF
   write_kubeconfig "${CONF}/scheduler.kubeconfig" scheduler
   write_scheduler_config
   write_nodes
+  if [[ -n "${MODELPLANE_E2E_AUDIT_POLICY:-}" ]]; then
+    cp "${MODELPLANE_E2E_AUDIT_POLICY}" "${CONF}/audit-policy.yaml"
+  fi
   # KWOK's stock stages, changed so gated pods wait for their readiness gates (kubelet rule).
   python3 "${E2E_DIR}/kwok/readiness-gates.py" <"${tools_dir}/share/kwok-stages.yaml" \
     >"${CONF}/kwok.yaml"

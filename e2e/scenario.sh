@@ -12,13 +12,16 @@
 #   through the weights-ready readiness gate;
 #   a Helm chart holding a Deployment and the ModelRevision it names installs in one step: its
 #   pod is admitted before the revision exists and starts once it is staged;
-#   an invalid revision gets Valid=False; a file-set change is refused by the API server.
+#   an invalid revision gets Valid=False; a file-set change is refused by the API server;
+#   every component ran with its chart ServiceAccount's token, and kube-apiserver's audit log
+#   shows each used exactly what the chart grants it (e2e/rbac_audit.py).
 #
 #   e2e/scenario.sh            run it and take everything down (the README test command does)
 #   e2e/scenario.sh --keep     leave the cluster and processes up (scripts/demo.sh does)
 #   e2e/scenario.sh down       take a kept run down
 # Environment: MODELPLANE_E2E_STATE (default /tmp/modelplane-scenario), MODELPLANE_BUILD (the
-# build folder; default build/e2e, configured and built here), SCENARIO_SIZE (default 1GiB).
+# build folder; default build/e2e, configured and built here), MODELPLANE_SKIP_BUILD=1 (use the
+# binaries in MODELPLANE_BUILD as they are), SCENARIO_SIZE (default 1GiB).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -81,14 +84,19 @@ cleanup() {
 }
 trap cleanup EXIT
 
-say "Building modelplane ($build)"
-if [[ ! -f $build/build.ninja ]]; then
-  cmake -G Ninja -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMODELPLANE_BUILD_TESTS=OFF \
-    -DMODELPLANE_BUILD_BENCH=OFF >/dev/null
+if [[ ${MODELPLANE_SKIP_BUILD:-0} == 1 ]]; then
+  say "Using the binaries in $build as they are (MODELPLANE_SKIP_BUILD=1)"
+else
+  say "Building modelplane ($build)"
+  if [[ ! -f $build/build.ninja ]]; then
+    cmake -G Ninja -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMODELPLANE_BUILD_TESTS=OFF \
+      -DMODELPLANE_BUILD_BENCH=OFF >/dev/null
+  fi
+  scripts/ninja-progress.sh -C "$build" modelplane-operator modelplane-scheduler-extender \
+    modelplane-node-agent kubectl-modelplane
 fi
-scripts/ninja-progress.sh -C "$build" modelplane-operator modelplane-scheduler-extender \
-  modelplane-node-agent kubectl-modelplane
 bin=$build
+python=$root/.venv/bin/python
 
 say "Starting the local control plane (4 KWOK GPU nodes in 2 zones, MinIO)"
 stop_processes
@@ -96,7 +104,10 @@ e2e/cluster.sh down >/dev/null 2>&1 || true
 mkdir -p "$state"
 extender_port=$(free_port)
 webhook_port=$(free_port)
+gates_port=$(free_port)
 export MODELPLANE_EXTENDER_URL=http://127.0.0.1:$extender_port/scheduler
+# What modelplane's ServiceAccounts ask the API server for, to compare with the chart at the end.
+export MODELPLANE_E2E_AUDIT_POLICY=${MODELPLANE_E2E_AUDIT_POLICY:-$root/e2e/audit-policy.yaml}
 e2e/cluster.sh up >/dev/null
 eval "$(e2e/cluster.sh env)"
 mkdir -p "$state/logs"
@@ -117,6 +128,63 @@ kubectl get secret -n modelplane-system modelplane-modelplane-webhook-tls \
   -o jsonpath='{.data.tls\.key}' | base64 -d >"$state/webhook-tls.key"
 pass "chart installed: CRDs served, MutatingWebhookConfiguration for https://127.0.0.1:$webhook_port"
 
+say "Each component's identity: the chart's ServiceAccounts, RBAC and admission policies"
+identities_started=$SECONDS
+# The install above leaves the components out (they run on this host, not in pods), and with
+# them their ServiceAccounts and roles; those come from the same chart with default values.
+# Each component then runs with a token of its own ServiceAccount, so the API server applies the
+# chart's RBAC to every request; an agent's token is bound to a pod on its node, as kubelet
+# mounts it, so the admission policies that keep an agent to its own node hold too.
+helm template modelplane charts/modelplane --namespace modelplane-system >"$state/chart-defaults.yaml"
+"$python" e2e/rbac_audit.py objects "$state/chart-defaults.yaml" | kubectl apply -f - >/dev/null
+agent_account=modelplane-modelplane-node-agent
+mapfile -t nodes < <(kubectl get nodes -l type=kwok -o jsonpath='{range .items[*]}{.metadata.name}{"\n"}{end}')
+((${#nodes[@]} == 4)) || fail "expected 4 KWOK nodes, found ${#nodes[@]}"
+# The agents' pods, as the chart's DaemonSet would place them (KWOK runs no containers): what
+# their tokens are bound to.
+for node in "${nodes[@]}"; do
+  cat <<YAML
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: node-agent-$node, namespace: modelplane-system, labels: {modelplane.io/e2e: agent-identity}}
+spec:
+  nodeName: $node
+  serviceAccountName: $agent_account
+  automountServiceAccountToken: false
+  tolerations: [{operator: Exists}]
+  containers: [{name: node-agent, image: ghcr.io/modelplane/modelplane-node-agent:e2e}]
+YAML
+done | kubectl apply -f - >/dev/null
+api_server=$(kubectl config view --minify --raw -o jsonpath='{.clusters[0].cluster.server}')
+api_ca=$(kubectl config view --minify --raw -o jsonpath='{.clusters[0].cluster.certificate-authority}')
+# token_kubeconfig FILE SERVICE_ACCOUNT [POD]: a kubeconfig holding a token of the account (bound
+# to POD when given). 24 h: scripts/demo.sh leaves everything up for exploring.
+token_kubeconfig() {
+  local file=$1 account=$2 pod=${3:-} token bound=()
+  [[ -z $pod ]] || bound=(--bound-object-kind=Pod --bound-object-name="$pod")
+  token=$(kubectl create token "$account" -n modelplane-system "${bound[@]}" --duration=24h)
+  (umask 077 && cat >"$file" <<YAML
+apiVersion: v1
+kind: Config
+clusters: [{name: e2e, cluster: {server: "$api_server", certificate-authority: "$api_ca"}}]
+users: [{name: $account, user: {token: "$token"}}]
+contexts: [{name: e2e, context: {cluster: e2e, user: $account}}]
+current-context: e2e
+YAML
+  )
+}
+mkdir -p "$state/identities"
+token_kubeconfig "$state/identities/operator.kubeconfig" modelplane-modelplane-operator
+token_kubeconfig "$state/identities/extender.kubeconfig" modelplane-modelplane-extender
+for node in "${nodes[@]}"; do
+  token_kubeconfig "$state/identities/node-agent-$node.kubeconfig" "$agent_account" "node-agent-$node"
+done
+[[ $(KUBECONFIG=$state/identities/node-agent-${nodes[0]}.kubeconfig kubectl auth whoami \
+  -o jsonpath='{.status.userInfo.extra.authentication\.kubernetes\.io/node-name[0]}') == "${nodes[0]}" ]] ||
+  fail "the agent's token on ${nodes[0]} does not carry its node"
+pass "operator, extender and 4 agents have tokens of their ServiceAccounts; each agent's names its node ($((SECONDS - identities_started)) s)"
+
 start() {  # start NAME COMMAND...: background process, log in $state/logs/NAME.log
   local name=$1
   shift
@@ -124,7 +192,7 @@ start() {  # start NAME COMMAND...: background process, log in $state/logs/NAME.
   echo $! >>"$pids_file"
 }
 
-say "Starting modelplane-operator, modelplane-scheduler-extender and 4 node agents"
+say "Starting 2 node agents, then modelplane-operator and modelplane-scheduler-extender, then 2 more agents"
 # The source policy the operator and every agent enforce: only MinIO's bucket, with the agents'
 # own keys (AWS_* from cluster.sh env); shared filesystems only below the state folder's share.
 mkdir -p "$state/share"
@@ -133,7 +201,7 @@ objectStores: [{endpoint: \"$S3_ENDPOINT_URL\", buckets: [$MODELPLANE_S3_BUCKET]
 sharedFilesystems: [{root: $state/share}]}"
 cat >"$state/operator.yaml" <<YAML
 admin: {address: 127.0.0.1, port: 0}
-kubernetes: {kubeconfig: $KUBECONFIG}
+kubernetes: {kubeconfig: $state/identities/operator.kubeconfig}
 leaderElection: {namespace: modelplane-system}
 webhook:
   enabled: true
@@ -141,25 +209,22 @@ webhook:
   port: $webhook_port
   certificateFile: $state/webhook-tls.crt
   keyFile: $state/webhook-tls.key
+rolloutGates: {enabled: true, address: 127.0.0.1, port: $gates_port}
 sourcePolicy: $source_policy
 YAML
-start modelplane-operator "$bin/operator/modelplane-operator" --config "$state/operator.yaml"
 cat >"$state/extender.yaml" <<YAML
 admin: {address: 127.0.0.1, port: 0}
-kubernetes: {kubeconfig: $KUBECONFIG}
+kubernetes: {kubeconfig: $state/identities/extender.kubeconfig}
 YAML
-start modelplane-scheduler-extender "$bin/scheduler-extender/modelplane-scheduler-extender" \
-  --config "$state/extender.yaml" --address 127.0.0.1 --port "$extender_port" --path-prefix /scheduler
 head -c 48 /dev/urandom | base64 >"$state/peer-token.key"
-mapfile -t nodes < <(kubectl get nodes -l type=kwok -o jsonpath='{range .items[*]}{.metadata.name}{"\n"}{end}')
-((${#nodes[@]} == 4)) || fail "expected 4 KWOK nodes, found ${#nodes[@]}"
-for node in "${nodes[@]}"; do
+start_agent() {  # start_agent NODE
+  local node=$1
   mkdir -p "$state/agents/$node"
   cat >"$state/agents/$node/agent.yaml" <<YAML
 nodeName: $node
 cacheRoot: $state/agents/$node/cache
 admin: {address: 127.0.0.1, port: 0}
-kubernetes: {kubeconfig: $KUBECONFIG}
+kubernetes: {kubeconfig: $state/identities/node-agent-$node.kubeconfig}
 statusInterval: 500ms
 fetch: {rangeSize: 8Mi, inFlight: 8, bufferPool: 64Mi}
 peers:
@@ -172,14 +237,26 @@ sourcePolicy: $source_policy
 YAML
   start "modelplane-node-agent-$node" "$bin/node-agent/modelplane-node-agent" run \
     --config "$state/agents/$node/agent.yaml"
+}
+# Both ways a node's ModelCache comes to be: an agent that starts before the operator makes its
+# own (the operator adopts it), and the operator makes the others' as it finds their Nodes.
+for node in "${nodes[@]:0:2}"; do start_agent "$node"; done
+for node in "${nodes[@]:0:2}"; do
+  wait_for 60 "the agent on $node to create ModelCache $node" kubectl get modelcache "$node"
+done
+start modelplane-operator "$bin/operator/modelplane-operator" --config "$state/operator.yaml"
+start modelplane-scheduler-extender "$bin/scheduler-extender/modelplane-scheduler-extender" \
+  --config "$state/extender.yaml" --address 127.0.0.1 --port "$extender_port" --path-prefix /scheduler
+for node in "${nodes[@]:2}"; do
+  wait_for 60 "the operator to create ModelCache $node" kubectl get modelcache "$node"
+  start_agent "$node"
 done
 wait_for 60 "the operator to lead" grep -q leadership_acquired "$state/logs/modelplane-operator.log"
 wait_for 60 "the webhook to serve" grep -q webhook_listening "$state/logs/modelplane-operator.log"
 for node in "${nodes[@]}"; do
   wait_for 60 "agent on $node" grep -q node_agent_running "$state/logs/modelplane-node-agent-$node.log"
-  wait_for 60 "ModelCache $node" kubectl get modelcache "$node"
 done
-pass "operator leads, extender serves, 4 agents run, 4 ModelCaches exist"
+pass "operator leads, extender serves, 4 agents run, 4 ModelCaches exist (2 made by their agents)"
 
 say "Generating a $size checkpoint and uploading it to MinIO"
 checkpoint=$state/checkpoint
@@ -338,6 +415,22 @@ pass "each pod was narrowed to nodes holding llama-r1 Ready and runs on one of t
 kubectl apply --dry-run=server -f docs/examples/vllm-deployment.yaml >"$state/vllm-dry-run.txt" 2>&1 ||
   { cat "$state/vllm-dry-run.txt"; fail "docs/examples/vllm-deployment.yaml does not pass admission"; }
 pass "docs/examples/vllm-deployment.yaml passes the API server and the webhook (dry run)"
+
+say "Flagger's rollout gates on llama-server (the operator's gate endpoint, as a Canary calls it)"
+gate() {  # gate HOOK: the HTTP status; the answer's reason in $state/gate.txt
+  curl -sS -o "$state/gate.txt" -w '%{http_code}' -X POST -H 'Content-Type: application/json' \
+    --data '{"name": "llama-server", "namespace": "models", "phase": "Progressing"}' \
+    "http://127.0.0.1:$gates_port/gates/$1"
+}
+for hook in confirm-rollout confirm-traffic-increase; do
+  code=$(gate "$hook")
+  [[ $code == 200 ]] || fail "$hook answered $code: $(cat "$state/gate.txt")"
+  pass "$hook: go ($(head -c 160 "$state/gate.txt"))"
+done
+# No Flagger here, so no llama-server-primary: the gate reads it and answers either way.
+code=$(gate confirm-promotion)
+[[ $code == 200 || $code == 403 ]] || fail "confirm-promotion answered $code: $(cat "$state/gate.txt")"
+pass "confirm-promotion: $code ($(head -c 160 "$state/gate.txt"))"
 
 say "A Helm chart with a Deployment and the ModelRevision it names, installed in one step"
 # Helm creates custom resources after Deployments: the pod is admitted before its revision.
@@ -517,6 +610,51 @@ PATH=$plugin:$PATH kubectl modelplane cache "${holders[0]}" >"$state/plugin-cach
 sed 's/^/  /' "$state/plugin-cache.txt"
 grep -c "llama-r" "$state/plugin-cache.txt" >/dev/null || fail "kubectl modelplane cache lists no revision"
 pass "kubectl modelplane status and cache read what the operator and agents wrote"
+
+say "A ModelRevocation of a digest no revision has"
+# Revocation by digest (docs/eviction.md) with nothing to purge: the operator still reports it.
+cat <<YAML | kubectl apply -f - >/dev/null
+apiVersion: modelplane.io/v1alpha1
+kind: ModelRevocation
+metadata: {name: e2e-nothing-covered}
+spec:
+  digest: "sha256:$(printf 'modelplane e2e: no revision has this digest' | sha256sum | cut -d' ' -f1)"
+  reason: "e2e: covers no revision"
+YAML
+revocation_purged() {
+  [[ $(kubectl get modelrevocation e2e-nothing-covered -o jsonpath='{.status.phase}') == Purged ]]
+}
+wait_for 60 "the operator to report e2e-nothing-covered Purged" revocation_purged
+kubectl delete modelrevocation e2e-nothing-covered >/dev/null
+pass "e2e-nothing-covered: Purged, covering no revision"
+
+say "A Node that goes away takes its ModelCache with it"
+node_gone_started=$SECONDS
+cat <<YAML | kubectl apply -f - >/dev/null
+apiVersion: v1
+kind: Node
+metadata: {name: gpu-node-gone, labels: {modelplane.io/e2e: short-lived}}
+spec: {unschedulable: true}
+YAML
+wait_for 60 "the operator to create ModelCache gpu-node-gone" kubectl get modelcache gpu-node-gone
+# Orphan: the garbage collector would otherwise race the operator for the cache (the operator
+# makes the Node its owner), and the operator's own clean-up is what is checked here.
+kubectl delete node gpu-node-gone --cascade=orphan >/dev/null
+cache_gone() { ! kubectl get modelcache gpu-node-gone >/dev/null 2>&1; }
+wait_for 60 "the operator to delete ModelCache gpu-node-gone" cache_gone
+pass "the operator made gpu-node-gone's ModelCache and deleted it with the Node ($((SECONDS - node_gone_started)) s)"
+
+say "RBAC: what each component's ServiceAccount asked for, against what the chart grants it"
+# From kube-apiserver's audit log of the whole run: every request allowed, every grant used (or
+# listed in e2e/rbac_audit.py with the reason the scenario cannot use it).
+rbac_started=$SECONDS
+if ! "$python" e2e/rbac_audit.py check --rendered "$state/chart-defaults.yaml" \
+  --audit-log "$state/logs/audit.log" >"$state/rbac-audit.txt" 2>&1; then
+  sed 's/^/  /' "$state/rbac-audit.txt"
+  fail "a component's requests and the chart's RBAC differ (above; audit log $state/logs/audit.log)"
+fi
+sed 's/^/  /' "$state/rbac-audit.txt"
+pass "each component used exactly what the chart grants it ($((SECONDS - rbac_started)) s)"
 
 say "scenario passed"
 if ((keep)); then

@@ -98,6 +98,10 @@ if ((failed > failed_before_build)); then
   exit 1
 fi
 step "unit tests" unit_tests
+# The checker the scenario runs on kube-apiserver's audit log (RBAC against what the code calls),
+# on a synthetic chart and log; a second each.
+step "RBAC audit checker tests" .venv/bin/python -m pytest -q -p no:cacheprovider \
+  tests/e2e/test_rbac_audit.py
 step "Kubernetes client tests on a local control plane" cluster_tests
 if [[ -x scripts/fuzz.sh ]]; then
   step "fuzzers (bounded run)" scripts/fuzz.sh 20
