@@ -265,7 +265,7 @@ void NodeController::Stop() {
 core::Status NodeController::EnsureCacheExists() {
   if (caches_.store().Get(options_.node_name)) return core::Ok();
   // The operator creates ModelCaches as nodes appear; an agent that starts first makes its own
-  // rather than wait, and the operator adopts it.
+  // rather than wait, and the operator adopts it (sets the Node as its owner).
   const json object = {{"apiVersion", core::api::kApiVersion},
                        {"kind", core::api::kModelCacheKind},
                        {"metadata", {{"name", options_.node_name}}},

@@ -17,30 +17,69 @@ core::Result<core::ReconcileResult> ModelCacheController::Reconcile(const std::s
   } else if (!node && cache) {
     done = DeleteCache(*cache);
   } else if (node && cache) {
-    done = PruneEntries(*cache);
+    done = AdoptCache(*node, *cache);
+    if (done) done = PruneEntries(*cache);
   }
   if (!done) return std::unexpected(done.error());
   return core::ReconcileResult::Done();
 }
 
-core::Status ModelCacheController::CreateCache(const json& node) {
+namespace {
+
+// What makes a ModelCache the operator's, owned by its Node: the garbage collector removes it
+// with the Node even while no operator runs.
+json OwnedMetadata(const json& node) {
   const json& metadata = node.at("metadata");
   const std::string name = metadata.value("name", "");
+  return {{"name", name},
+          {"labels", {{"app.kubernetes.io/managed-by", kFieldManager}}},
+          {"ownerReferences", json::array({{{"apiVersion", "v1"},
+                                            {"kind", "Node"},
+                                            {"name", name},
+                                            {"uid", metadata.value("uid", "")}}})}};
+}
+
+bool OwnedBy(const json& cache, const json& node) {
+  const std::string uid = node.at("metadata").value("uid", "");
+  const json& metadata = cache.at("metadata");
+  if (!metadata.contains("ownerReferences")) return false;
+  for (const json& owner : metadata["ownerReferences"]) {
+    if (owner.value("kind", "") == "Node" && owner.value("uid", "") == uid) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+core::Status ModelCacheController::CreateCache(const json& node) {
+  const std::string name = node.at("metadata").value("name", "");
   const json cache = {{"apiVersion", api::kApiVersion},
                       {"kind", api::kModelCacheKind},
-                      {"metadata",
-                       {{"name", name},
-                        {"labels", {{"app.kubernetes.io/managed-by", kFieldManager}}},
-                        {"ownerReferences", json::array({{{"apiVersion", "v1"},
-                                                          {"kind", "Node"},
-                                                          {"name", name},
-                                                          {"uid", metadata.value("uid", "")}}})}}},
+                      {"metadata", OwnedMetadata(node)},
                       {"spec", {{"revisions", json::array()}}}};
   auto created = context_.client.Create(core::resources::ModelCaches(), "", cache);
   if (!created && created.error().code() != core::ErrorCode::kAlreadyExists) {
     return std::unexpected(created.error());
   }
   if (created) context_.logger.Info("model_cache_created", {{"node", name}});
+  return core::Ok();
+}
+
+core::Status ModelCacheController::AdoptCache(const json& node, const json& cache) {
+  // An agent that starts before the operator makes its own cache, which it cannot give an
+  // owner (it has no right to read Nodes' uids); the operator adopts it once.
+  if (OwnedBy(cache, node)) return core::Ok();
+  json metadata = OwnedMetadata(node);
+  metadata.erase("name");
+  auto patched = context_.client.Patch(core::resources::ModelCaches(), "",
+                                       node.at("metadata").value("name", ""),
+                                       core::PatchType::kMerge, {{"metadata", metadata}});
+  if (!patched && patched.error().code() != core::ErrorCode::kNotFound) {
+    return std::unexpected(patched.error());
+  }
+  if (patched) {
+    context_.logger.Info("model_cache_adopted", {{"node", node.at("metadata").value("name", "")}});
+  }
   return core::Ok();
 }
 

@@ -1,9 +1,9 @@
 // The ModelCache lifecycle controller: one ModelCache per Node, named after it. For a node name
 // it creates the ModelCache when the Node exists and the cache does not (owned by the Node, so
-// the garbage collector also removes it), deletes it when the Node is gone, and prunes spec
-// entries whose ModelRevision no longer exists (a revision deleted while no operator ran, or
-// whose finalizer someone removed by hand).
-// Thread safety: Reconcile runs concurrently for different node names.
+// the garbage collector also removes it), adopts one its agent made first (the same owner), deletes
+// it when the Node is gone, and prunes spec entries whose ModelRevision no longer exists (a
+// revision deleted while no operator ran, or whose finalizer someone removed by hand). Thread
+// safety: Reconcile runs concurrently for different node names.
 #pragma once
 
 #include <string>
@@ -21,6 +21,7 @@ class ModelCacheController {
 
  private:
   core::Status CreateCache(const nlohmann::json& node);
+  core::Status AdoptCache(const nlohmann::json& node, const nlohmann::json& cache);
   core::Status DeleteCache(const nlohmann::json& cache);
   core::Status PruneEntries(const nlohmann::json& cache);
 

@@ -70,6 +70,7 @@ RevisionGates PodGates::Plan(const std::string& revision_key, const std::string&
                              const std::map<std::string, std::string>& held) {
   RevisionGates gates;
   GatePlanRequest request{.revision = revision_key, .total_bytes = total_bytes, .caches = caches};
+  request.now = context_.clock.WallNow();
   std::vector<const json*> gated;
   std::set<std::string> bound;
   const std::vector<core::ObjectPtr> pods =

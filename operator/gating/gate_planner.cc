@@ -40,6 +40,9 @@ GatePlan PlanGates(const GatePlanRequest& request) {
   // (no staging needed) from one that no Ready node will take.
   NodeRoom sure(request.nodes, request.residents);
   NodeRoom likely(request.nodes, request.residents);
+  // `soon`: as `likely`, once the pods being deleted have gone (not those stuck past their
+  // grace period).
+  NodeRoom soon(request.nodes, request.residents, request.now - kTerminationSlack);
   std::vector<const PlacementCandidate*> ready;
   std::vector<const PlacementCandidate*> others;
   for (const PlacementCandidate& cache : request.caches) {
@@ -52,10 +55,12 @@ GatePlan PlanGates(const GatePlanRequest& request) {
 
   for (const UnboundPod& pod : request.unbound) {
     for (const std::string& node : pod.narrowed_to) sure.Take(pod.facts, node);
-    for (const std::string& node : pod.narrowed_to) {
-      if (!likely.WhyNot(pod.facts, node)) {
-        likely.Take(pod.facts, node);
-        break;
+    for (NodeRoom* view : {&likely, &soon}) {
+      for (const std::string& node : pod.narrowed_to) {
+        if (!view->WhyNot(pod.facts, node)) {
+          view->Take(pod.facts, node);
+          break;
+        }
       }
     }
   }
@@ -74,6 +79,10 @@ GatePlan PlanGates(const GatePlanRequest& request) {
     const auto likely_node = std::find_if(ready.begin(), ready.end(), [&](const auto* cache) {
       return !likely.WhyNot(pod, cache->name);
     });
+    const auto soon_node = std::find_if(ready.begin(), ready.end(), [&](const auto* cache) {
+      return !soon.WhyNot(pod, cache->name);
+    });
+    if (soon_node != ready.end()) soon.Take(pod, (*soon_node)->name);
     if (!decision.nodes.empty()) {
       decision.ungate = true;
       decision.message = fmt::format("ModelRevision {} is verified on {}", request.revision,
@@ -86,6 +95,11 @@ GatePlan PlanGates(const GatePlanRequest& request) {
           "one may take; they are being scheduled",
           request.revision, (*likely_node)->name);
       likely.Take(pod, (*likely_node)->name);
+    } else if (soon_node != ready.end()) {
+      decision.message = fmt::format(
+          "waiting for ModelRevision {}: it is verified on {}, where a pod being deleted frees "
+          "the room",
+          request.revision, (*soon_node)->name);
     } else {
       waiting.push_back(index);
     }

@@ -8,13 +8,17 @@
 // bound yet, takes its room on every node it may still choose (a what-if view, NodeRoom): two
 // pods are never both sent to the last free GPU, and a pod let go now fits whichever of its
 // nodes kube-scheduler picks for the others. A pod that would fit once those are bound waits for
-// them (a pass later) without asking for more copies. A pod that no Ready node can take asks for
+// them (a pass later) without asking for more copies, and so does a pod that a Ready node could
+// take once the pods being deleted there are gone (a rolling update's next pod, whose room an
+// old pod frees within its grace period): staging a whole copy elsewhere for it would be
+// wasted the moment the old pod goes. A pod that no Ready node can take asks for
 // a node to stage the revision on: one that could take it, preferring a node already staging
 // it, then one already asked to hold it, then the zone with the fewest copies, then the most
 // free cache space; that node's room is counted as the pod's for the rest of the pass.
 // Thread safety: pure functions.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -47,7 +51,12 @@ struct GatePlanRequest {
   std::map<std::string, StagingProgress> progress;         // by node, while staging
   std::vector<PodFacts> gated;                             // oldest first
   std::vector<UnboundPod> unbound;
+  std::chrono::system_clock::time_point now;  // for pods being deleted
 };
+
+// How long past its grace period a pod being deleted still counts as about to go: a pod still
+// there after that is stuck (a finalizer, a lost node), and is not waited for.
+inline constexpr std::chrono::seconds kTerminationSlack{30};
 
 struct PodGateDecision {
   std::string pod;  // its name (the revision's namespace)

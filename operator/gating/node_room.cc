@@ -5,12 +5,16 @@
 namespace modelplane::controller {
 
 NodeRoom::NodeRoom(const std::vector<NodeFacts>& nodes,
-                   const std::map<std::string, std::vector<PodFacts>>& residents) {
+                   const std::map<std::string, std::vector<PodFacts>>& residents,
+                   std::optional<std::chrono::system_clock::time_point> stuck_before) {
   for (const NodeFacts& node : nodes) {
     Entry entry{.facts = node, .free = node.allocatable};
     if (auto found = residents.find(node.name); found != residents.end()) {
       for (const PodFacts& pod : found->second) {
         if (pod.terminal) continue;
+        if (stuck_before && pod.deletion_deadline && *pod.deletion_deadline >= *stuck_before) {
+          continue;
+        }
         for (const auto& [name, amount] : pod.requests) entry.free[name] -= amount;
         entry.residents.push_back(pod);
       }

@@ -14,9 +14,12 @@ namespace modelplane::controller {
 
 class NodeRoom {
  public:
-  // `residents`: non-terminal pods bound to each node.
+  // `residents`: non-terminal pods bound to each node. With `stuck_before`, the view once the
+  // pods being deleted are gone: each resident being deleted holds no room, unless its grace
+  // period ended before `stuck_before` (still there that long after: stuck, it keeps its room).
   NodeRoom(const std::vector<NodeFacts>& nodes,
-           const std::map<std::string, std::vector<PodFacts>>& residents);
+           const std::map<std::string, std::vector<PodFacts>>& residents,
+           std::optional<std::chrono::system_clock::time_point> stuck_before = std::nullopt);
 
   // Why the pod cannot run on the node now (statically, for want of resources, or because of
   // anti-affinity with a pod there), or nullopt when it can.

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "core/api/json_lookup.h"
+#include "core/api/timestamp.h"
 #include "core/kube/quantity.h"
 
 namespace modelplane::controller {
@@ -229,6 +230,10 @@ PodFacts ReadPodFacts(const json& pod) {
   facts.host_anti_affinity = ReadHostAntiAffinity(spec, facts.labels);
   const std::string phase = core::api::StringMember(pod, {"status", "phase"});
   facts.terminal = phase == "Succeeded" || phase == "Failed";
+  if (auto deadline = core::api::ParseTimestamp(
+          core::api::StringMember(pod, {"metadata", "deletionTimestamp"}))) {
+    facts.deletion_deadline = *deadline;
+  }
   return facts;
 }
 

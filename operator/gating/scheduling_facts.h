@@ -13,6 +13,7 @@
 // Thread safety: plain values and pure functions.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -79,6 +80,9 @@ struct PodFacts {
   std::vector<Toleration> tolerations;
   std::vector<HostAntiAffinity> host_anti_affinity;
   bool terminal = false;  // Succeeded or Failed: holds nothing on its node
+  // Being deleted (metadata.deletionTimestamp, when its grace period ends): it holds its room
+  // until it is gone, which a rolling update's next pod may wait for.
+  std::optional<std::chrono::system_clock::time_point> deletion_deadline;
 };
 
 struct NodeFacts {

@@ -363,6 +363,36 @@ TEST_F(ControllersTest, ANodeGetsItsCacheAndLosesItWhenRemoved) {
       [&] { return !client_->Get(core::resources::ModelCaches(), "", node).has_value(); }, kWait));
 }
 
+// An agent that starts before the operator makes its node's ModelCache itself, with no owner
+// (it cannot read the Node's uid); the operator adopts it, so the garbage collector removes it
+// with the Node.
+TEST_F(ControllersTest, ACacheItsAgentMadeIsAdoptedByItsNode) {
+  const std::string node = "mp-operator-adopt-" + std::to_string(::getpid());
+  ASSERT_TRUE(client_->Create(core::resources::ModelCaches(), "",
+                              {{"apiVersion", "modelplane.io/v1alpha1"},
+                               {"kind", "ModelCache"},
+                               {"metadata", {{"name", node}}},
+                               {"spec", {{"revisions", json::array()}}}}));
+  auto created = client_->Create(core::resources::Nodes(), "",
+                                 {{"apiVersion", "v1"},
+                                  {"kind", "Node"},
+                                  {"metadata",
+                                   {{"name", node},
+                                    {"annotations", {{"kwok.x-k8s.io/node", "fake"}}},
+                                    {"labels", {{"type", "operator-test"}}}}}});
+  ASSERT_TRUE(created) << created.error().ToString();
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        auto cache = client_->Get(core::resources::ModelCaches(), "", node);
+        return cache && cache->at("metadata").contains("ownerReferences") &&
+               (*cache)["metadata"]["ownerReferences"][0]["uid"] == (*created)["metadata"]["uid"];
+      },
+      kWait));
+  ASSERT_TRUE(client_->Delete(core::resources::Nodes(), "", node));
+  EXPECT_TRUE(WaitUntil(
+      [&] { return !client_->Get(core::resources::ModelCaches(), "", node).has_value(); }, kWait));
+}
+
 TEST_F(ControllersTest, EntriesOfARevisionThatIsGoneArePruned) {
   // An entry whose revision does not exist (deleted while no operator ran, finalizer removed
   // by hand) is dropped from the cache; entries of other revisions stay.

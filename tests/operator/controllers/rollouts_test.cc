@@ -206,12 +206,17 @@ TEST_F(RolloutsTest, ADeploymentRollsForwardAndBackOverPrestagedNodes) {
       },
       kWait))
       << ::testing::PrintToString(Entries("llama-r2"));
-  // r1 is pinned for undo where its pods run.
-  for (const std::string& node : r1_nodes) {
-    const auto entries = Entries("llama-r1");
-    ASSERT_TRUE(entries.contains(node)) << node;
-    EXPECT_EQ(entries.at(node)["pinned"], true);
-  }
+  // r1 is pinned for undo where its pods run, once the new ReplicaSet shows that the
+  // Deployment rolls away from it (kube-controller-manager makes it, maybe after r2's entries).
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        const auto entries = Entries("llama-r1");
+        return std::ranges::all_of(r1_nodes, [&](const std::string& node) {
+          return entries.contains(node) && entries.at(node)["pinned"] == true;
+        });
+      },
+      kWait))
+      << ::testing::PrintToString(Entries("llama-r1"));
   // Ready on all but one of those nodes: still no new pod goes.
   const std::string last = *r1_nodes.rbegin();
   for (const std::string& node : r1_nodes) {

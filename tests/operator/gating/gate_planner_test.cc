@@ -79,6 +79,28 @@ TEST(GatePlannerTest, AFullReadyNodeIsNeverATarget) {
               HasSubstr("waiting for ModelRevision models/llama-r2 on 1 more node: gpu-1"));
 }
 
+// A rolling update's next pod: the only Ready node is full with an old pod being deleted. The
+// pod waits for that room instead of asking another node for a whole copy; an old pod stuck
+// well past its grace period is not waited for.
+TEST(GatePlannerTest, APodWaitsForTheRoomAPodBeingDeletedFrees) {
+  Cluster cluster;
+  cluster.AddNode(Gpu("gpu-0", 1), HeldState::kReady).AddNode(Gpu("gpu-1"), HeldState::kNone);
+  cluster.request.now = std::chrono::system_clock::now();
+  PodFacts old_pod = Serving("llama-old");
+  old_pod.deletion_deadline = cluster.request.now + std::chrono::seconds(20);
+  cluster.Run("gpu-0", old_pod);
+  cluster.request.gated = {Serving("llama-new")};
+  GatePlan plan = PlanGates(cluster.request);
+  EXPECT_FALSE(plan.decisions[0].ungate);
+  EXPECT_THAT(plan.staging_nodes, IsEmpty());
+  EXPECT_THAT(plan.decisions[0].message, HasSubstr("gpu-0, where a pod being deleted frees"));
+
+  cluster.request.residents["gpu-0"][0].deletion_deadline =
+      cluster.request.now - 2 * kTerminationSlack;
+  plan = PlanGates(cluster.request);
+  EXPECT_THAT(plan.staging_nodes, ElementsAre("gpu-1"));
+}
+
 TEST(GatePlannerTest, TwoPodsNeverShareTheLastFreeGpu) {
   Cluster cluster;
   cluster.AddNode(Gpu("gpu-0", 1), HeldState::kReady).AddNode(Gpu("gpu-1"), HeldState::kNone);
