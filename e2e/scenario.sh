@@ -13,6 +13,10 @@
 #   a Helm chart holding a Deployment and the ModelRevision it names installs in one step: its
 #   pod is admitted before the revision exists and starts once it is staged;
 #   an invalid revision gets Valid=False; a file-set change is refused by the API server;
+#   a ModelRevocation of llama-r1's digest: every peer refuses its blobs, its pods' weights-ready
+#   goes False, every store purges it and status says no node holds it (not with --keep: the
+#   demo keeps it serving);
+#   every metric the chart's alerts and dashboard name is exported by the running binaries;
 #   every component ran with its chart ServiceAccount's token, and kube-apiserver's audit log
 #   shows each used exactly what the chart grants it (e2e/rbac_audit.py).
 #
@@ -71,10 +75,14 @@ cleanup() {
   local code=$?
   if ((keep == 0)) || ((code != 0)); then
     if ((code != 0)); then
-      echo "--- last lines of the component logs (all in $state/logs) ---" >&2
+      echo "--- last lines of the component logs (all kept in $state-logs) ---" >&2
       for log in "$state"/logs/modelplane-*.log; do
         [[ -f $log ]] && { echo "# $log" >&2; tail -n 15 "$log" >&2; }
       done
+      # The cluster's state folder goes with it; the logs stay for a look afterwards.
+      rm -rf "$state-logs"
+      cp -r "$state/logs" "$state-logs" 2>/dev/null || true
+      kubectl get modelcaches,modelrevisions -A -o yaml >"$state-logs/objects.yaml" 2>/dev/null || true
     fi
     if ((keep == 0)); then
       stop_processes
@@ -611,9 +619,19 @@ sed 's/^/  /' "$state/plugin-cache.txt"
 grep -c "llama-r" "$state/plugin-cache.txt" >/dev/null || fail "kubectl modelplane cache lists no revision"
 pass "kubectl modelplane status and cache read what the operator and agents wrote"
 
-say "A ModelRevocation of a digest no revision has"
-# Revocation by digest (docs/eviction.md) with nothing to purge: the operator still reports it.
-cat <<YAML | kubectl apply -f - >/dev/null
+if ((keep == 0)); then
+  say "Revocation by digest: a ModelRevocation of llama-r1's digest (force: its pods use it)"
+  # Real peer requests answered 404, the pods' weights-ready False, its unique blobs gone from
+  # every store, and status reporting 0 nodes holding it, within 90 s (docs/eviction.md).
+  "$python" e2e/revocation_check.py --state "$state" --namespace models --revision llama-r1 \
+    --agent-binary "$bin/node-agent/modelplane-node-agent" --timeout 90 ||
+    fail "llama-r1 was not revoked everywhere in time (above)"
+  pass "llama-r1 revoked by digest: withheld from peers, pods not ready, purged from every node"
+else
+  # The demo keeps llama-r1 serving; a revocation that covers nothing still shows the operator
+  # reporting one.
+  say "A ModelRevocation of a digest no revision has"
+  cat <<YAML | kubectl apply -f - >/dev/null
 apiVersion: modelplane.io/v1alpha1
 kind: ModelRevocation
 metadata: {name: e2e-nothing-covered}
@@ -621,12 +639,13 @@ spec:
   digest: "sha256:$(printf 'modelplane e2e: no revision has this digest' | sha256sum | cut -d' ' -f1)"
   reason: "e2e: covers no revision"
 YAML
-revocation_purged() {
-  [[ $(kubectl get modelrevocation e2e-nothing-covered -o jsonpath='{.status.phase}') == Purged ]]
-}
-wait_for 60 "the operator to report e2e-nothing-covered Purged" revocation_purged
-kubectl delete modelrevocation e2e-nothing-covered >/dev/null
-pass "e2e-nothing-covered: Purged, covering no revision"
+  revocation_purged() {
+    [[ $(kubectl get modelrevocation e2e-nothing-covered -o jsonpath='{.status.phase}') == Purged ]]
+  }
+  wait_for 60 "the operator to report e2e-nothing-covered Purged" revocation_purged
+  kubectl delete modelrevocation e2e-nothing-covered >/dev/null
+  pass "e2e-nothing-covered: Purged, covering no revision"
+fi
 
 say "A Node that goes away takes its ModelCache with it"
 node_gone_started=$SECONDS
@@ -643,6 +662,11 @@ kubectl delete node gpu-node-gone --cascade=orphan >/dev/null
 cache_gone() { ! kubectl get modelcache gpu-node-gone >/dev/null 2>&1; }
 wait_for 60 "the operator to delete ModelCache gpu-node-gone" cache_gone
 pass "the operator made gpu-node-gone's ModelCache and deleted it with the Node ($((SECONDS - node_gone_started)) s)"
+
+say "Metrics: what the chart's alerts and dashboard name, scraped from the running binaries"
+e2e/monitoring/check_scraped.sh "$state/logs" "$state/metrics" | sed 's/^/  /' ||
+  fail "the chart's alerts or dashboard name a metric the binaries do not export (above; expositions in $state/metrics)"
+pass "every metric the alerts and the dashboard name is exported"
 
 say "RBAC: what each component's ServiceAccount asked for, against what the chart grants it"
 # From kube-apiserver's audit log of the whole run: every request allowed, every grant used (or
