@@ -48,10 +48,12 @@ core::Status CheckLoadOptions(const LoadOptions& options) {
     return MakeError(ErrorCode::kInvalidArgument, fmt::format("rank {} is outside world size {}",
                                                               options.rank, options.world_size));
   }
-  if (options.request_bytes < kDirectAlignment || options.request_bytes % kDirectAlignment != 0 ||
-      options.request_bytes > (1u << 30)) {
+  // A staged read may start anywhere in a 4 KiB block and must still fit its slot, so a slot
+  // of one block holds no bytes of it: two blocks is the least that makes progress.
+  if (options.request_bytes < 2 * kDirectAlignment ||
+      options.request_bytes % kDirectAlignment != 0 || options.request_bytes > (1u << 30)) {
     return MakeError(ErrorCode::kInvalidArgument,
-                     fmt::format("request size {} is not a multiple of 4096 up to 1 GiB",
+                     fmt::format("request size {} is not a multiple of 4096 from 8 KiB up to 1 GiB",
                                  options.request_bytes));
   }
   if (options.queue_depth == 0 || options.queue_depth > 1024) {

@@ -45,7 +45,7 @@ struct LoadOptions {
   std::uint32_t rank = 0;
   std::uint32_t world_size = 1;
   std::vector<ShardRule> rules;
-  std::uint32_t request_bytes = kDefaultRequestBytes;  // a multiple of 4096
+  std::uint32_t request_bytes = kDefaultRequestBytes;  // a multiple of 4096, at least 8 KiB
   std::uint32_t queue_depth = kDefaultQueueDepth;
   std::uint64_t ring_bytes = 0;  // 0: queue_depth x request_bytes
   EngineKind engine = EngineKind::kAuto;

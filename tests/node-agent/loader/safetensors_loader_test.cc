@@ -393,6 +393,9 @@ TEST_F(LoaderTest, RejectsBadOptions) {
   const fs::path file = dir_ / "model.safetensors";
   WriteSafetensors(file, {MakeTensor("x", core::Dtype::kF32, {4}, 1)});
   EXPECT_FALSE(LoadSafetensors({file.string()}, LoadOptions{.request_bytes = 1000}));
+  // One block: a staged read starting inside a block would never fit (the planner looped).
+  EXPECT_FALSE(LoadSafetensors({file.string()}, LoadOptions{.request_bytes = 4096}));
+  EXPECT_TRUE(LoadSafetensors({file.string()}, LoadOptions{.request_bytes = 8192}));
   EXPECT_FALSE(LoadSafetensors({file.string()}, LoadOptions{.queue_depth = 0}));
   EXPECT_FALSE(LoadSafetensors({file.string()}, LoadOptions{.rank = 2, .world_size = 2}));
   EXPECT_FALSE(LoadSafetensors({}, LoadOptions{}));
