@@ -617,6 +617,21 @@ TEST_F(AgentEvictionClusterTest, AStatusAnotherWriterReplacesIsRepaired) {
     return entry != nullptr && entry->state == core::api::kCacheStateReady;
   };
   ASSERT_TRUE(WaitUntil(ready, kWait)) << Log();
+  // Let the first passes settle (their statuses may still differ from one another): the
+  // repair must be what rewrites the status, not a change the agent would write anyway.
+  std::string version;
+  int unchanged = 0;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        auto object = client_->Get(core::resources::ModelCaches(), "", node_);
+        const std::string now = object ? (*object)["metadata"].value("resourceVersion", "") : "";
+        unchanged = now == version ? unchanged + 1 : 0;
+        version = now;
+        if (unchanged < 4) std::this_thread::sleep_for(std::chrono::milliseconds(250));
+        return unchanged >= 4;  // a second without a write: 5 status intervals
+      },
+      kWait))
+      << Log();
 
   auto replaced = client_->Patch(core::resources::ModelCaches(), "", node_, core::PatchType::kMerge,
                                  {{"status", {{"revisions", json::array()}, {"capacityBytes", 1}}}},
