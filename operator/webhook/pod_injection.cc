@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "core/api/json_lookup.h"
 #include "core/api/object_key.h"
 #include "core/api/serving_pod.h"
 
@@ -82,13 +83,13 @@ json& ArrayMember(json& object, const char* key) {
 
 bool ContainsNamed(const json& list, const char* field, std::string_view name) {
   return std::any_of(list.begin(), list.end(), [&](const json& item) {
-    return item.is_object() && item.value(field, "") == name;
+    return core::api::StringMember(item, {field}) == name;
   });
 }
 
 bool IsOurVolume(const json& volume) {
   if (volume.contains("csi") && volume["csi"].is_object()) {
-    return volume["csi"].value("driver", "") == api::kCsiDriverName;
+    return core::api::StringMember(volume["csi"], {"driver"}) == api::kCsiDriverName;
   }
   return volume.contains("hostPath");
 }
@@ -190,7 +191,7 @@ InjectionResult InjectServingPod(const json& pod, const std::string& pod_namespa
 
   json& volumes = ArrayMember(spec, "volumes");
   const auto existing = std::find_if(volumes.begin(), volumes.end(), [](const json& volume) {
-    return volume.is_object() && volume.value("name", "") == api::kWeightsVolumeName;
+    return core::api::StringMember(volume, {"name"}) == api::kWeightsVolumeName;
   });
   if (existing == volumes.end()) {
     volumes.push_back(WeightsVolume(*reference, found, options));
@@ -202,7 +203,7 @@ InjectionResult InjectServingPod(const json& pod, const std::string& pod_namespa
 
   for (json& container : containers) {
     if (!container.is_object()) continue;
-    const std::string name = container.value("name", "");
+    const std::string name = core::api::StringMember(container, {"name"});
     if (!targets.empty() && !targets.contains(name)) continue;
     json& mounts = ArrayMember(container, "volumeMounts");
     if (!ContainsNamed(mounts, "name", api::kWeightsVolumeName)) {
@@ -227,7 +228,7 @@ InjectionResult InjectServingPod(const json& pod, const std::string& pod_namespa
   if (!ContainsNamed(readiness, "conditionType", api::kWeightsReadyCondition)) {
     readiness.push_back({{"conditionType", api::kWeightsReadyCondition}});
   }
-  const std::string scheduler = spec.value("schedulerName", "");
+  const std::string scheduler = core::api::StringMember(spec, {"schedulerName"});
   if (!options.scheduler_name.empty() && (scheduler.empty() || scheduler == "default-scheduler")) {
     spec["schedulerName"] = options.scheduler_name;
   }

@@ -60,6 +60,17 @@ TEST(PodInjectionTest, InjectsGatesSchedulerVolumeMountsAndEnvironment) {
   EXPECT_EQ((*result.pod)["metadata"]["annotations"]["modelplane.io/injected"], kDigest);
 }
 
+// Found by admission_review_fuzzer: names, schedulers and gates of the wrong JSON type are
+// read as absent, never thrown on (the API server validates pods after mutating webhooks).
+TEST(PodInjectionTest, FieldsOfTheWrongTypeAreReadAsAbsent) {
+  json pod = ServingPod();
+  pod["spec"]["containers"][0]["name"] = json::object();
+  pod["spec"]["schedulerName"] = json::array();
+  pod["spec"]["schedulingGates"] = json::array({{{"name", 7}}});
+  pod["spec"]["volumes"] = json::array({{{"name", json::object()}, {"csi", {{"driver", 1}}}}});
+  EXPECT_NO_THROW((void)Inject(pod));
+}
+
 TEST(PodInjectionTest, ASecondPassChangesNothing) {
   const InjectionResult first = Inject(ServingPod());
   ASSERT_TRUE(first.pod);
