@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <string_view>
 
 #include "core/api/model_revocation.h"
 #include "core/api/object_key.h"
@@ -11,8 +12,24 @@ namespace modelplane::extender {
 
 const CachedRevisionInfo* NodeCacheInfo::Find(const std::string& digest) const {
   if (digest.empty()) return nullptr;
+  if (digests_indexed) {
+    const std::size_t hash = std::hash<std::string>{}(digest);
+    const auto at = std::ranges::lower_bound(digest_hashes, hash, {}, &DigestHash::hash);
+    if (at == digest_hashes.end() || at->hash != hash) return nullptr;
+  }
   const auto found = revisions.find(digest);
   return found == revisions.end() ? nullptr : &found->second;
+}
+
+void NodeCacheInfo::IndexDigests() {
+  digest_hashes.clear();
+  digest_hashes.reserve(revisions.size());
+  for (const auto& [digest, entry] : revisions) {
+    digest_hashes.push_back({.hash = std::hash<std::string>{}(digest),
+                             .ready = entry.state == core::api::kCacheStateReady});
+  }
+  std::ranges::sort(digest_hashes, {}, &DigestHash::hash);
+  digests_indexed = true;
 }
 
 std::int64_t NodeCacheInfo::FreeBytes() const {
@@ -76,14 +93,102 @@ NodeCacheInfo MakeNodeCacheInfo(const core::api::ModelCache& cache) {
 
 namespace {
 
-void Unindex(
-    std::unordered_map<std::string, std::vector<std::shared_ptr<const RevisionInfo>>>& index,
-    const RevisionInfo& revision) {
-  auto found = index.find(revision.digest);
-  if (found == index.end()) return;
-  std::erase_if(found->second, [&](const auto& entry) { return entry->key == revision.key; });
-  if (found->second.empty()) index.erase(found);
+using FileIndex = std::unordered_map<std::string, std::vector<const RevisionInfo*>>;
+
+// Only revisions with a digest: a node's cache names what it holds by digest.
+void IndexFiles(FileIndex& index, const RevisionInfo& revision) {
+  if (revision.digest.empty()) return;
+  for (const BlobInfo& blob : revision.blobs) index[blob.sha256].push_back(&revision);
 }
+
+void UnindexFiles(FileIndex& index, const RevisionInfo& revision) {
+  for (const BlobInfo& blob : revision.blobs) {
+    auto found = index.find(blob.sha256);
+    if (found == index.end()) continue;
+    std::erase(found->second, &revision);
+    if (found->second.empty()) index.erase(found);
+  }
+}
+
+// Another digest that lists some of the revision's files: which ones (indexes into its sorted
+// blobs, ascending) and their bytes.
+struct SharingDigest {
+  std::string digest;
+  std::size_t hash = 0;
+  std::vector<std::uint32_t> blobs;
+  std::int64_t bytes = 0;
+};
+
+// Sorted by hash, for HeldCounter's merge with a node's index.
+std::vector<SharingDigest> FindSharingDigests(const RevisionInfo& revision,
+                                              const FileIndex& index) {
+  std::vector<SharingDigest> out;
+  std::unordered_map<std::string_view, std::size_t> slot;  // digest -> index into out
+  for (std::uint32_t blob = 0; blob < revision.blobs.size(); ++blob) {
+    const auto holders = index.find(revision.blobs[blob].sha256);
+    if (holders == index.end()) continue;
+    for (const RevisionInfo* other : holders->second) {
+      if (other->digest == revision.digest) continue;  // its own entry does not count
+      const auto [at, added] = slot.try_emplace(other->digest, out.size());
+      if (added) {
+        out.push_back({.digest = other->digest, .hash = std::hash<std::string>{}(other->digest)});
+      }
+      SharingDigest& sharing = out[at->second];
+      if (sharing.blobs.empty() || sharing.blobs.back() != blob) {
+        sharing.blobs.push_back(blob);
+        sharing.bytes += revision.blobs[blob].size;
+      }
+    }
+  }
+  std::ranges::sort(out, {}, &SharingDigest::hash);
+  return out;
+}
+
+// What one node holds of the revision through the sharing digests Ready there, from the
+// node's index alone: one merge of two short sorted arrays. A hash match stands for the digest
+// here (a wrong one needs two digests with the same 64-bit hash on one node, and would only
+// shift a score), so the map is not read at all.
+class HeldCounter {
+ public:
+  HeldCounter(const RevisionInfo& revision, const std::vector<SharingDigest>& sharing)
+      : revision_(revision), sharing_(sharing), marks_(revision.blobs.size(), 0) {}
+
+  std::int64_t Held(const NodeCacheInfo& cache) {
+    if (!cache.digests_indexed) {
+      // Not a snapshot the inventory keeps (a caller's own): index a copy.
+      NodeCacheInfo indexed = cache;
+      indexed.IndexDigests();
+      return Held(indexed);
+    }
+    hits_.clear();
+    auto node = cache.digest_hashes.begin();
+    for (const SharingDigest& sharing : sharing_) {
+      while (node != cache.digest_hashes.end() && node->hash < sharing.hash) ++node;
+      if (node == cache.digest_hashes.end()) break;
+      if (node->hash == sharing.hash && node->ready) hits_.push_back(&sharing);
+    }
+    if (hits_.empty()) return 0;
+    if (hits_.size() == 1) return hits_.front()->bytes;
+    // Several digests may hold the same file: count it once.
+    ++stamp_;
+    std::int64_t bytes = 0;
+    for (const SharingDigest* sharing : hits_) {
+      for (const std::uint32_t blob : sharing->blobs) {
+        if (marks_[blob] == stamp_) continue;
+        marks_[blob] = stamp_;
+        bytes += revision_.blobs[blob].size;
+      }
+    }
+    return bytes;
+  }
+
+ private:
+  const RevisionInfo& revision_;
+  const std::vector<SharingDigest>& sharing_;
+  std::vector<std::uint64_t> marks_;  // per blob: the stamp of the last node that counted it
+  std::uint64_t stamp_ = 0;
+  std::vector<const SharingDigest*> hits_;
+};
 
 }  // namespace
 
@@ -91,8 +196,8 @@ void CacheInventory::UpsertRevision(RevisionInfo revision) {
   auto entry = std::make_shared<const RevisionInfo>(std::move(revision));
   const std::unique_lock lock(mutex_);
   auto& slot = revisions_[entry->key];
-  if (slot) Unindex(by_digest_, *slot);
-  if (!entry->digest.empty()) by_digest_[entry->digest].push_back(entry);
+  if (slot) UnindexFiles(by_blob_, *slot);
+  IndexFiles(by_blob_, *entry);
   slot = std::move(entry);
 }
 
@@ -100,37 +205,38 @@ void CacheInventory::RemoveRevision(const std::string& key) {
   const std::unique_lock lock(mutex_);
   auto found = revisions_.find(key);
   if (found == revisions_.end()) return;
-  Unindex(by_digest_, *found->second);
+  UnindexFiles(by_blob_, *found->second);
   revisions_.erase(found);
 }
 
 std::int64_t CacheInventory::HeldBytes(const RevisionInfo& revision,
                                        const NodeCacheInfo& cache) const {
-  if (revision.blobs.empty()) return 0;
-  std::vector<bool> held(revision.blobs.size(), false);
-  const std::shared_lock lock(mutex_);
-  for (const auto& [digest, entry] : cache.revisions) {
-    if (digest == revision.digest || entry.state != core::api::kCacheStateReady) continue;
-    const auto others = by_digest_.find(digest);
-    if (others == by_digest_.end() || others->second.empty()) continue;
-    // Both lists are sorted by sha256: one merge pass.
-    const std::vector<BlobInfo>& blobs = others->second.front()->blobs;
-    std::size_t mine = 0;
-    for (const BlobInfo& blob : blobs) {
-      while (mine < revision.blobs.size() && revision.blobs[mine].sha256 < blob.sha256) ++mine;
-      if (mine < revision.blobs.size() && revision.blobs[mine].sha256 == blob.sha256) {
-        held[mine] = true;
-      }
-    }
+  // Non-owning: the aliasing constructor with an empty owner.
+  const std::shared_ptr<const NodeCacheInfo> one(std::shared_ptr<const NodeCacheInfo>(), &cache);
+  return HeldBytes(revision, std::span(&one, 1)).front();
+}
+
+std::vector<std::int64_t> CacheInventory::HeldBytes(
+    const RevisionInfo& revision,
+    std::span<const std::shared_ptr<const NodeCacheInfo>> caches) const {
+  std::vector<std::int64_t> held(caches.size(), 0);
+  if (revision.blobs.empty()) return held;
+  std::vector<SharingDigest> sharing;
+  {
+    // Copied out, so informer updates wait only for the index look-ups, not the whole request.
+    const std::shared_lock lock(mutex_);
+    sharing = FindSharingDigests(revision, by_blob_);
   }
-  std::int64_t bytes = 0;
-  for (std::size_t index = 0; index < held.size(); ++index) {
-    if (held[index]) bytes += revision.blobs[index].size;
+  if (sharing.empty()) return held;
+  HeldCounter counter(revision, sharing);
+  for (std::size_t index = 0; index < caches.size(); ++index) {
+    if (caches[index]) held[index] = counter.Held(*caches[index]);
   }
-  return bytes;
+  return held;
 }
 
 void CacheInventory::UpsertCache(NodeCacheInfo cache) {
+  cache.IndexDigests();
   auto entry = std::make_shared<const NodeCacheInfo>(std::move(cache));
   const std::unique_lock lock(mutex_);
   caches_[entry->node] = std::move(entry);

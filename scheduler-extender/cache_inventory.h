@@ -50,6 +50,12 @@ struct EvictableRevision {
   std::optional<core::api::Timestamp> last_used;  // a pod last used it there; nullopt: never
 };
 
+// A digest a node lists, by its hash (std::hash<std::string>): the node's index (below).
+struct DigestHash {
+  std::size_t hash = 0;
+  bool ready = false;  // its state is Ready
+};
+
 // One node's ModelCache status.
 struct NodeCacheInfo {
   std::string node;
@@ -62,8 +68,15 @@ struct NodeCacheInfo {
   std::unordered_map<std::string, CachedRevisionInfo> revisions;  // by digest
   // Coldest first: never used, then least recently used (the agent's value order, roughly).
   std::vector<EvictableRevision> evictable;
+  // The digests in `revisions` by hash, sorted, once IndexDigests ran (UpsertCache runs it on
+  // the snapshot it keeps): a request asks every candidate node about a few digests, and most
+  // answers are "not here", which this small array gives without touching the map's buckets
+  // and nodes. Stale if `revisions` changes afterwards.
+  std::vector<DigestHash> digest_hashes;
+  bool digests_indexed = false;
 
   [[nodiscard]] const CachedRevisionInfo* Find(const std::string& digest) const;
+  void IndexDigests();  // fills digest_hashes from revisions
   // capacity - used - reserved, never below 0; meaningful only when capacity_bytes > 0.
   [[nodiscard]] std::int64_t FreeBytes() const;
 };
@@ -84,6 +97,12 @@ class CacheInventory {
   // The revision's own entry does not count: Ready is scored whole, Staging by its progress.
   [[nodiscard]] std::int64_t HeldBytes(const RevisionInfo& revision,
                                        const NodeCacheInfo& cache) const;
+  // The same for every cache (0 where null), in order. The digests that share a file with
+  // `revision` are found once, from an index by file, so a node costs one merge of those few
+  // digests with its digest index instead of a merge of file lists per revision it holds.
+  [[nodiscard]] std::vector<std::int64_t> HeldBytes(
+      const RevisionInfo& revision,
+      std::span<const std::shared_ptr<const NodeCacheInfo>> caches) const;
   // One entry per node, in order; null where the node has no ModelCache.
   [[nodiscard]] std::vector<std::shared_ptr<const NodeCacheInfo>> FindCaches(
       std::span<const std::string> nodes) const;
@@ -94,8 +113,9 @@ class CacheInventory {
  private:
   mutable std::shared_mutex mutex_;
   std::unordered_map<std::string, std::shared_ptr<const RevisionInfo>> revisions_;
-  // Per digest, the revisions that have it (the same files): what a node's Ready digest holds.
-  std::unordered_map<std::string, std::vector<std::shared_ptr<const RevisionInfo>>> by_digest_;
+  // Per file (sha256), the revisions with a digest that list it (what a node holding one of
+  // those digests Ready holds); the entries are owned by revisions_.
+  std::unordered_map<std::string, std::vector<const RevisionInfo*>> by_blob_;
   std::unordered_map<std::string, std::shared_ptr<const NodeCacheInfo>> caches_;
 };
 

@@ -11,10 +11,6 @@ constexpr std::int64_t kScoreReady = 10;
 constexpr std::int64_t kScoreStagingBase = 1;
 constexpr std::int64_t kScoreStagingSpan = 8;
 
-const CachedRevisionInfo* Held(const NodeContext& context) {
-  return context.cache == nullptr ? nullptr : context.cache->Find(context.revision.digest);
-}
-
 // 1 + floor(8 * part / whole), in floating point because 8 * part overflows int64 past 1 EiB;
 // a part never rounds up to the complete score.
 std::int64_t PartialScore(std::int64_t part, std::int64_t whole) {
@@ -29,7 +25,7 @@ std::int64_t PartialScore(std::int64_t part, std::int64_t whole) {
 }  // namespace
 
 std::optional<std::int64_t> CacheLocalityRule::Score(const NodeContext& context) const {
-  const CachedRevisionInfo* held = Held(context);
+  const CachedRevisionInfo* held = HeldEntry(context);
   if (held != nullptr && held->state == core::api::kCacheStateReady) return kScoreReady;
   if (held != nullptr && (held->state == core::api::kCacheStateStaging ||
                           held->state == core::api::kCacheStatePending)) {

@@ -16,7 +16,7 @@ constexpr std::int64_t kScoreColdSpan = 7;
 
 // The bytes the node must still store for the revision: 0 when it holds or stages it already.
 std::int64_t LackingBytes(const NodeContext& context) {
-  if (const CachedRevisionInfo* held = context.cache->Find(context.revision.digest);
+  if (const CachedRevisionInfo* held = HeldEntry(context);
       held != nullptr && (held->state == core::api::kCacheStateReady ||
                           held->state == core::api::kCacheStateStaging)) {
     return 0;

@@ -71,10 +71,7 @@ PodDecision Decide(const ExtenderArgs& args, const CacheInventory& inventory,
   if (revision) {
     decision.digest = revision->digest;
     const auto caches = inventory.FindCaches(args.node_names);
-    std::vector<std::int64_t> held(caches.size(), 0);
-    for (std::size_t index = 0; index < caches.size(); ++index) {
-      if (caches[index]) held[index] = inventory.HeldBytes(*revision, *caches[index]);
-    }
+    const std::vector<std::int64_t> held = inventory.HeldBytes(*revision, caches);
     decision.verdicts = placement.Evaluate(*revision, args.node_names, caches, held);
     return decision;
   }

@@ -29,10 +29,12 @@ std::vector<NodeVerdict> Placement::Evaluate(
   std::vector<NodeVerdict> verdicts;
   verdicts.reserve(nodes.size());
   for (std::size_t i = 0; i < nodes.size(); ++i) {
+    const NodeCacheInfo* cache = i < caches.size() ? caches[i].get() : nullptr;
     const NodeContext context{.revision = revision,
                               .node = nodes[i],
-                              .cache = i < caches.size() ? caches[i].get() : nullptr,
-                              .held_bytes = i < held_bytes.size() ? held_bytes[i] : 0};
+                              .cache = cache,
+                              .held_bytes = i < held_bytes.size() ? held_bytes[i] : 0,
+                              .entry = cache == nullptr ? nullptr : cache->Find(revision.digest)};
     NodeVerdict verdict{.node = nodes[i]};
     std::int64_t weighted = 0;
     std::int64_t total_weight = 0;  // of the rules that scored this node

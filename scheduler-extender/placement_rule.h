@@ -22,7 +22,16 @@ struct NodeContext {
   const NodeCacheInfo* cache = nullptr;  // null: the node has no ModelCache (capacity unknown)
   // Bytes of the revision's files the node holds through other revisions Ready there.
   std::int64_t held_bytes = 0;
+  // The cache's entry for the revision's digest (null: none) when Placement looked it up once
+  // for all rules; unset, HeldEntry looks it up.
+  std::optional<const CachedRevisionInfo*> entry;
 };
+
+// What the node's cache says about the revision's digest; null without a cache or an entry.
+[[nodiscard]] inline const CachedRevisionInfo* HeldEntry(const NodeContext& context) {
+  if (context.entry) return *context.entry;
+  return context.cache == nullptr ? nullptr : context.cache->Find(context.revision.digest);
+}
 
 class PlacementRule {
  public:

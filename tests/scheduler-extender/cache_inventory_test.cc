@@ -127,6 +127,43 @@ TEST(CacheInventoryTest, HeldBytesCountFilesOfOtherRevisionsReadyOnTheNode) {
   EXPECT_EQ(inventory.HeldBytes(wanted, holder), 0) << "a digest no revision names any more";
 }
 
+// The per-request form reads the snapshots' digest index: a file two Ready digests share counts
+// once, a node's own Ready copy of the wanted digest is not "held files", null caches give 0,
+// and a revision updated in place is re-indexed by its files.
+TEST(CacheInventoryTest, HeldBytesForManyNodesCountsEachSharedFileOnce) {
+  CacheInventory inventory;
+  const std::string a = "sha256:" + std::string(64, 'a');
+  const std::string b = "sha256:" + std::string(64, 'b');
+  const std::string c = "sha256:" + std::string(64, 'c');
+  auto blob = [](char digit, std::int64_t size) {
+    return BlobInfo{.sha256 = "sha256:" + std::string(64, digit), .size = size};
+  };
+  inventory.UpsertRevision({.key = "ns/a", .digest = a, .blobs = {blob('1', 100), blob('2', 10)}});
+  inventory.UpsertRevision({.key = "ns/b", .digest = b, .blobs = {blob('1', 100), blob('3', 1)}});
+  inventory.UpsertRevision(
+      {.key = "ns/c", .digest = c, .blobs = {blob('1', 100), blob('2', 10), blob('3', 1)}});
+  const auto cache = [&](std::string node, std::vector<std::pair<std::string, std::string>> held) {
+    NodeCacheInfo info{.node = std::move(node), .has_status = true};
+    for (auto& [digest, state] : held) info.revisions[digest] = {.state = state};
+    inventory.UpsertCache(std::move(info));
+  };
+  cache("both", {{a, "Ready"}, {b, "Ready"}});
+  cache("one", {{a, "Ready"}, {b, "Staging"}});
+  cache("itself", {{c, "Ready"}});
+  const std::vector<std::string> nodes = {"both", "one", "itself", "unknown"};
+  const auto caches = inventory.FindCaches(nodes);
+  const RevisionInfo wanted = *inventory.FindRevision("ns/c");
+  EXPECT_EQ(inventory.HeldBytes(wanted, caches), (std::vector<std::int64_t>{111, 110, 0, 0}));
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(inventory.HeldBytes(wanted, *caches[i]), inventory.HeldBytes(wanted, caches)[i]);
+  }
+
+  inventory.UpsertRevision({.key = "ns/b", .digest = b, .blobs = {blob('4', 7)}});
+  EXPECT_EQ(inventory.HeldBytes(wanted, caches), (std::vector<std::int64_t>{110, 110, 0, 0}));
+  EXPECT_NE(caches[0]->Find(b), nullptr);
+  EXPECT_EQ(caches[0]->Find(c), nullptr);
+}
+
 TEST(PodRevisionTest, AnnotationNamesARevisionInThePodsNamespaceOrAnother) {
   PodSummary pod{.namespace_name = "serving", .name = "p"};
   EXPECT_EQ(RevisionOfPod(pod).kind, PodRevision::Kind::kNone);
