@@ -6,13 +6,16 @@
 
 #include <string>
 
+#include "core/api/model_cache.h"
 #include "core/clock/clock.h"
+#include "core/kube/builtin_types.h"
 #include "core/kube/event_recorder.h"
 #include "core/kube/informer.h"
 #include "core/kube/kube_client.h"
 #include "core/log/logger.h"
 #include "core/policy/source_policy.h"
 #include "operator/controllers/controller_metrics.h"
+#include "operator/controllers/parsed_objects.h"
 #include "operator/controllers/workload_inventory.h"
 
 namespace modelplane::controller {
@@ -22,6 +25,8 @@ struct ControllerContext {
   const core::Informer& revisions;  // ModelRevisions in scope, indexed by status digest
   const core::Informer& caches;     // every ModelCache, indexed by the revisions they list
   const core::Informer& nodes;
+  ParsedObjects<core::api::ModelCache>& parsed_caches;  // `caches`' objects, parsed once each
+  ParsedObjects<core::Node>& parsed_nodes;              // `nodes`' objects, parsed once each
   const core::Informer& pods;         // non-terminal pods, trimmed (gating/serving_pods.h), indexed
                                       // by node and by the revision they name
   const core::Informer& revocations;  // every ModelRevocation (revocation by digest)

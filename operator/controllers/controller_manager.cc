@@ -192,6 +192,8 @@ ControllerContext ControllerManager::Context(core::KubeClient& client, Controlle
           .revisions = revisions_,
           .caches = caches_,
           .nodes = nodes_,
+          .parsed_caches = parsed_caches_,
+          .parsed_nodes = parsed_nodes_,
           .pods = pods_,
           .revocations = revocations_,
           .workloads = workload_inventory_,

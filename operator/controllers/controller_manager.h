@@ -38,6 +38,7 @@
 #include "operator/admission/admission_controller.h"
 #include "operator/controllers/model_cache_controller.h"
 #include "operator/controllers/model_revision_controller.h"
+#include "operator/controllers/parsed_objects.h"
 #include "operator/controllers/revocation_controller.h"
 #include "operator/controllers/workload_inventory.h"
 
@@ -97,6 +98,21 @@ class ControllerManager {
   core::Informer stateful_sets_;
   core::Informer replica_sets_;
   core::Informer controller_revisions_;
+  // Kept without what the informer's store holds already and no reader of them uses: the raw
+  // object and the metadata the parser does not know (managedFields is most of it).
+  ParsedObjects<core::api::ModelCache> parsed_caches_{[](const nlohmann::json& object) {
+    auto cache = core::api::ModelCacheFromJson(object);
+    if (cache) cache->metadata.unknown_fields = nlohmann::json::object();
+    return cache;
+  }};
+  ParsedObjects<core::Node> parsed_nodes_{[](const nlohmann::json& object) {
+    auto node = core::NodeFromJson(object);
+    if (node) {
+      node->raw = nullptr;
+      node->metadata.unknown_fields = nlohmann::json::object();
+    }
+    return node;
+  }};
   WorkloadInventory workload_inventory_;
   core::EventRecorder events_;
   core::WorkQueue revision_queue_;

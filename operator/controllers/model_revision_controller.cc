@@ -262,8 +262,8 @@ void ModelRevisionController::ObserveNodes(Plan& plan) {
   for (const auto& [node, intent] : plan.desired) {
     DesiredNodeState state{.node = node};
     if (const core::ObjectPtr cache_object = context_.caches.store().Get(node)) {
-      if (auto cache = api::ModelCacheFromJson(*cache_object); cache && cache->status) {
-        for (const api::CachedRevision& cached : cache->status->revisions) {
+      if (const auto cache = context_.parsed_caches.Get(cache_object); *cache && (*cache)->status) {
+        for (const api::CachedRevision& cached : (*cache)->status->revisions) {
           if (cached.digest == observation.digest) state.cached = cached;
         }
       }
@@ -292,22 +292,24 @@ std::vector<PlacementCandidate> ModelRevisionController::Candidates(const std::s
     return shared_bytes[other] = bytes;
   };
   for (const core::ObjectPtr& node_object : context_.nodes.store().List()) {
-    auto node = core::NodeFromJson(*node_object);
-    if (!node) continue;
+    const auto parsed_node = context_.parsed_nodes.Get(node_object);
+    if (!*parsed_node) continue;
+    const core::Node& node = **parsed_node;
     // Only nodes whose ModelCache exists can be written to; ModelCacheController creates it,
     // and its add event brings this revision back.
-    const core::ObjectPtr cache_object = context_.caches.store().Get(node->metadata.name);
+    const core::ObjectPtr cache_object = context_.caches.store().Get(node.metadata.name);
     if (!cache_object) continue;
-    PlacementCandidate candidate{.name = node->metadata.name,
-                                 .labels = node->metadata.labels,
-                                 .ready = node->ready,
-                                 .unschedulable = node->unschedulable};
-    auto cache = api::ModelCacheFromJson(*cache_object);
-    if (!cache) {
-      context_.logger.Warn("model_cache_unreadable",
-                           {{"cache", node->metadata.name}, {"error", cache.error().message()}});
+    PlacementCandidate candidate{.name = node.metadata.name,
+                                 .labels = node.metadata.labels,
+                                 .ready = node.ready,
+                                 .unschedulable = node.unschedulable};
+    const auto parsed_cache = context_.parsed_caches.Get(cache_object);
+    if (!*parsed_cache) {
+      context_.logger.Warn("model_cache_unreadable", {{"cache", node.metadata.name},
+                                                      {"error", parsed_cache->error().message()}});
       continue;
     }
+    const api::ModelCache* cache = &**parsed_cache;
     // Digests the agent already counts in used (Ready) or reserved (Staging) bytes.
     std::set<std::string> counted_by_agent;
     if (cache->status) {

@@ -117,12 +117,12 @@ RevisionGates PodGates::Plan(const std::string& revision_key, const std::string&
     request.unbound.push_back({.facts = std::move(facts), .narrowed_to = std::move(narrowed)});
   }
   for (const core::ObjectPtr& cache_object : context_.caches.store().List()) {
-    auto cache = core::api::ModelCacheFromJson(*cache_object);
-    if (!cache || !cache->status) continue;
-    for (const auto& entry : cache->status->revisions) {
+    const auto cache = context_.parsed_caches.Get(cache_object);
+    if (!*cache || !(*cache)->status) continue;
+    for (const auto& entry : (*cache)->status->revisions) {
       if (entry.digest == digest && entry.state != core::api::kCacheStateReady) {
-        request.progress[cache->metadata.name] = {.bytes_done = entry.bytes_done,
-                                                  .bytes_total = entry.bytes_total};
+        request.progress[(*cache)->metadata.name] = {.bytes_done = entry.bytes_done,
+                                                     .bytes_total = entry.bytes_total};
       }
     }
   }
@@ -145,6 +145,8 @@ RevisionGates PodGates::Plan(const std::string& revision_key, const std::string&
 }
 
 core::Status PodGates::Apply(const std::string& revision_key, const RevisionGates& gates) {
+  // Most revisions have no gated pods: do not read every node for nothing.
+  if (gates.plan.decisions.empty()) return core::Ok();
   std::optional<core::Error> first_error;
   std::map<std::string, NodeFacts> nodes;
   for (const core::ObjectPtr& node_object : context_.nodes.store().List()) {

@@ -40,11 +40,11 @@ RevisionRolloutPlan RevisionRollouts::Plan(const std::string& revision_key,
       .workloads = context_.workloads.ForRevision(revision_key, previous),
       .caches = caches};
   for (const core::ObjectPtr& cache_object : context_.caches.store().List()) {
-    auto cache = api::ModelCacheFromJson(*cache_object);
-    if (!cache || !cache->status) continue;
-    for (const api::CachedRevision& entry : cache->status->revisions) {
+    const auto cache = context_.parsed_caches.Get(cache_object);
+    if (!*cache || !(*cache)->status) continue;
+    for (const api::CachedRevision& entry : (*cache)->status->revisions) {
       if (entry.digest == digest && entry.state == api::kCacheStateFailed) {
-        request.failed_nodes.insert(cache->metadata.name);
+        request.failed_nodes.insert((*cache)->metadata.name);
       }
     }
   }
@@ -57,12 +57,12 @@ RevisionRolloutPlan RevisionRollouts::Plan(const std::string& revision_key,
     if (name.empty()) continue;
     for (const core::ObjectPtr& cache_object :
          context_.caches.store().ByIndex(kCachesByRevision, core::api::ObjectKey(ns, name))) {
-      auto cache = api::ModelCacheFromJson(*cache_object);
-      if (!cache) continue;
-      for (const api::DesiredRevision& entry : cache->spec.revisions) {
+      const auto cache = context_.parsed_caches.Get(cache_object);
+      if (!*cache) continue;
+      for (const api::DesiredRevision& entry : (*cache)->spec.revisions) {
         if (entry.revision.namespace_name == ns && entry.revision.name == name &&
             (entry.reason == api::kReasonInUse || entry.reason == api::kReasonRollback)) {
-          request.serving_nodes[name].insert(cache->metadata.name);
+          request.serving_nodes[name].insert((*cache)->metadata.name);
         }
       }
     }
