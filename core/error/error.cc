@@ -10,6 +10,7 @@ std::string_view ErrorCodeName(ErrorCode code) {
     case ErrorCode::kConflict: return "conflict";
     case ErrorCode::kGone: return "gone";
     case ErrorCode::kPermissionDenied: return "permission_denied";
+    case ErrorCode::kAddressDenied: return "address_denied";
     case ErrorCode::kUnauthenticated: return "unauthenticated";
     case ErrorCode::kResourceExhausted: return "resource_exhausted";
     case ErrorCode::kThrottled: return "throttled";

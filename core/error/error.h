@@ -22,6 +22,7 @@ enum class ErrorCode {
   kConflict,           // a precondition such as a resourceVersion did not hold
   kGone,               // the requested version expired (HTTP 410)
   kPermissionDenied,   // authenticated but not allowed
+  kAddressDenied,      // not connected: the name resolved only to addresses policy refuses
   kUnauthenticated,    // credentials missing or wrong
   kResourceExhausted,  // out of disk, buffer slots, quota or size limits
   kThrottled,          // the peer asked us to slow down (HTTP 429, S3 SlowDown)

@@ -18,6 +18,7 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <sys/socket.h>
 
 #include "core/http/redirect_error.h"
@@ -116,15 +117,45 @@ class BasicConnection final : public ClientConnection {
 
   PlainStream& Lowest() { return beast::get_lowest_layer(stream_); }
 
+  // The resolved endpoints the address policy allows, in the resolver's order; kAddressDenied
+  // when it allows none. The refused addresses are in the message (for the log).
+  Result<std::vector<tcp::endpoint>> AllowedEndpoints(
+      const std::string& host, std::uint16_t port,
+      const tcp::resolver::results_type& resolved) const {
+    std::vector<tcp::endpoint> allowed;
+    std::vector<std::string> refused;
+    for (const auto& entry : resolved) {
+      const tcp::endpoint endpoint = entry.endpoint();
+      if (limits_.addresses == nullptr || limits_.addresses->Allows(endpoint.address())) {
+        allowed.push_back(endpoint);
+      } else {
+        refused.push_back(endpoint.address().to_string());
+      }
+    }
+    if (allowed.empty()) {
+      return std::unexpected(
+          Error(ErrorCode::kAddressDenied,
+                fmt::format("refused to connect to {}:{}: it resolved only to special-purpose "
+                            "addresses the address policy does not allow ({})",
+                            host, port, fmt::join(refused, ", ")),
+                false));
+    }
+    return allowed;
+  }
+
   net::awaitable<Status> DoConnect(std::string host, std::uint16_t port, milliseconds timeout) {
     error_code error;
     const std::string where = fmt::format("{}:{}", host, port);
     tcp::resolver resolver(io_context_);
-    const auto endpoints =
+    const auto resolved =
         co_await resolver.async_resolve(host, std::to_string(port), Redirect(error));
     if (error) co_return std::unexpected(TransportError("resolving " + host, error));
+    // Resolved once: the addresses checked are the addresses connected to, so a second DNS
+    // answer cannot slip an unchecked one in between.
+    auto endpoints = AllowedEndpoints(host, port, resolved);
+    if (!endpoints) co_return std::unexpected(endpoints.error());
     Lowest().expires_after(timeout);
-    co_await Lowest().async_connect(endpoints, Redirect(error));
+    co_await Lowest().async_connect(*endpoints, Redirect(error));
     if (error) co_return std::unexpected(TransportError("connecting to " + where, error));
     Lowest().socket().set_option(tcp::no_delay(true), error);
     if constexpr (kTls) {

@@ -21,6 +21,7 @@
 #include <boost/beast/http/string_body.hpp>
 
 #include "core/error/error.h"
+#include "core/http/address_policy.h"
 
 namespace modelplane::core {
 
@@ -37,6 +38,9 @@ struct ResponseHead {
 struct ConnectionLimits {
   std::size_t header_limit = 64 * 1024;
   std::size_t read_buffer_size = 64 * 1024;
+  // Which resolved addresses Connect may use (it connects only to those); null: any. Must
+  // outlive the Connect call.
+  const AddressPolicy* addresses = nullptr;
 };
 
 class ClientConnection {

@@ -139,7 +139,9 @@ Result<StreamResponse> HttpClient::TryOnce(const ClientRequest& request, const U
   const milliseconds connect_timeout = request.connect_timeout.value_or(options_.connect_timeout);
   const milliseconds read_timeout = request.read_timeout.value_or(options_.read_timeout);
   boost::asio::ssl::context* tls = url.tls ? tls_.get() : nullptr;
-  const http_internal::ConnectionLimits limits{options_.header_limit, options_.stream_buffer_size};
+  const http_internal::ConnectionLimits limits{
+      options_.header_limit, options_.stream_buffer_size,
+      options_.address_policy ? &*options_.address_policy : nullptr};
   auto lease = pool_.Acquire(
       url.Origin(),
       [&] {

@@ -34,6 +34,7 @@
 
 #include "core/backoff/backoff.h"
 #include "core/error/error.h"
+#include "core/http/address_policy.h"
 #include "core/http/byte_range.h"
 #include "core/http/client_connection.h"
 #include "core/http/connection_pool.h"
@@ -58,6 +59,11 @@ struct ClientOptions {
   std::size_t stream_buffer_size = 64 * 1024;
   std::size_t error_body_limit = 16 * 1024;  // how much of a non-2xx body is kept
   RetryPolicy retry;
+  // Which addresses connections may use (address_policy.h); unset: any. Set for sources a
+  // tenant names (the node agent's object stores and HTTP origins), so a host name cannot be
+  // resolved to the node's loopback or the metadata service. A refusal is kAddressDenied, not
+  // retried.
+  std::optional<AddressPolicy> address_policy;
   std::string user_agent = "modelplane";
   HttpLogFunction log;
 };

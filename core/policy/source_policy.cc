@@ -99,6 +99,22 @@ bool PathHasPrefix(std::string_view path, std::string_view prefix) {
   return path == prefix || (path.starts_with(prefix) && path[prefix.size()] == '/');
 }
 
+// What a matched rule lets the agent connect to: its `addresses` (checked when the config was
+// read), and the rule's host when the administrator wrote it as an IP literal, which names that
+// address as explicitly as a /32 would.
+AddressPolicy RuleAddresses(const std::vector<std::string>& addresses, std::string_view location) {
+  AddressPolicy policy;
+  for (const std::string& text : addresses) {
+    if (auto range = AddressRange::Parse(text)) policy.allowed.push_back(*range);
+  }
+  if (auto url = Url::Parse(location); url && !location.empty()) {
+    boost::system::error_code error;
+    const auto literal = boost::asio::ip::make_address(url->host, error);
+    if (!error) policy.allowed.push_back(AddressRange::Single(literal));
+  }
+  return policy;
+}
+
 class Authorizer {
  public:
   Authorizer(const SourcePolicy& policy, std::string_view namespace_name)
@@ -112,7 +128,9 @@ class Authorizer {
     if (source.type == api::kSourceObjectStore && source.object_store) {
       return CheckObjectStore(source, grant);
     }
-    if (source.type == api::kSourceHttp && source.http) return CheckHttp(source.http->base_url);
+    if (source.type == api::kSourceHttp && source.http) {
+      return CheckHttp(source.http->base_url, grant);
+    }
     return fmt::format("type \"{}\" has no location the policy can check", source.type);
   }
 
@@ -156,6 +174,7 @@ class Authorizer {
             return bucket == kAnyBucket || bucket == location.bucket;
           })) {
         matched = &rule;
+        grant.addresses = RuleAddresses(rule.addresses, rule.endpoint);
         break;
       }
     }
@@ -192,7 +211,7 @@ class Authorizer {
         namespace_);
   }
 
-  std::string CheckHttp(const std::string& base_url) const {
+  std::string CheckHttp(const std::string& base_url, SourceGrant& grant) const {
     auto parsed = ParseLocation(base_url);
     if (!parsed) return fmt::format("http.baseUrl: {}", parsed.error().message());
     if (std::string problem = CheckUrlPath(parsed->path); !problem.empty()) {
@@ -203,6 +222,7 @@ class Authorizer {
       auto allowed = ParseLocation(rule.url);
       if (allowed && allowed->origin == parsed->origin &&
           PathHasPrefix(parsed->path, allowed->path)) {
+        grant.addresses = RuleAddresses(rule.addresses, rule.url);
         return "";
       }
     }
@@ -216,6 +236,18 @@ class Authorizer {
 
 void BindNamespaces(ConfigMap& map, std::vector<std::string>& namespaces) {
   map.Optional("namespaces", namespaces);
+}
+
+// Binds a rule's `addresses` and refuses any entry that is not a CIDR range, naming it.
+void BindAddresses(ConfigMap& map, std::vector<std::string>& addresses) {
+  map.Optional("addresses", addresses);
+  if (!map.ok()) return;
+  for (std::size_t index = 0; index < addresses.size(); ++index) {
+    if (auto range = AddressRange::Parse(addresses[index]); !range) {
+      map.Fail(fmt::format("addresses[{}]: {}", index, range.error().message()));
+      return;
+    }
+  }
 }
 
 }  // namespace
@@ -236,6 +268,7 @@ void BindConfig(ConfigMap& map, ObjectStoreRule& rule) {
   map.Required("buckets", rule.buckets);
   BindNamespaces(map, rule.namespaces);
   map.Optional("nodeCredentials", rule.node_credentials);
+  BindAddresses(map, rule.addresses);
   if (!map.ok()) return;
   if (rule.buckets.empty()) map.Fail("buckets must name at least one bucket (or \"*\")");
   if (!rule.endpoint.empty()) {
@@ -251,6 +284,7 @@ void BindConfig(ConfigMap& map, ObjectStoreRule& rule) {
 void BindConfig(ConfigMap& map, HttpOriginRule& rule) {
   map.Required("url", rule.url);
   BindNamespaces(map, rule.namespaces);
+  BindAddresses(map, rule.addresses);
   if (!map.ok()) return;
   auto parsed = ParseLocation(rule.url);
   if (!parsed) {

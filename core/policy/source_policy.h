@@ -20,15 +20,23 @@
 //         nodeCredentials: true             # may use the agent's own credentials
 //     httpOrigins:
 //       - url: https://huggingface.co/org/  # origin, and a path prefix at segment boundaries
+//         addresses: [10.1.0.0/16]          # special-purpose ranges its name may resolve to
 //     credentials:
 //       - secret: models-readonly           # a Secret mounted into the agent
 //         namespaces: [team-a]
 //
 // A revision's credentialsSecretRef is allowed when the revision lives in credentialsNamespace
 // (the Secret is its own namespace's) or a credentials rule grants that Secret to its namespace.
+// Object stores and HTTP origins are allowed by host name, and the agent resolves the name when
+// it connects; it connects only to resolved addresses the rule allows (SourceGrant::addresses):
+// every public address, and a special-purpose one (loopback, private, link-local, CGNAT,
+// unique-local, ...) only inside the rule's `addresses` (CIDR, IPv4 or IPv6) or when the rule
+// names the host as that IP literal. So a DNS answer cannot point an allowed name at the node
+// or its network; a refusal fails the source with SourceAddressDenied.
 // Thread safety: plain values and pure functions.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,6 +44,7 @@
 #include "core/api/model_revision.h"
 #include "core/config/config_map.h"
 #include "core/error/error.h"
+#include "core/http/address_policy.h"
 
 namespace modelplane::core {
 
@@ -49,11 +58,14 @@ struct ObjectStoreRule {
   std::vector<std::string> buckets;
   std::vector<std::string> namespaces;
   bool node_credentials = false;
+  // Special-purpose address ranges (CIDR) the endpoint may resolve to; see SourceGrant.
+  std::vector<std::string> addresses;
 };
 
 struct HttpOriginRule {
   std::string url;
   std::vector<std::string> namespaces;
+  std::vector<std::string> addresses;  // as ObjectStoreRule::addresses
 };
 
 struct CredentialRule {
@@ -82,6 +94,11 @@ struct SourceGrant {
   std::string confine_root;
   // objectStore without credentialsSecretRef: the agent's own credentials may be used.
   bool node_credentials = false;
+  // objectStore and http: the addresses the agent may connect to for the source. Special-purpose
+  // ones (loopback, private, link-local with the metadata service, ...; address_policy.h) only
+  // inside the matching rule's `addresses`, or the rule's own host when the administrator wrote
+  // it as an IP literal. Unset: any address (the command-line tools; never from AuthorizeSources).
+  std::optional<AddressPolicy> addresses;
 };
 
 // Every source checked; kPermissionDenied listing each source that breaks the policy and the

@@ -9,7 +9,8 @@ grpc::Status ToGrpcStatus(const core::Error& error) {
     case core::ErrorCode::kNotFound: code = grpc::StatusCode::NOT_FOUND; break;
     case core::ErrorCode::kAlreadyExists: code = grpc::StatusCode::ALREADY_EXISTS; break;
     case core::ErrorCode::kConflict: code = grpc::StatusCode::FAILED_PRECONDITION; break;
-    case core::ErrorCode::kPermissionDenied: code = grpc::StatusCode::PERMISSION_DENIED; break;
+    case core::ErrorCode::kPermissionDenied:
+    case core::ErrorCode::kAddressDenied: code = grpc::StatusCode::PERMISSION_DENIED; break;
     case core::ErrorCode::kUnauthenticated: code = grpc::StatusCode::UNAUTHENTICATED; break;
     case core::ErrorCode::kResourceExhausted: code = grpc::StatusCode::RESOURCE_EXHAUSTED; break;
     case core::ErrorCode::kThrottled:

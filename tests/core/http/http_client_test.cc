@@ -100,6 +100,46 @@ TEST_F(HttpClientTest, KeepAliveReusesOneConnection) {
   EXPECT_EQ(client->stats().connections_opened, 1U);
 }
 
+// DNS rebinding: an allowed name that resolves to loopback. With an address policy that does
+// not name loopback the client connects nowhere (the listener accepts nothing) and does not
+// retry; naming 127.0.0.0/8 lets the same request through.
+TEST_F(HttpClientTest, AnAddressPolicyRefusesLoopbackBeforeAnythingIsSent) {
+  router_.Handle(http::verb::get, "/hello", [](const ServerRequest&) {
+    return ServerResponse::Text(http::status::ok, "hello");
+  });
+  StartServer();
+  const std::string by_name = "http://localhost:" + std::to_string(server_->port()) + "/hello";
+  ClientOptions options;
+  options.retry.max_attempts = 3;
+  options.address_policy = AddressPolicy{};
+  auto refusing = MakeClient(options);
+  for (const std::string& url : {by_name, Url("/hello")}) {
+    auto refused = refusing->Fetch({.url = url});
+    ASSERT_FALSE(refused) << url;
+    EXPECT_EQ(refused.error().code(), ErrorCode::kAddressDenied) << refused.error().ToString();
+    EXPECT_FALSE(refused.error().retryable());
+    EXPECT_NE(refused.error().message().find("127.0.0.1"), std::string::npos)
+        << refused.error().message();
+  }
+  EXPECT_EQ(refusing->stats().retries, 0U);
+  EXPECT_EQ(refusing->stats().connections_opened, 0U);
+  EXPECT_EQ(server_->stats().accepted_connections, 0U);
+
+  options.address_policy = AddressPolicy{.allowed = {*AddressRange::Parse("127.0.0.0/8")}};
+  auto allowing = MakeClient(options);
+  auto response = allowing->Fetch({.url = by_name});
+  ASSERT_TRUE(response) << response.error().ToString();
+  EXPECT_EQ(response->body, "hello");
+  EXPECT_EQ(server_->stats().accepted_connections, 1U);
+
+  options.address_policy = AddressPolicy{.allowed = {*AddressRange::Parse("::1/128")}};
+  auto other_loopback = MakeClient(options);
+  auto still_refused = other_loopback->Fetch({.url = Url("/hello")});
+  ASSERT_FALSE(still_refused);
+  EXPECT_EQ(still_refused.error().code(), ErrorCode::kAddressDenied);
+  EXPECT_EQ(server_->stats().accepted_connections, 1U);
+}
+
 TEST_F(HttpClientTest, ConcurrentCallersShareABoundedPool) {
   router_.Handle(http::verb::get, "/hello", [](const ServerRequest&) {
     return ServerResponse::Text(http::status::ok, "hello");

@@ -1,5 +1,7 @@
 #include "core/policy/source_policy.h"
 
+#include <fmt/format.h>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -169,6 +171,67 @@ TEST(SourcePolicyTest, BadRulesAreRejectedWithTheirLine) {
   auto secret = LoadConfigString<SourcePolicy>("credentials:\n  - secret: ../x\n");
   ASSERT_FALSE(secret);
   EXPECT_THAT(secret.error().message(), HasSubstr("not a Secret name"));
+}
+
+TEST(SourcePolicyTest, MalformedAddressRangesAreRefusedNamingTheField) {
+  auto good = LoadConfigString<SourcePolicy>(
+      "objectStores:\n  - {endpoint: http://minio:9000, buckets: [m], addresses: "
+      "[127.0.0.0/8, \"fd00::/8\", 10.1.2.3]}\n"
+      "httpOrigins:\n  - {url: https://models.internal/, addresses: [\"::ffff:10.0.0.0/104\"]}\n");
+  ASSERT_TRUE(good) << good.error().ToString();
+  EXPECT_EQ(good->object_stores[0].addresses.size(), 3U);
+
+  for (const auto& [rules, bad] :
+       {std::pair<std::string, std::string>{"objectStores:\n  - {buckets: [m], addresses: ", ""},
+        {"httpOrigins:\n  - {url: https://a/, addresses: ", ""}}) {
+    for (const std::string_view range :
+         {"10.0.0.0/33", "\"::/129\"", "10.1.2.3/8", "10.0.0.0/08", "localhost", "10.0.0.0/-1"}) {
+      auto loaded = LoadConfigString<SourcePolicy>(fmt::format("{}[{}]}}\n", rules, range));
+      ASSERT_FALSE(loaded) << rules << range;
+      EXPECT_THAT(loaded.error().message(), HasSubstr("addresses[0]")) << range;
+      EXPECT_THAT(loaded.error().message(), HasSubstr("is not an address range (CIDR)")) << range;
+    }
+    auto second = LoadConfigString<SourcePolicy>(rules + "[127.0.0.0/8, 10.0.0.0/40]}\n");
+    ASSERT_FALSE(second);
+    EXPECT_THAT(second.error().message(), HasSubstr("addresses[1]"));
+    EXPECT_THAT(second.error().message(), HasSubstr("at most /32"));
+  }
+}
+
+TEST(SourcePolicyTest, GrantsCarryTheRulesAddressesAndItsOwnIpLiteral) {
+  auto policy = LoadConfigString<SourcePolicy>(
+      "objectStores:\n"
+      "  - {endpoint: http://minio:9000, buckets: [m], addresses: [10.1.0.0/16], "
+      "nodeCredentials: true}\n"
+      "  - {endpoint: \"http://127.0.0.1:9000\", buckets: [m], nodeCredentials: true}\n"
+      "  - {endpoint: \"http://[fd00::5]:9000\", buckets: [m], nodeCredentials: true}\n"
+      "  - {buckets: [aws], nodeCredentials: true}\n"
+      "httpOrigins:\n"
+      "  - {url: http://localhost:8080/}\n"
+      "  - {url: http://localhost:8081/, addresses: [127.0.0.0/8]}\n");
+  ASSERT_TRUE(policy) << policy.error().ToString();
+  auto grants =
+      AuthorizeSources(&*policy, "x",
+                       {Store("http://minio:9000", "m"), Store("http://127.0.0.1:9000", "m"),
+                        Store("http://[FD00::5]:9000", "m"), Store("", "aws"),
+                        Http("http://localhost:8080/m"), Http("http://localhost:8081/m")});
+  ASSERT_TRUE(grants) << grants.error().ToString();
+  std::vector<std::string> allowed;
+  for (const SourceGrant& grant : *grants) {
+    ASSERT_TRUE(grant.addresses) << "every object store and origin is bound to addresses";
+    allowed.push_back(grant.addresses->ToString());
+  }
+  EXPECT_EQ(allowed, (std::vector<std::string>{"public+10.1.0.0/16", "public+127.0.0.1/32",
+                                               "public+fd00::5/128", "public+", "public+",
+                                               "public+127.0.0.0/8"}));
+  const auto ip = [](const char* text) { return boost::asio::ip::make_address(text); };
+  EXPECT_FALSE((*grants)[4].addresses->Allows(ip("127.0.0.1")));  // localhost, not named
+  EXPECT_TRUE((*grants)[5].addresses->Allows(ip("127.0.0.1")));
+  EXPECT_FALSE((*grants)[1].addresses->Allows(ip("127.0.0.2")));  // the literal, no more
+  EXPECT_FALSE((*grants)[0].addresses->Allows(ip("169.254.169.254")));
+  // Shared filesystems reach no address.
+  auto shared = AuthorizeSources(&*policy, "x", {});
+  ASSERT_TRUE(shared);
 }
 
 }  // namespace
