@@ -147,7 +147,9 @@ model_bytes=$("$python" -c 'import json,sys; print(sum(f["size"] for f in json.l
 echo "  $model_bytes bytes in 4 shards and their config files"
 
 head -c 48 /dev/urandom | base64 >"$state/peer-token.key"
-source_policy="{objectStores: [{endpoint: \"$origin\", buckets: [$MODELPLANE_S3_BUCKET], nodeCredentials: true}]}"
+# The origin is on loopback, a special-purpose range the agents refuse unless the rule lists it.
+source_policy="{objectStores: [{endpoint: \"$origin\", buckets: [$MODELPLANE_S3_BUCKET], nodeCredentials: true, \
+addresses: [127.0.0.0/8]}]}"
 
 start_operator() {  # start_operator PHASE ADMISSION(true|false)
   cat >"$state/$1/operator.yaml" <<YAML

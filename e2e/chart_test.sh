@@ -97,6 +97,8 @@ check_schema_rejects() {
   must_reject --set operator.webhook.volumeMode=nfs
   must_reject --set 'sourcePolicy.sharedFilesystems[0].root=relative'
   must_reject --set 'sourcePolicy.objectStores[0].endpoint=http://minio:9000'
+  must_reject --set 'sourcePolicy.httpOrigins[0].url=http://models.internal/' \
+    --set 'sourcePolicy.httpOrigins[0].addresses[0]=models.internal'
 }
 
 # Peers over plain HTTP only with the test-only switch; the source policy reaches both configs.
@@ -110,6 +112,10 @@ check_render_guards() {
     --set nodeAgent.insecurePlainHttpPeersForTesting=true >/dev/null
   out="$(helm template t "${CHART}" --set 'sourcePolicy.sharedFilesystems[0].root=/mnt/models')"
   [[ $(grep -c "root: /mnt/models" <<<"${out}") == 2 ]] || { echo "policy not in both configs"; return 1; }
+  out="$(helm template t "${CHART}" --set 'sourcePolicy.objectStores[0].buckets[0]=models' \
+    --set 'sourcePolicy.objectStores[0].endpoint=http://minio.modelplane:9000' \
+    --set 'sourcePolicy.objectStores[0].addresses[0]=10.96.0.0/12')"
+  [[ $(grep -c -- "- 10.96.0.0/12" <<<"${out}") == 2 ]] || { echo "addresses not in both configs"; return 1; }
   grep -q "kind: ValidatingWebhookConfiguration" <<<"${out}"
 }
 

@@ -203,9 +203,12 @@ start() {  # start NAME COMMAND...: background process, log in $state/logs/NAME.
 say "Starting 2 node agents, then modelplane-operator and modelplane-scheduler-extender, then 2 more agents"
 # The source policy the operator and every agent enforce: only MinIO's bucket, with the agents'
 # own keys (AWS_* from cluster.sh env); shared filesystems only below the state folder's share.
+# MinIO listens on loopback, a special-purpose range the agents connect to only because the rule
+# lists it in `addresses`.
 mkdir -p "$state/share"
 source_policy="{credentialsNamespace: modelplane-system, \
-objectStores: [{endpoint: \"$S3_ENDPOINT_URL\", buckets: [$MODELPLANE_S3_BUCKET], nodeCredentials: true}], \
+objectStores: [{endpoint: \"$S3_ENDPOINT_URL\", buckets: [$MODELPLANE_S3_BUCKET], nodeCredentials: true, \
+addresses: [127.0.0.0/8]}], \
 sharedFilesystems: [{root: $state/share}]}"
 cat >"$state/operator.yaml" <<YAML
 admin: {address: 127.0.0.1, port: 0}

@@ -103,7 +103,7 @@ admin: {address: 127.0.0.1, port: 0}
 log: {level: info}
 kubernetes: $kubernetes
 leaderElection: {namespace: modelplane-system, leaseDuration: 15s, renewDeadline: 10s, retryPeriod: 2s}
-sourcePolicy: {objectStores: [{endpoint: "$S3_ENDPOINT_URL", buckets: [$MODELPLANE_S3_BUCKET], nodeCredentials: true}]}
+sourcePolicy: {objectStores: [{endpoint: "$S3_ENDPOINT_URL", buckets: [$MODELPLANE_S3_BUCKET], nodeCredentials: true, addresses: [127.0.0.0/8]}]}
 $controllers
 YAML
 "$operator" --config "$work/operator.yaml" >"$work/operator.log" 2>&1 &
