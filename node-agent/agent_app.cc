@@ -21,6 +21,7 @@
 #include "node-agent/peer/peer_range_source.h"
 #include "node-agent/peer/peer_server.h"
 #include "node-agent/peer/withheld_blob_catalog.h"
+#include "node-agent/sources/operator_credentials.h"
 #include "node-agent/sources/revision_sources.h"
 #include "node-agent/store/cache_store.h"
 #include "node-agent/store/media_probe.h"
@@ -198,7 +199,20 @@ int RunAgent(const AgentConfig& config, core::ComponentRuntime& runtime) {
                    .media_bytes_per_second = static_cast<std::uint64_t>(media_bandwidth),
                    .network_bytes_per_second = config.admission.network_bandwidth.bytes,
                    .upload_cap = config.peers.max_upload_rate.bytes}});
-  const SourceEnvironment environment{.secrets_directory = config.secrets_directory};
+  SourceEnvironment environment;
+  if (!config.credentials.url.empty()) {
+    auto secrets = OperatorCredentials::Create(
+        {.url = config.credentials.url,
+         .token_file = config.credentials.token_file,
+         .ca_file = config.credentials.ca_file,
+         .ttl = std::chrono::duration_cast<std::chrono::seconds>(config.credentials.ttl)},
+        logger.WithComponent("agent.credentials"));
+    if (!secrets) {
+      logger.Error("credentials_misconfigured", {{"error", secrets.error().ToString()}});
+      return 2;
+    }
+    environment.secrets = std::move(*secrets);
+  }
   PeerSourceFactory peers =
       [&](const PeerCandidate& candidate) -> core::Result<std::unique_ptr<PeerRangeSource>> {
     PeerRangeSourceOptions options{.endpoint = candidate.endpoint,

@@ -110,6 +110,16 @@ WatermarkSettings ToWatermarkSettings(const EvictionConfig& config) {
           .kubelet_margin_percent = config.kubelet_margin_percent};
 }
 
+void BindConfig(core::ConfigMap& map, CredentialsConfig& config) {
+  map.Optional("url", config.url);
+  map.Optional("tokenFile", config.token_file);
+  map.Optional("caFile", config.ca_file);
+  map.Optional("ttl", config.ttl);
+  if (map.ok() && !config.url.empty() && config.token_file.empty()) {
+    map.Fail("tokenFile must be set with url");
+  }
+}
+
 void BindConfig(core::ConfigMap& map, AgentConfig& config) {
   map.Optional("admin", config.admin);
   map.Optional("log", config.log);
@@ -118,7 +128,7 @@ void BindConfig(core::ConfigMap& map, AgentConfig& config) {
   map.Optional("cacheRoot", config.cache_root);
   map.Optional("capacity", config.capacity);
   map.Optional("directIo", config.direct_io);
-  map.Optional("secretsDirectory", config.secrets_directory);
+  map.Optional("credentials", config.credentials);
   map.Optional("sourcePolicy", config.source_policy);
   map.Optional("fetch", config.fetch);
   map.Optional("admission", config.admission);

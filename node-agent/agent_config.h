@@ -92,6 +92,15 @@ struct EvictionConfig {
   core::ByteSize default_origin_rate{100ull << 20};
 };
 
+// Where credentialsSecretRef is resolved: the operator's credentials endpoint
+// (node-agent/sources/operator_credentials.h). Empty url: a revision that names a Secret fails.
+struct CredentialsConfig {
+  std::string url;         // https://<operator webhook Service>
+  std::string token_file;  // projected ServiceAccount token, audience modelplane-operator
+  std::string ca_file;     // the operator's CA
+  std::chrono::milliseconds ttl{300'000};  // how long an answer is kept in memory
+};
+
 struct AgentConfig {
   core::AdminConfig admin;
   core::LogConfig log;
@@ -101,9 +110,7 @@ struct AgentConfig {
   std::string cache_root = "/var/lib/modelplane/cache";
   core::ByteSize capacity{0};  // 0: the filesystem holding the cache root
   bool direct_io = true;
-  // One folder per credentials Secret ("<dir>/<secret name>/accessKeyId"...); empty: a
-  // revision's credentialsSecretRef cannot be resolved.
-  std::string secrets_directory;
+  CredentialsConfig credentials;
   // What revisions may name (core/policy/source_policy.h); absent: no revision source is read,
   // only peers.
   std::optional<core::SourcePolicy> source_policy;
@@ -120,6 +127,7 @@ struct AgentConfig {
 
 void BindConfig(core::ConfigMap& map, AgentConfig& config);
 void BindConfig(core::ConfigMap& map, FetchConfig& config);
+void BindConfig(core::ConfigMap& map, CredentialsConfig& config);
 void BindConfig(core::ConfigMap& map, AdmissionConfig& config);
 void BindConfig(core::ConfigMap& map, PeerConfig& config);
 void BindConfig(core::ConfigMap& map, CsiConfig& config);

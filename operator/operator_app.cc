@@ -11,6 +11,7 @@
 #include "core/kube/leader_elector.h"
 #include "core/runtime/kube_connection.h"
 #include "operator/controllers/controller_manager.h"
+#include "operator/credentials/credentials_service.h"
 #include "operator/rollouts/rollout_gate_service.h"
 #include "operator/webhook/admission_review.h"
 #include "operator/webhook/pod_webhook.h"
@@ -33,6 +34,7 @@ struct WebhookServing {
   std::unique_ptr<core::Informer> revisions;
   std::unique_ptr<PodWebhook> webhook;
   std::unique_ptr<RevisionWebhook> revision_webhook;
+  std::unique_ptr<CredentialsService> credentials;  // set when credentials.enabled
   std::unique_ptr<core::HttpServer> server;
   std::thread syncer;
 
@@ -77,6 +79,18 @@ core::Status StartWebhook(const OperatorConfig& config, core::ComponentRuntime& 
   core::Router router;
   serving.webhook->AddRoutes(router);
   serving.revision_webhook->AddRoutes(router);
+  if (config.credentials.enabled) {
+    auto credentials = CredentialsService::Create(
+        *connection.client,
+        {.audience = config.credentials.audience,
+         .agent = {.namespace_name = config.credentials.agent_namespace,
+                   .name = config.credentials.agent_service_account},
+         .policy = config.source_policy ? &*config.source_policy : nullptr},
+        runtime.logger().WithComponent("operator.credentials"), runtime.metrics());
+    if (!credentials) return std::unexpected(credentials.error());
+    serving.credentials = std::move(*credentials);
+    serving.credentials->AddRoutes(router);
+  }
   auto server = core::HttpServer::Create(std::move(options), std::move(router));
   if (!server) return std::unexpected(server.error());
   serving.server = std::move(*server);
@@ -87,11 +101,14 @@ core::Status StartWebhook(const OperatorConfig& config, core::ComponentRuntime& 
     }
     serving.webhook->SetSynced(true);
   });
-  runtime.logger().Info("webhook_listening",
-                        {{"address", settings.address},
-                         {"port", static_cast<std::int64_t>(serving.server->port())},
-                         {"path", std::string(kPodWebhookPath)},
-                         {"revision_path", std::string(kRevisionWebhookPath)}});
+  runtime.logger().Info(
+      "webhook_listening",
+      {{"address", settings.address},
+       {"port", static_cast<std::int64_t>(serving.server->port())},
+       {"path", std::string(kPodWebhookPath)},
+       {"revision_path", std::string(kRevisionWebhookPath)},
+       {"credentials_path",
+        config.credentials.enabled ? std::string(kCredentialsPathPrefix) : std::string("-")}});
   return core::Ok();
 }
 

@@ -44,6 +44,17 @@ void BindConfig(core::ConfigMap& map, RolloutGatesConfig& config) {
   map.Optional("port", config.port);
 }
 
+void BindConfig(core::ConfigMap& map, CredentialsConfig& config) {
+  map.Optional("enabled", config.enabled);
+  map.Optional("audience", config.audience);
+  map.Optional("agentNamespace", config.agent_namespace);
+  map.Optional("agentServiceAccount", config.agent_service_account);
+  if (config.enabled && (config.audience.empty() || config.agent_namespace.empty() ||
+                         config.agent_service_account.empty())) {
+    map.Fail("audience, agentNamespace and agentServiceAccount must be set");
+  }
+}
+
 void BindConfig(core::ConfigMap& map, AdmissionOptions& config) {
   map.Optional("enabled", config.enabled);
   map.Optional("interval", config.interval, core::InRange(100ms, 1h));
@@ -64,6 +75,10 @@ void BindConfig(core::ConfigMap& map, OperatorConfig& config) {
   map.Optional("controllers", config.controllers);
   map.Optional("webhook", config.webhook);
   map.Optional("rolloutGates", config.rollout_gates);
+  map.Optional("credentials", config.credentials);
+  if (config.credentials.enabled && !config.webhook.enabled) {
+    map.Fail("credentials are served on the webhook's TLS server: enable webhook");
+  }
   map.Optional("admission", config.admission);
   map.Optional("sourcePolicy", config.source_policy);
 }

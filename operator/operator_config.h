@@ -53,6 +53,15 @@ struct RolloutGatesConfig {
   std::uint16_t port = 8082;  // 0: the kernel picks (tests)
 };
 
+// The object-store credentials endpoint for node agents (credentials/credentials_service.h),
+// served on the webhook's TLS server: GET /credentials/v1/<namespace>/<secret>.
+struct CredentialsConfig {
+  bool enabled = false;
+  std::string audience = "modelplane-operator";  // the agents' projected tokens' audience
+  std::string agent_namespace = "modelplane-system";
+  std::string agent_service_account = "modelplane-node-agent";
+};
+
 struct OperatorConfig {
   core::AdminConfig admin;
   core::LogConfig log;
@@ -61,6 +70,7 @@ struct OperatorConfig {
   ControllersConfig controllers;
   WebhookConfig webhook;
   RolloutGatesConfig rollout_gates;
+  CredentialsConfig credentials;
   AdmissionOptions admission;
   // What revisions may name (core/policy/source_policy.h), the same as the agents'; absent:
   // every revision with sources is refused at admission and marked invalid.
@@ -71,6 +81,7 @@ void BindConfig(core::ConfigMap& map, LeaderElectionConfig& config);
 void BindConfig(core::ConfigMap& map, ControllersConfig& config);
 void BindConfig(core::ConfigMap& map, WebhookConfig& config);
 void BindConfig(core::ConfigMap& map, RolloutGatesConfig& config);
+void BindConfig(core::ConfigMap& map, CredentialsConfig& config);
 void BindConfig(core::ConfigMap& map, AdmissionOptions& config);
 void BindConfig(core::ConfigMap& map, OperatorConfig& config);
 

@@ -66,6 +66,7 @@ Result<SharedFilesystemLocation> SharedFilesystemFromJson(const JsonObjectReader
 Result<SecretReference> SecretReferenceFromJson(const JsonObjectReader& reader) {
   SecretReference ref;
   MODELPLANE_API_TRY(reader.String("name", ref.name, kMaxShortString, Presence::kRequired));
+  MODELPLANE_API_TRY(reader.String("namespace", ref.namespace_name, kMaxShortString));
   return ref;
 }
 
@@ -220,6 +221,9 @@ nlohmann::json ToJson(const ModelSource& source) {
     out["sharedFilesystem"] = {{"path", source.shared_filesystem->path}};
   if (source.credentials_secret_ref) {
     out["credentialsSecretRef"] = {{"name", source.credentials_secret_ref->name}};
+    if (!source.credentials_secret_ref->namespace_name.empty()) {
+      out["credentialsSecretRef"]["namespace"] = source.credentials_secret_ref->namespace_name;
+    }
   }
   if (source.capacity) {
     nlohmann::json capacity = nlohmann::json::object();

@@ -115,6 +115,9 @@ struct SharedFilesystemLocation {
 
 struct SecretReference {
   std::string name;
+  // Empty: the revision's own namespace. Another namespace's Secret needs a source policy rule
+  // (core/policy/source_policy.h).
+  std::string namespace_name;
 
   friend bool operator==(const SecretReference&, const SecretReference&) = default;
 };

@@ -44,14 +44,19 @@ bool NamespaceAllowed(const std::vector<std::string>& namespaces, std::string_vi
   });
 }
 
-// A Kubernetes object name (DNS-1123 subdomain): it becomes a folder name below the agent's
-// secrets directory, so nothing in it may climb out.
+// A Kubernetes object name (DNS-1123 subdomain): it becomes a path segment (the operator's
+// credentials URL, a tool's secrets folder), so nothing in it may climb out.
 bool IsSecretName(std::string_view name) {
   if (name.empty() || name.size() > 253) return false;
   auto alphanumeric = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
   if (!alphanumeric(name.front()) || !alphanumeric(name.back())) return false;
   if (name.find("..") != std::string_view::npos) return false;
   return std::ranges::all_of(name, [&](char c) { return alphanumeric(c) || c == '-' || c == '.'; });
+}
+
+// A namespace name (DNS-1123 label).
+bool IsNamespaceName(std::string_view name) {
+  return name.size() <= 63 && name.find('.') == std::string_view::npos && IsSecretName(name);
 }
 
 std::string Lowercase(std::string text) {
@@ -185,7 +190,7 @@ class Authorizer {
           "objectStore bucket \"{}\" at {} matches no objectStores rule for namespace \"{}\"",
           location.bucket, described, namespace_);
     }
-    if (source.credentials_secret_ref) return CheckSecret(source.credentials_secret_ref->name);
+    if (source.credentials_secret_ref) return CheckSecret(*source.credentials_secret_ref, grant);
     if (!matched->node_credentials) {
       return fmt::format(
           "objectStore at {} has no credentialsSecretRef, and its objectStores rule does not "
@@ -196,19 +201,32 @@ class Authorizer {
     return "";
   }
 
-  std::string CheckSecret(const std::string& name) const {
-    if (!IsSecretName(name)) {
-      return fmt::format("credentialsSecretRef \"{}\" is not a Secret name", name);
+  std::string CheckSecret(const api::SecretReference& ref, SourceGrant& grant) const {
+    if (!IsSecretName(ref.name)) {
+      return fmt::format("credentialsSecretRef \"{}\" is not a Secret name", ref.name);
     }
-    if (!policy_.credentials_namespace.empty() && namespace_ == policy_.credentials_namespace) {
-      return "";
+    const std::string& secret_namespace =
+        ref.namespace_name.empty() ? namespace_ : ref.namespace_name;
+    if (!IsNamespaceName(secret_namespace)) {
+      return fmt::format("credentialsSecretRef namespace \"{}\" is not a namespace name",
+                         secret_namespace);
     }
+    // Its own namespace's Secret: whoever may create the revision there may create the Secret.
+    bool allowed = secret_namespace == namespace_;
     for (const CredentialRule& rule : policy_.credentials) {
-      if (rule.secret == name && NamespaceAllowed(rule.namespaces, namespace_)) return "";
+      const std::string& rule_namespace =
+          rule.secret_namespace.empty() ? policy_.credentials_namespace : rule.secret_namespace;
+      allowed = allowed || (rule.secret == ref.name && rule_namespace == secret_namespace &&
+                            NamespaceAllowed(rule.namespaces, namespace_));
     }
-    return fmt::format(
-        "credentialsSecretRef \"{}\" is granted to namespace \"{}\" by no credentials rule", name,
-        namespace_);
+    if (!allowed) {
+      return fmt::format(
+          "credentialsSecretRef \"{}/{}\" is another namespace's Secret, granted to namespace "
+          "\"{}\" by no credentials rule",
+          secret_namespace, ref.name, namespace_);
+    }
+    grant.secret_namespace = secret_namespace;
+    return "";
   }
 
   std::string CheckHttp(const std::string& base_url, SourceGrant& grant) const {
@@ -296,9 +314,13 @@ void BindConfig(ConfigMap& map, HttpOriginRule& rule) {
 
 void BindConfig(ConfigMap& map, CredentialRule& rule) {
   map.Required("secret", rule.secret);
+  map.Optional("secretNamespace", rule.secret_namespace);
   BindNamespaces(map, rule.namespaces);
   if (map.ok() && !IsSecretName(rule.secret)) {
     map.Fail(fmt::format("secret \"{}\" is not a Secret name", rule.secret));
+  }
+  if (map.ok() && !rule.secret_namespace.empty() && !IsNamespaceName(rule.secret_namespace)) {
+    map.Fail(fmt::format("secretNamespace \"{}\" is not a namespace name", rule.secret_namespace));
   }
 }
 
@@ -308,6 +330,16 @@ void BindConfig(ConfigMap& map, SourcePolicy& policy) {
   map.Optional("objectStores", policy.object_stores);
   map.Optional("httpOrigins", policy.http_origins);
   map.Optional("credentials", policy.credentials);
+  if (!map.ok()) return;
+  for (const CredentialRule& rule : policy.credentials) {
+    if (rule.secret_namespace.empty() && policy.credentials_namespace.empty()) {
+      map.Fail(
+          fmt::format("credentials rule for secret \"{}\" names no secretNamespace and there is no "
+                      "credentialsNamespace",
+                      rule.secret));
+      return;
+    }
+  }
 }
 
 Result<std::vector<SourceGrant>> AuthorizeSources(const SourcePolicy* policy,

@@ -1,8 +1,8 @@
 // The administrator's source policy: which shared-filesystem roots, object-store endpoints and
-// buckets, and HTTP origins a ModelRevision may name, from which namespaces, and which mounted
-// credential Secrets a namespace may use. The operator checks it at admission and before it
-// plans a revision; the node agent checks it again before it opens any source, so a revision
-// that reached the API server around admission still reads nothing it may not.
+// buckets, and HTTP origins a ModelRevision may name, from which namespaces, and which
+// object-store credential Secrets a namespace may use. The operator checks it at admission and
+// before it plans a revision; the node agent checks it again before it opens any source, so a
+// revision that reached the API server around admission still reads nothing it may not.
 //
 // It is an allow-list: a source that no rule allows is refused, and an agent or operator run
 // without a policy allows no revision source at all (peers still serve verified blobs). Both
@@ -10,7 +10,7 @@
 // values into both; see docs/security.md for why config and not a cluster object).
 //
 //   sourcePolicy:
-//     credentialsNamespace: modelplane      # where the agent's mounted Secrets come from
+//     credentialsNamespace: modelplane      # default secretNamespace of credentials rules
 //     sharedFilesystems:
 //       - root: /mnt/models                 # a revision's path must lie below it
 //         namespaces: [team-a]              # absent or ["*"]: every namespace
@@ -22,11 +22,15 @@
 //       - url: https://huggingface.co/org/  # origin, and a path prefix at segment boundaries
 //         addresses: [10.1.0.0/16]          # special-purpose ranges its name may resolve to
 //     credentials:
-//       - secret: models-readonly           # a Secret mounted into the agent
-//         namespaces: [team-a]
+//       - secret: models-readonly           # another namespace's Secret...
+//         secretNamespace: shared-keys      # ...here (absent: credentialsNamespace)
+//         namespaces: [team-a]              # ...that revisions in these namespaces may name
 //
-// A revision's credentialsSecretRef is allowed when the revision lives in credentialsNamespace
-// (the Secret is its own namespace's) or a credentials rule grants that Secret to its namespace.
+// A revision's credentialsSecretRef names a Secret in the revision's own namespace unless it
+// says `namespace`; its own namespace's Secret is always allowed, another namespace's only when
+// a credentials rule grants that Secret to the revision's namespace. The operator hands the
+// Secret's keys to a node agent only for a revision its node holds and only as the grant below
+// says (operator/credentials/credential_authorization.h).
 // Object stores and HTTP origins are allowed by host name, and the agent resolves the name when
 // it connects; it connects only to resolved addresses the rule allows (SourceGrant::addresses):
 // every public address, and a special-purpose one (loopback, private, link-local, CGNAT,
@@ -70,6 +74,7 @@ struct HttpOriginRule {
 
 struct CredentialRule {
   std::string secret;
+  std::string secret_namespace;  // empty: SourcePolicy::credentials_namespace
   std::vector<std::string> namespaces;
 };
 
@@ -99,6 +104,9 @@ struct SourceGrant {
   // inside the matching rule's `addresses`, or the rule's own host when the administrator wrote
   // it as an IP literal. Unset: any address (the command-line tools; never from AuthorizeSources).
   std::optional<AddressPolicy> addresses;
+  // objectStore with credentialsSecretRef: the namespace of the Secret the reference may use
+  // (the revision's own, or the one a credentials rule grants).
+  std::string secret_namespace;
 };
 
 // Every source checked; kPermissionDenied listing each source that breaks the policy and the

@@ -91,7 +91,10 @@ int RunFetch(const FetchFlags& flags) {
     owned.push_back(std::move(*source));
   }
   if (!flags.skip_spec_sources) {
-    SourceEnvironment environment{.secrets_directory = flags.secrets_directory};
+    SourceEnvironment environment;
+    if (!flags.secrets_directory.empty()) {
+      environment.secrets = std::make_shared<DirectorySecrets>(flags.secrets_directory);
+    }
     const auto& spec_sources = loaded->revision.spec.sources;
     auto sources =
         CreateRevisionSources(spec_sources, OperatorNamedGrants(spec_sources), environment);

@@ -70,7 +70,7 @@ int Run(const ManifestFlags& flags) {
     if (!flags.credentials_dir.empty()) {
       // The directory holds the keys themselves, not one folder per Secret.
       const std::filesystem::path dir(flags.credentials_dir);
-      environment.secrets_directory = dir.parent_path().string();
+      environment.secrets = std::make_shared<DirectorySecrets>(dir.parent_path().string());
       reading.credentials_secret_ref = {dir.filename().string()};
     } else {
       reading.credentials_secret_ref.reset();

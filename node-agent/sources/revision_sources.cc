@@ -47,14 +47,19 @@ core::Result<std::unique_ptr<S3Client>> CreateS3ClientForSource(
   core::Result<SigningCredentials> credentials = MakeError(
       ErrorCode::kPermissionDenied,
       "no credentialsSecretRef, and the source policy does not lend it the agent's credentials");
-  if (source.credentials_secret_ref) {
-    credentials = environment.secrets_directory.empty()
-                      ? MakeError(ErrorCode::kNotFound,
-                                  fmt::format("credentialsSecretRef {}: this agent has no "
-                                              "secretsDirectory to find it in",
-                                              source.credentials_secret_ref->name))
-                      : CredentialsFromDirectory(fmt::format("{}/{}", environment.secrets_directory,
-                                                             source.credentials_secret_ref->name));
+  std::function<core::Result<SigningCredentials>()> refresh;
+  if (source.credentials_secret_ref && !environment.secrets) {
+    credentials = MakeError(ErrorCode::kNotFound,
+                            fmt::format("credentialsSecretRef {}: this agent has no way to read "
+                                        "Secrets (credentials is not configured)",
+                                        source.credentials_secret_ref->name));
+  } else if (source.credentials_secret_ref) {
+    credentials = environment.secrets->Read(grant.secret_namespace,
+                                            source.credentials_secret_ref->name, false);
+    refresh = [secrets = environment.secrets, secret_namespace = grant.secret_namespace,
+               name = source.credentials_secret_ref->name] {
+      return secrets->Read(secret_namespace, name, true);
+    };
   } else if (grant.node_credentials) {
     credentials = CredentialsFromEnvironment(environment.environment);
   }
@@ -73,6 +78,7 @@ core::Result<std::unique_ptr<S3Client>> CreateS3ClientForSource(
   }
   options.addressing = environment.s3_addressing;
   options.credentials = std::move(*credentials);
+  options.refresh_credentials = std::move(refresh);
   options.http = environment.http;
   options.clock = environment.clock;
   auto client = S3Client::Create(std::move(options));

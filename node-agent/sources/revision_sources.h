@@ -5,9 +5,9 @@
 // shared filesystem's files are opened beneath the policy root that allowed it, and only a
 // grant with node_credentials lets an objectStore source without credentialsSecretRef use
 // AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY / AWS_SESSION_TOKEN from the environment. A source
-// with a reference reads the Secret mounted as "<secrets_directory>/<secret name>/"
-// (accessKeyId, secretAccessKey, optional sessionToken; see s3_credentials.h), and fails when
-// there is no secrets directory, never falling back to the node's own credentials. The region
+// with a reference reads the Secret through `secrets` (credential_secrets.h), in the namespace
+// its grant names, asks again when the store refuses the keys, and fails when there is no
+// `secrets`, never falling back to the node's own credentials. The region
 // is the source's, else AWS_REGION, else us-east-1; a source without an endpoint uses AWS's
 // regional endpoint.
 // Thread safety: a pure function; the sources it returns are thread-safe (range_source.h).
@@ -25,6 +25,7 @@
 #include "core/http/http_client.h"
 #include "core/policy/source_policy.h"
 #include "node-agent/fetch/range_source.h"
+#include "node-agent/sources/credential_secrets.h"
 #include "node-agent/sources/s3_client.h"
 #include "node-agent/sources/s3_credentials.h"
 
@@ -39,8 +40,8 @@ namespace modelplane::agent {
 }
 
 struct SourceEnvironment {
-  // "<secrets_directory>/<secretName>/accessKeyId"...; empty: credentials from `environment`.
-  std::string secrets_directory;
+  // Resolves credentialsSecretRef; null: a source with one fails.
+  std::shared_ptr<CredentialSecrets> secrets;
   EnvironmentLookup environment = ProcessEnvironment();
   core::ClientOptions http = SourceClientOptions();
   S3AddressingStyle s3_addressing = S3AddressingStyle::kPath;

@@ -98,7 +98,22 @@ core::Result<std::unique_ptr<S3Client>> S3Client::Create(S3ClientOptions options
 
 S3Client::S3Client(S3ClientOptions options, core::Url endpoint,
                    std::unique_ptr<core::HttpClient> http)
-    : options_(std::move(options)), endpoint_(std::move(endpoint)), http_(std::move(http)) {}
+    : options_(std::move(options)),
+      endpoint_(std::move(endpoint)),
+      http_(std::move(http)),
+      credentials_(options_.credentials) {}
+
+bool S3Client::RefreshedAfter(const Error& error) {
+  if (!options_.refresh_credentials || (error.code() != ErrorCode::kUnauthenticated &&
+                                        error.code() != ErrorCode::kPermissionDenied)) {
+    return false;
+  }
+  auto fresh = options_.refresh_credentials();
+  if (!fresh) return false;
+  const std::scoped_lock lock(credentials_mutex_);
+  credentials_ = std::move(*fresh);
+  return true;
+}
 
 std::string S3Client::ObjectUrl(std::string_view bucket, std::string_view key,
                                 const std::vector<QueryParameter>& query) const {
@@ -137,12 +152,15 @@ core::ClientRequest S3Client::SignedRequest(http::verb method, std::string_view 
                                      {"x-amz-content-sha256", payload_hash},
                                      {"x-amz-date", FormatAmzDate(now)}},
                          .payload_hash = payload_hash};
-  if (!options_.credentials.session_token.empty()) {
-    signing.headers.emplace_back("x-amz-security-token", options_.credentials.session_token);
+  const SigningCredentials credentials = [&] {
+    const std::scoped_lock lock(credentials_mutex_);
+    return credentials_;
+  }();
+  if (!credentials.session_token.empty()) {
+    signing.headers.emplace_back("x-amz-security-token", credentials.session_token);
   }
-  const Signature signature =
-      SignRequest(signing, options_.credentials,
-                  SigningScope{.region = options_.region, .service = "s3", .time = now});
+  const Signature signature = SignRequest(
+      signing, credentials, SigningScope{.region = options_.region, .service = "s3", .time = now});
   for (const auto& [name, value] : signing.headers) {
     if (name != "host") request.headers.set(name, value);
   }
@@ -152,11 +170,17 @@ core::ClientRequest S3Client::SignedRequest(http::verb method, std::string_view 
 }
 
 core::Result<std::uint64_t> S3Client::HeadObject(std::string_view bucket, std::string_view key) {
-  auto response = http_->Fetch(SignedRequest(http::verb::head, bucket, key, {}, {}));
-  if (!response) {
-    return std::unexpected(
-        MapS3Error(response.error(), fmt::format("HeadObject {}", ObjectName(bucket, key))));
-  }
+  const auto head = [&] {
+    auto response = http_->Fetch(SignedRequest(http::verb::head, bucket, key, {}, {}));
+    if (!response) {
+      return core::Result<core::ClientResponse>(std::unexpected(
+          MapS3Error(response.error(), fmt::format("HeadObject {}", ObjectName(bucket, key)))));
+    }
+    return response;
+  };
+  auto response = head();
+  if (!response && RefreshedAfter(response.error())) response = head();
+  if (!response) return std::unexpected(response.error());
   const auto length = response->headers.find(http::field::content_length);
   std::uint64_t size = 0;
   if (length == response->headers.end() ||
@@ -172,14 +196,22 @@ core::Status S3Client::GetObjectRange(std::string_view bucket, std::string_view 
                                       std::uint64_t offset, std::span<std::byte> destination,
                                       const ReadContext& context) {
   const std::string operation = fmt::format("GetObject {}", ObjectName(bucket, key));
-  return ReadHttpRange(*http_, SignedRequest(http::verb::get, bucket, key, {}, {}), offset,
-                       destination, context, options_.http.read_timeout,
-                       [&](const Error& error) { return MapS3Error(error, operation); });
+  const auto read = [&] {
+    return ReadHttpRange(*http_, SignedRequest(http::verb::get, bucket, key, {}, {}), offset,
+                         destination, context, options_.http.read_timeout,
+                         [&](const Error& error) { return MapS3Error(error, operation); });
+  };
+  core::Status status = read();
+  if (!status && RefreshedAfter(status.error())) status = read();
+  return status;
 }
 
 core::Result<std::uint64_t> S3Client::GetObject(std::string_view bucket, std::string_view key,
                                                 const core::BodySink& sink) {
   auto response = http_->FetchStream(SignedRequest(http::verb::get, bucket, key, {}, {}), sink);
+  if (!response && RefreshedAfter(MapS3Error(response.error(), "GetObject"))) {
+    response = http_->FetchStream(SignedRequest(http::verb::get, bucket, key, {}, {}), sink);
+  }
   if (!response) {
     return std::unexpected(
         MapS3Error(response.error(), fmt::format("GetObject {}", ObjectName(bucket, key))));
@@ -198,6 +230,9 @@ core::Result<S3ListPage> S3Client::ListObjectsV2(std::string_view bucket, std::s
   const std::string operation = fmt::format("ListObjectsV2 {} prefix={}", bucket, prefix);
   auto response =
       http_->Fetch(SignedRequest(http::verb::get, bucket, "", query, {}), kListBodyLimit);
+  if (!response && RefreshedAfter(MapS3Error(response.error(), operation))) {
+    response = http_->Fetch(SignedRequest(http::verb::get, bucket, "", query, {}), kListBodyLimit);
+  }
   if (!response) return std::unexpected(MapS3Error(response.error(), operation));
 
   namespace pt = boost::property_tree;

@@ -9,12 +9,17 @@
 // the message: NoSuchKey / NoSuchBucket -> kNotFound; AccessDenied -> kPermissionDenied;
 // SignatureDoesNotMatch / InvalidAccessKeyId / ExpiredToken -> kUnauthenticated; SlowDown /
 // 503 -> kThrottled (retryable); other 5xx -> kUnavailable.
+// Credentials: with refresh_credentials set, a request the store answers with kUnauthenticated
+// or kPermissionDenied (a rotated Secret) gets fresh credentials once and is signed and sent
+// once more.
 // Thread safety: every method may be called from many threads at once.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
@@ -36,6 +41,8 @@ struct S3ClientOptions {
   std::string region = "us-east-1";
   S3AddressingStyle addressing = S3AddressingStyle::kPath;
   SigningCredentials credentials;
+  // Null: `credentials` for good. Else asked after a 401/403 answer (see the file comment).
+  std::function<core::Result<SigningCredentials>()> refresh_credentials;
   core::ClientOptions http;
   // Signatures carry the wall time; null means the system clock.
   std::shared_ptr<const core::Clock> clock;
@@ -100,10 +107,15 @@ class S3Client {
                                                   std::string_view bucket, std::string_view key,
                                                   const std::vector<QueryParameter>& query,
                                                   std::string body) const;
+  // After `error`: true when it is a 401/403 and fresh credentials replaced the old ones, so the
+  // request is worth sending again.
+  [[nodiscard]] bool RefreshedAfter(const core::Error& error);
 
   S3ClientOptions options_;
   core::Url endpoint_;
   std::unique_ptr<core::HttpClient> http_;
+  mutable std::mutex credentials_mutex_;
+  SigningCredentials credentials_;  // guarded by credentials_mutex_
 };
 
 // The S3 mapping described above, for an error core::HttpClient returned while doing

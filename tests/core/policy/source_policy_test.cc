@@ -106,20 +106,42 @@ TEST(SourcePolicyTest, ObjectStoresNeedAMatchingEndpointBucketAndCredentials) {
 
 TEST(SourcePolicyTest, CredentialSecretsBelongToTheirNamespaceUnlessGranted) {
   const SourcePolicy policy = Policy();
-  // team-b may read AWS, but a Secret of the agent's namespace is not its own.
-  EXPECT_THAT(Refusal(policy, "team-b", Store("", "any", "team-b-keys")),
-              HasSubstr("by no credentials rule"));
-  EXPECT_THAT(Refusal(policy, "team-b", Store("", "b", "models-readonly")),
-              HasSubstr("granted to namespace \"team-b\""));
-  EXPECT_EQ(Refusal(policy, "modelplane", Store("http://minio.example:9000", "models", "x")), "");
+  // A revision's own namespace's Secret needs no rule, and the grant says where it lives.
+  auto own = AuthorizeSources(&policy, "team-b", {Store("", "any", "team-b-keys")});
+  ASSERT_TRUE(own) << own.error().ToString();
+  EXPECT_EQ((*own)[0].secret_namespace, "team-b");
+  EXPECT_FALSE((*own)[0].node_credentials);
 
+  // Another namespace's Secret: only the one a rule grants, to the namespaces it lists.
+  api::ModelSource shared = Store("", "any", "models-readonly");
+  shared.credentials_secret_ref->namespace_name = "modelplane";
+  EXPECT_THAT(Refusal(policy, "team-b", shared),
+              HasSubstr("\"modelplane/models-readonly\" is another namespace's Secret, granted "
+                        "to namespace \"team-b\" by no credentials rule"));
   SourcePolicy granted = policy;
   granted.object_stores.push_back({.buckets = {"*"}});
-  EXPECT_EQ(Refusal(granted, "team-a", Store("", "b", "models-readonly")), "");
-  EXPECT_THAT(Refusal(granted, "team-a", Store("", "b", "other-team")),
-              HasSubstr("by no credentials rule"));
+  auto lent = AuthorizeSources(&granted, "team-a", {shared});
+  ASSERT_TRUE(lent) << lent.error().ToString();
+  EXPECT_EQ((*lent)[0].secret_namespace, "modelplane");
+  // The rule names a Secret in one namespace, not that name in every namespace.
+  api::ModelSource elsewhere = shared;
+  elsewhere.credentials_secret_ref->namespace_name = "team-c";
+  EXPECT_THAT(Refusal(granted, "team-a", elsewhere), HasSubstr("by no credentials rule"));
+  api::ModelSource other = shared;
+  other.credentials_secret_ref->name = "other-team";
+  EXPECT_THAT(Refusal(granted, "team-a", other), HasSubstr("by no credentials rule"));
   EXPECT_THAT(Refusal(granted, "team-a", Store("", "b", "../peer-token")),
               HasSubstr("not a Secret name"));
+  api::ModelSource bad_namespace = shared;
+  bad_namespace.credentials_secret_ref->namespace_name = "a.b";
+  EXPECT_THAT(Refusal(granted, "team-a", bad_namespace), HasSubstr("not a namespace name"));
+  // secretNamespace in a rule overrides credentialsNamespace.
+  granted.credentials.push_back(
+      {.secret = "vault-keys", .secret_namespace = "keys", .namespaces = {"team-b"}});
+  api::ModelSource vault = Store("", "b", "vault-keys");
+  vault.credentials_secret_ref->namespace_name = "keys";
+  EXPECT_EQ(Refusal(granted, "team-b", vault), "");
+  EXPECT_THAT(Refusal(granted, "team-a", vault), HasSubstr("by no credentials rule"));
 }
 
 TEST(SourcePolicyTest, HttpOriginsMatchSchemeHostPortAndPathPrefix) {
@@ -171,6 +193,13 @@ TEST(SourcePolicyTest, BadRulesAreRejectedWithTheirLine) {
   auto secret = LoadConfigString<SourcePolicy>("credentials:\n  - secret: ../x\n");
   ASSERT_FALSE(secret);
   EXPECT_THAT(secret.error().message(), HasSubstr("not a Secret name"));
+  auto nowhere = LoadConfigString<SourcePolicy>("credentials:\n  - secret: x\n");
+  ASSERT_FALSE(nowhere);
+  EXPECT_THAT(nowhere.error().message(), HasSubstr("no secretNamespace"));
+  auto bad_namespace =
+      LoadConfigString<SourcePolicy>("credentials:\n  - secret: x\n    secretNamespace: A\n");
+  ASSERT_FALSE(bad_namespace);
+  EXPECT_THAT(bad_namespace.error().message(), HasSubstr("not a namespace name"));
 }
 
 TEST(SourcePolicyTest, MalformedAddressRangesAreRefusedNamingTheField) {

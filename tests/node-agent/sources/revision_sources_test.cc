@@ -25,9 +25,9 @@ core::api::ModelSource ObjectStore(std::string name, std::optional<std::string> 
   return source;
 }
 
-SourceEnvironment Environment(std::string secrets_directory = "") {
+SourceEnvironment Environment(std::shared_ptr<CredentialSecrets> secrets = nullptr) {
   SourceEnvironment environment;
-  environment.secrets_directory = std::move(secrets_directory);
+  environment.secrets = std::move(secrets);
   environment.environment = [](std::string_view name) -> std::optional<std::string> {
     if (name == "AWS_ACCESS_KEY_ID") return "env-key";
     if (name == "AWS_SECRET_ACCESS_KEY") return "env-secret";
@@ -89,18 +89,40 @@ TEST(CreateS3ClientForSource, SecretDirectoryPerSecretName) {
   secrets.Write("s3-models-readonly/secretAccessKey", "dir-secret");
   // Even a grant that lends the node's credentials never replaces a named Secret with them.
   const core::SourceGrant grant{.node_credentials = true};
+  const auto directory = std::make_shared<DirectorySecrets>(secrets.path());
   auto found = CreateS3ClientForSource(ObjectStore("s3", "s3-models-readonly"), grant,
-                                       Environment(secrets.path()));
+                                       Environment(directory));
   ASSERT_TRUE(found.has_value()) << found.error().ToString();
-  auto missing = CreateS3ClientForSource(ObjectStore("s3", "other-secret"), grant,
-                                         Environment(secrets.path()));
+  auto missing =
+      CreateS3ClientForSource(ObjectStore("s3", "other-secret"), grant, Environment(directory));
   ASSERT_FALSE(missing.has_value());
   EXPECT_EQ(missing.error().code(), ErrorCode::kNotFound);
   EXPECT_NE(missing.error().message().find("other-secret"), std::string::npos);
   auto no_directory =
       CreateS3ClientForSource(ObjectStore("s3", "s3-models-readonly"), grant, Environment());
   ASSERT_FALSE(no_directory.has_value());
-  EXPECT_NE(no_directory.error().message().find("secretsDirectory"), std::string::npos);
+  EXPECT_NE(no_directory.error().message().find("credentials is not configured"),
+            std::string::npos);
+}
+
+// Records what it was asked; answers fixed keys.
+class RecordingSecrets final : public CredentialSecrets {
+ public:
+  core::Result<SigningCredentials> Read(const std::string& namespace_name, const std::string& name,
+                                        bool fresh) override {
+    asked.push_back(fmt::format("{}/{}{}", namespace_name, name, fresh ? " fresh" : ""));
+    return SigningCredentials{.access_key_id = "k", .secret_access_key = "s"};
+  }
+  std::vector<std::string> asked;
+};
+
+TEST(CreateS3ClientForSource, TheSecretIsReadInTheNamespaceItsGrantNames) {
+  const auto secrets = std::make_shared<RecordingSecrets>();
+  auto client = CreateS3ClientForSource(ObjectStore("s3", "keys"),
+                                        {.node_credentials = true, .secret_namespace = "team-a"},
+                                        Environment(secrets));
+  ASSERT_TRUE(client.has_value()) << client.error().ToString();
+  EXPECT_EQ(secrets->asked, std::vector<std::string>{"team-a/keys"});
 }
 
 TEST(CreateS3ClientForSource, TheNodesCredentialsOnlyWithAGrantThatLendsThem) {

@@ -1,0 +1,133 @@
+#include "node-agent/sources/operator_credentials.h"
+
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "core/api/json_document.h"
+
+namespace modelplane::agent {
+namespace {
+
+using core::ErrorCode;
+using core::MakeError;
+namespace http = boost::beast::http;
+
+// An answer is three short keys; anything larger is not one.
+constexpr std::size_t kMaxAnswerBytes = 64 * 1024;
+
+core::Result<std::string> ReadToken(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return MakeError(ErrorCode::kUnavailable,
+                     fmt::format("reading the ServiceAccount token {}", path));
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  std::string token = text.str();
+  while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' ')) {
+    token.pop_back();
+  }
+  if (token.empty()) {
+    return MakeError(ErrorCode::kUnavailable,
+                     fmt::format("the ServiceAccount token {} is empty", path));
+  }
+  return token;
+}
+
+}  // namespace
+
+core::Result<std::unique_ptr<OperatorCredentials>> OperatorCredentials::Create(
+    OperatorCredentialsOptions options, core::Logger logger) {
+  auto url = core::Url::Parse(options.url);
+  if (!url) return std::unexpected(url.error().Wrap("credentials url"));
+  if (!url->tls) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     fmt::format("credentials url {} must be https://", options.url));
+  }
+  if (options.token_file.empty()) {
+    return MakeError(ErrorCode::kInvalidArgument, "credentials tokenFile must be set");
+  }
+  while (!options.url.empty() && options.url.back() == '/') options.url.pop_back();
+  if (!options.clock) options.clock = std::make_shared<core::SystemClock>();
+  core::ClientOptions client;
+  client.tls = core::TlsClientOptions{.ca_file = options.ca_file};
+  client.connect_timeout = options.timeout;
+  client.read_timeout = options.timeout;
+  client.max_connections_per_origin = 2;
+  client.retry.max_attempts = 2;
+  auto http_client = core::HttpClient::Create(std::move(client));
+  if (!http_client) return std::unexpected(http_client.error());
+  return std::unique_ptr<OperatorCredentials>(
+      new OperatorCredentials(std::move(options), std::move(*http_client), std::move(logger)));
+}
+
+core::Result<SigningCredentials> OperatorCredentials::Read(const std::string& namespace_name,
+                                                           const std::string& name, bool fresh) {
+  const auto key = std::make_pair(namespace_name, name);
+  const auto now = options_.clock->Now();
+  {
+    const std::scoped_lock lock(mutex_);
+    if (auto found = held_.find(key); found != held_.end()) {
+      const auto age = now - found->second.fetched_at;
+      if (age < (fresh ? options_.min_refresh : options_.ttl)) return found->second.credentials;
+      held_.erase(found);
+    }
+  }
+  auto fetched = Fetch(namespace_name, name);
+  if (!fetched) {
+    logger_.Warn(
+        "secret_credentials_refused",
+        {{"namespace", namespace_name}, {"secret", name}, {"error", fetched.error().ToString()}});
+    return fetched;
+  }
+  logger_.Info(
+      "secret_credentials_fetched",
+      {{"namespace", namespace_name}, {"secret", name}, {"fresh", fresh ? "true" : "false"}});
+  const std::scoped_lock lock(mutex_);
+  held_[key] = Held{.credentials = *fetched, .fetched_at = now};
+  return fetched;
+}
+
+core::Result<SigningCredentials> OperatorCredentials::Fetch(const std::string& namespace_name,
+                                                            const std::string& name) const {
+  auto token = ReadToken(options_.token_file);
+  if (!token) return std::unexpected(token.error());
+  core::ClientRequest request;
+  request.method = http::verb::get;
+  request.url =
+      fmt::format("{}{}{}/{}", options_.url, kCredentialsPathPrefix, namespace_name, name);
+  request.headers.set(http::field::authorization, "Bearer " + *token);
+  request.headers.set(http::field::accept, "application/json");
+  auto response = http_->Fetch(request, kMaxAnswerBytes);
+  if (!response) {
+    return std::unexpected(
+        response.error().Wrap(fmt::format("credentialsSecretRef {}/{}", namespace_name, name)));
+  }
+  auto body = core::api::ParseJsonDocument(response->body, {.max_bytes = kMaxAnswerBytes});
+  const auto malformed = [&] {
+    return MakeError(ErrorCode::kUnavailable,
+                     fmt::format("credentialsSecretRef {}/{}: the operator's answer is not "
+                                 "{{accessKeyId, secretAccessKey[, sessionToken]}}",
+                                 namespace_name, name));
+  };
+  if (!body || !body->is_object()) return malformed();
+  SigningCredentials credentials;
+  const auto text = [&](const char* field) {
+    const auto found = body->find(field);
+    return found != body->end() && found->is_string() ? found->get<std::string>() : std::string();
+  };
+  credentials.access_key_id = text("accessKeyId");
+  credentials.secret_access_key = text("secretAccessKey");
+  credentials.session_token = text("sessionToken");
+  if (credentials.access_key_id.empty() || credentials.secret_access_key.empty()) {
+    return MakeError(ErrorCode::kUnauthenticated,
+                     fmt::format("credentialsSecretRef {}/{}: the Secret has no accessKeyId and "
+                                 "secretAccessKey",
+                                 namespace_name, name));
+  }
+  return credentials;
+}
+
+}  // namespace modelplane::agent

@@ -1,0 +1,45 @@
+// Who may have which object-store credential Secret: the decisions behind the operator's
+// credentials endpoint (credentials_service.h), apart from its I/O so they are tested alone.
+//
+// The caller is a node agent: its token must be the agent ServiceAccount's, and bound to a pod
+// (the API server then names the pod's node in the token's extra
+// authentication.kubernetes.io/node-name); a token without a node is refused, since it would let
+// the holder speak for any node. Node N may have Secret X/Y only while N's ModelCache spec names
+// a revision with an objectStore source whose credentialsSecretRef resolves to X/Y and the
+// source policy allows that revision's namespace to use it (core::AuthorizeSources: its own
+// namespace's Secret, or one a credentials rule grants). Nothing else (the revision's author, a
+// pod's annotation, the Secret's labels) widens it.
+// Thread safety: pure functions.
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "core/api/model_cache.h"
+#include "core/api/model_revision.h"
+#include "core/error/error.h"
+#include "core/kube/token_review.h"
+#include "core/policy/source_policy.h"
+
+namespace modelplane::controller {
+
+struct AgentAccount {
+  std::string namespace_name;
+  std::string name;
+};
+
+// The node the token speaks for. kUnauthenticated when the review did not authenticate it;
+// kPermissionDenied when it is not the agent account's or names no node.
+[[nodiscard]] core::Result<std::string> AgentNodeOf(const core::TokenReviewResult& review,
+                                                    const AgentAccount& account);
+
+// The revision (of those `node_cache` names, given in `revisions`) that lets the node have
+// Secret `secret_namespace`/`secret_name`; kPermissionDenied saying why not. `revisions` may
+// hold others: only those the cache's spec names count.
+[[nodiscard]] core::Result<core::api::RevisionReference> AuthorizeCredentialRequest(
+    const core::SourcePolicy* policy, const core::api::ModelCacheSpec& node_cache,
+    std::span<const core::api::ModelRevision> revisions, std::string_view secret_namespace,
+    std::string_view secret_name);
+
+}  // namespace modelplane::controller

@@ -1,0 +1,61 @@
+// The operator's object-store credentials endpoint for node agents, served on the webhook's TLS
+// server: GET /credentials/v1/<namespace>/<secret> with "Authorization: Bearer <token>", the
+// agent pod's projected ServiceAccount token for `audience`.
+//
+// Each request: a TokenReview (the API server checks the token, its audience and that the pod
+// it is bound to still exists), then the decisions of credential_authorization.h on the node's
+// ModelCache and the revisions it names, read from the API server on the call (not from an
+// informer, so a node never gets a Secret on a stale view and every replica can answer), then
+// the Secret itself. Answers: 200 {accessKeyId, secretAccessKey[, sessionToken]} with
+// Cache-Control: no-store; 401 for a token the API server does not accept; 403 with the reason
+// for another account, a token bound to no node, or a Secret the node may not have; 404 for a
+// missing Secret or key; 503 when the API server could not be asked (the agent retries). The
+// log names node, namespace, Secret and revision, never a key or a token.
+// Thread safety: Handle may run on any number of server threads at once.
+#pragma once
+
+#include <memory>
+#include <string_view>
+
+#include "core/error/error.h"
+#include "core/http/router.h"
+#include "core/kube/kube_client.h"
+#include "core/log/logger.h"
+#include "core/metrics/metrics_registry.h"
+#include "core/policy/source_policy.h"
+#include "operator/credentials/credential_authorization.h"
+
+namespace modelplane::controller {
+
+inline constexpr std::string_view kCredentialsPathPrefix = "/credentials/v1/";
+
+struct CredentialsServiceOptions {
+  std::string audience;
+  AgentAccount agent;
+  const core::SourcePolicy* policy = nullptr;  // null: nothing is granted
+};
+
+class CredentialsService {
+ public:
+  [[nodiscard]] static core::Result<std::unique_ptr<CredentialsService>> Create(
+      core::KubeClient& client, CredentialsServiceOptions options, core::Logger logger,
+      core::MetricsRegistry& metrics);
+
+  void AddRoutes(core::Router& router) const;
+  [[nodiscard]] core::ServerResponse Handle(const core::ServerRequest& request) const;
+
+ private:
+  CredentialsService(core::KubeClient& client, CredentialsServiceOptions options,
+                     core::Logger logger, core::CounterFamily* answers)
+      : client_(client),
+        options_(std::move(options)),
+        logger_(std::move(logger)),
+        answers_(answers) {}
+
+  core::KubeClient& client_;
+  const CredentialsServiceOptions options_;
+  const core::Logger logger_;
+  core::CounterFamily* answers_;
+};
+
+}  // namespace modelplane::controller
