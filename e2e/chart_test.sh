@@ -206,7 +206,12 @@ check_least_privilege() {
   cannot operator patch modelcaches.modelplane.io --subresource=status
   can operator create leases.coordination.k8s.io -n "${NS}"
   cannot operator create leases.coordination.k8s.io -n default
-  cannot operator get secrets -n "${NS}"
+  # The credentials endpoint gets a Secret by name; it never lists or watches them.
+  can operator get secrets -n default
+  cannot operator list secrets --all-namespaces
+  cannot operator watch secrets -n default
+  can operator create tokenreviews.authentication.k8s.io
+  cannot node-agent get secrets -n default
   can operator watch deployments.apps --all-namespaces
   can operator list controllerrevisions.apps --all-namespaces
   cannot operator update deployments.apps -n default
@@ -291,6 +296,19 @@ YAML
   # With a real token bound to an agent pod (kube-apiserver adds the pod's node to it), the
   # agent may create and write its own node's ModelCache and no other.
   kubectl delete modelcache "${node}" "${other}" --ignore-not-found
+  # Not with entries of its own choosing: they decide which Secrets the operator hands it.
+  if out="$(as_agent create -f - 2>&1 <<YAML
+apiVersion: modelplane.io/v1alpha1
+kind: ModelCache
+metadata: {name: ${node}}
+spec: {revisions: [{revision: {namespace: team-a, name: llama}, digest: "sha256:$(printf '%064d' 0)"}]}
+YAML
+  )"; then
+    echo "the agent on ${node} created its ModelCache naming a revision"
+    kubectl delete modelcache "${node}"; return 1
+  fi
+  echo "${out}"
+  grep -q "may only create its ModelCache empty" <<<"${out}"
   as_agent create -f - <<YAML
 apiVersion: modelplane.io/v1alpha1
 kind: ModelCache

@@ -87,6 +87,16 @@ seccompProfile:
 {{- default (printf "%s-tls" (include "modelplane.webhookName" .)) .Values.operator.webhook.certificate.secretName -}}
 {{- end -}}
 
+{{/* The ConfigMap with the operator's CA (ca.crt) the agents verify its credentials endpoint
+with. */}}
+{{- define "modelplane.operatorCaConfigMap" -}}
+{{- default (printf "%s-ca" (include "modelplane.webhookName" .)) .Values.operator.credentials.caConfigMap -}}
+{{- end -}}
+{{/* Whether the operator serves the agents' credentials (it needs the webhook's TLS server). */}}
+{{- define "modelplane.credentialsEnabled" -}}
+{{- if and .Values.operator.credentials.enabled .Values.operator.webhook.enabled }}true{{ end -}}
+{{- end -}}
+
 {{/* The source policy, as the operator and every agent read it (a YAML mapping). */}}
 {{- define "modelplane.sourcePolicy" -}}
 credentialsNamespace: {{ .Release.Namespace | quote }}
