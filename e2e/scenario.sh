@@ -134,6 +134,9 @@ kubectl get secret -n modelplane-system modelplane-modelplane-webhook-tls \
   -o jsonpath='{.data.tls\.crt}' | base64 -d >"$state/webhook-tls.crt"
 kubectl get secret -n modelplane-system modelplane-modelplane-webhook-tls \
   -o jsonpath='{.data.tls\.key}' | base64 -d >"$state/webhook-tls.key"
+# The agents verify the operator's credentials endpoint with the CA the chart publishes for them.
+kubectl get configmap -n modelplane-system modelplane-modelplane-webhook-ca \
+  -o jsonpath='{.data.ca\.crt}' >"$state/webhook-ca.crt"
 pass "chart installed: CRDs served, MutatingWebhookConfiguration for https://127.0.0.1:$webhook_port"
 
 say "Each component's identity: the chart's ServiceAccounts, RBAC and admission policies"
@@ -187,6 +190,10 @@ token_kubeconfig "$state/identities/operator.kubeconfig" modelplane-modelplane-o
 token_kubeconfig "$state/identities/extender.kubeconfig" modelplane-modelplane-extender
 for node in "${nodes[@]}"; do
   token_kubeconfig "$state/identities/node-agent-$node.kubeconfig" "$agent_account" "node-agent-$node"
+  # What the chart's projected volume gives the agent for the operator's credentials endpoint.
+  (umask 077 && kubectl create token "$agent_account" -n modelplane-system --duration=24h \
+    --bound-object-kind=Pod --bound-object-name="node-agent-$node" --audience=modelplane-operator \
+    >"$state/identities/node-agent-$node.operator-token")
 done
 [[ $(KUBECONFIG=$state/identities/node-agent-${nodes[0]}.kubeconfig kubectl auth whoami \
   -o jsonpath='{.status.userInfo.extra.authentication\.kubernetes\.io/node-name[0]}') == "${nodes[0]}" ]] ||
@@ -221,6 +228,7 @@ webhook:
   certificateFile: $state/webhook-tls.crt
   keyFile: $state/webhook-tls.key
 rolloutGates: {enabled: true, address: 127.0.0.1, port: $gates_port}
+credentials: {enabled: true, agentNamespace: modelplane-system, agentServiceAccount: $agent_account}
 sourcePolicy: $source_policy
 YAML
 cat >"$state/extender.yaml" <<YAML
@@ -244,6 +252,10 @@ peers:
   advertiseAddress: 127.0.0.1
   plainHttp: true
   tokenKeyFile: $state/peer-token.key
+credentials:
+  url: https://127.0.0.1:$webhook_port
+  tokenFile: $state/identities/node-agent-$node.operator-token
+  caFile: $state/webhook-ca.crt
 sourcePolicy: $source_policy
 YAML
   start "modelplane-node-agent-$node" "$bin/node-agent/modelplane-node-agent" run \
@@ -277,6 +289,14 @@ kubectl create namespace models --dry-run=client -o yaml | kubectl apply -f - >/
 python3 e2e/checkpoint/generate.py --out "$checkpoint" --size "$size" --shards 4 --seed 11 \
   --modelrevision llama-r1 --bucket "$MODELPLANE_S3_BUCKET" --prefix scenario-r1 \
   >"$state/llama-r1.yaml"
+# MinIO's keys in a Secret of the revision's own namespace: the operator hands them to the agents
+# of the nodes that stage llama-r1, and only to those (docs/security.md, "Credentials").
+kubectl create secret generic minio-readonly -n models --dry-run=client -o yaml \
+  --from-literal=accessKeyId="$AWS_ACCESS_KEY_ID" --from-literal=secretAccessKey="$AWS_SECRET_ACCESS_KEY" |
+  kubectl apply -f - >/dev/null
+sed -i 's|^      region: us-east-1$|&\n    credentialsSecretRef: {name: minio-readonly}|' "$state/llama-r1.yaml"
+grep -q 'credentialsSecretRef: {name: minio-readonly}' "$state/llama-r1.yaml" ||
+  fail "no credentialsSecretRef in llama-r1"
 # Prestage on 2 GPU nodes.
 cat >>"$state/llama-r1.yaml" <<YAML
   prestage:
@@ -296,6 +316,12 @@ revision_ready() {
 }
 wait_for 600 "llama-r1 Ready on 2 nodes" revision_ready
 pass "llama-r1 Ready 2/2 after $((SECONDS - applied_at)) s"
+grep -q 'credentials_served.*namespace=models.*secret=minio-readonly' "$state/logs/modelplane-operator.log" ||
+  fail "the operator served no agent Secret models/minio-readonly"
+grep -q 'secret_credentials_fetched.*secret=minio-readonly' "$state"/logs/modelplane-node-agent-*.log ||
+  fail "no agent fetched Secret models/minio-readonly from the operator"
+served=$(grep -c 'credentials_served.*secret=minio-readonly' "$state/logs/modelplane-operator.log")
+pass "llama-r1 read MinIO with Secret models/minio-readonly, which the operator handed to its nodes' agents ($served requests)"
 digest=$(kubectl get modelrevision llama-r1 -n models -o jsonpath='{.status.digest}')
 mapfile -t holders < <(kubectl get modelcaches -o json | python3 -c '
 import json, sys

@@ -49,6 +49,10 @@ inline constexpr std::string_view kCacheReasonSourcePolicyDenied = "SourcePolicy
 // paths, source names); error texts, which can hold remote response bodies, local paths and
 // digests computed from what was read, stay in the agent's log.
 inline constexpr std::string_view kCacheReasonSourceAccessDenied = "SourceAccessDenied";
+// Failed: a source's host name resolved only to special-purpose addresses (loopback, private,
+// link-local, ...) its source policy rule does not list in `addresses`; no connection was made.
+// The addresses go to the agent's log, not to status.
+inline constexpr std::string_view kCacheReasonSourceAddressDenied = "SourceAddressDenied";
 inline constexpr std::string_view kCacheReasonSourceNotFound = "SourceNotFound";
 inline constexpr std::string_view kCacheReasonSourceUnavailable = "SourceUnavailable";
 inline constexpr std::string_view kCacheReasonVerificationFailed = "VerificationFailed";

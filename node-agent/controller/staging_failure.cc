@@ -33,6 +33,7 @@ std::string Joined(const std::set<std::string>& names) {
 int Weight(ErrorCode code) {
   switch (code) {
     case ErrorCode::kDataLoss: return 5;
+    case ErrorCode::kAddressDenied:
     case ErrorCode::kPermissionDenied:
     case ErrorCode::kUnauthenticated: return 4;
     case ErrorCode::kNotFound: return 3;
@@ -51,6 +52,11 @@ StagingFailure Describe(ErrorCode code) {
       return {std::string(core::api::kCacheReasonSourceAccessDenied),
               "access to a source was refused (credentials, permissions, or a path that leads out "
               "of its allowed root)"};
+    case ErrorCode::kAddressDenied:
+      return {std::string(core::api::kCacheReasonSourceAddressDenied),
+              "a source's host name resolved only to addresses the source policy does not allow "
+              "(loopback, private, link-local and other special-purpose ranges need the rule's "
+              "addresses)"};
     case ErrorCode::kNotFound:
       return {std::string(core::api::kCacheReasonSourceNotFound),
               "a file was not found at any source"};

@@ -1,5 +1,7 @@
 #include "node-agent/sources/revision_sources.h"
 
+#include <map>
+
 #include <fmt/format.h>
 
 #include "core/api/source_identity.h"
@@ -80,6 +82,7 @@ core::Result<std::unique_ptr<S3Client>> CreateS3ClientForSource(
   options.credentials = std::move(*credentials);
   options.refresh_credentials = std::move(refresh);
   options.http = environment.http;
+  if (grant.addresses) options.http.address_policy = grant.addresses;
   options.clock = environment.clock;
   auto client = S3Client::Create(std::move(options));
   if (!client) return std::unexpected(client.error().Wrap(fmt::format("source {}", source.name)));
@@ -94,7 +97,8 @@ core::Result<std::vector<std::unique_ptr<RangeSource>>> CreateRevisionSources(
                      fmt::format("{} sources but {} grants", sources.size(), grants.size()));
   }
   std::vector<std::unique_ptr<RangeSource>> result;
-  std::shared_ptr<core::HttpClient> http_client;  // one pool for every http source
+  // One pool for the http sources that may connect to the same addresses.
+  std::map<std::string, std::shared_ptr<core::HttpClient>> http_clients;
   for (std::size_t index = 0; index < sources.size(); ++index) {
     const core::api::ModelSource& source = sources[index];
     const core::SourceGrant& grant = grants[index];
@@ -111,8 +115,12 @@ core::Result<std::vector<std::unique_ptr<RangeSource>>> CreateRevisionSources(
       result.push_back(std::make_unique<IdentifiedSource>(std::move(*created),
                                                           core::api::SourceIdentity(source)));
     } else if (source.type == core::api::kSourceHttp && source.http) {
+      std::shared_ptr<core::HttpClient>& http_client =
+          http_clients[grant.addresses ? grant.addresses->ToString() : "any"];
       if (!http_client) {
-        auto client = core::HttpClient::Create(environment.http);
+        core::ClientOptions options = environment.http;
+        if (grant.addresses) options.address_policy = grant.addresses;
+        auto client = core::HttpClient::Create(std::move(options));
         if (!client) return std::unexpected(client.error());
         http_client = std::move(*client);
       }

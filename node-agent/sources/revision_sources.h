@@ -9,7 +9,8 @@
 // its grant names, asks again when the store refuses the keys, and fails when there is no
 // `secrets`, never falling back to the node's own credentials. The region
 // is the source's, else AWS_REGION, else us-east-1; a source without an endpoint uses AWS's
-// regional endpoint.
+// regional endpoint. Object-store and HTTP sources connect only to the addresses their grant
+// allows (core::SourceGrant::addresses); a refusal is kAddressDenied and fails that source.
 // Thread safety: a pure function; the sources it returns are thread-safe (range_source.h).
 #pragma once
 

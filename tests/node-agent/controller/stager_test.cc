@@ -9,7 +9,10 @@
 #include <gtest/gtest.h>
 
 #include "core/api/model_cache.h"
+#include "core/config/config_loader.h"
 #include "core/digest/sha256.h"
+#include "core/http/http_server.h"
+#include "core/policy/source_policy.h"
 #include "node-agent/controller/staging_failure.h"
 #include "node-agent/sources/revision_sources.h"
 
@@ -35,12 +38,19 @@ class StagerTest : public ::testing::Test {
     engine_ = std::move(*engine);
     stager_ = std::make_unique<Stager>(
         Stager::Dependencies{.engine = engine_.get(),
-                             .sources =
-                                 [](const LoadedRevision& revision) {
-                                   const auto& sources = revision.revision.spec.sources;
-                                   return CreateRevisionSources(sources,
-                                                                OperatorNamedGrants(sources), {});
-                                 },
+                             .sources = [this](const LoadedRevision& revision)
+                                 -> core::Result<std::vector<std::unique_ptr<RangeSource>>> {
+                               const auto& sources = revision.revision.spec.sources;
+                               if (!policy_) {
+                                 return CreateRevisionSources(sources, OperatorNamedGrants(sources),
+                                                              {});
+                               }
+                               // As the agent does: the policy's grants bind the sources.
+                               auto grants = core::AuthorizeSources(
+                                   &*policy_, revision.revision.metadata.namespace_name, sources);
+                               if (!grants) return std::unexpected(grants.error());
+                               return CreateRevisionSources(sources, *grants, {});
+                             },
                              .clock = &clock_,
                              .on_change = [this] { ++changes_; }},
         2);
@@ -52,7 +62,8 @@ class StagerTest : public ::testing::Test {
     std::filesystem::remove_all(base_);
   }
 
-  LoadedRevision Revision(const std::string& content, bool with_file) {
+  LoadedRevision Revision(const std::string& content, bool with_file,
+                          std::vector<core::api::ModelSource> sources = {}) {
     if (with_file) std::ofstream(base_ / "nfs" / "model.safetensors") << content;
     core::api::ModelRevision revision;
     revision.metadata.name = "r";
@@ -67,6 +78,7 @@ class StagerTest : public ::testing::Test {
                               .type = "sharedFilesystem",
                               .shared_filesystem = core::api::SharedFilesystemLocation{
                                   .path = (base_ / "nfs").string()}}};
+    if (!sources.empty()) revision.spec.sources = std::move(sources);
     auto loaded = CheckRevision(revision);
     EXPECT_TRUE(loaded) << loaded.error().ToString();
     return *loaded;
@@ -89,6 +101,7 @@ class StagerTest : public ::testing::Test {
   std::unique_ptr<FetchEngine> engine_;
   std::unique_ptr<Stager> stager_;
   std::atomic<int> changes_{0};
+  std::optional<core::SourcePolicy> policy_;  // unset: the sources as named (the CLI's grants)
 };
 
 TEST_F(StagerTest, StagesAWantedRevisionAndReportsTierAndTimes) {
@@ -135,6 +148,76 @@ TEST_F(StagerTest, AMismatchSaysSoWithoutTheDigestOfWhatWasRead) {
   EXPECT_EQ(state->message.find(read_digest.substr(7, 16)), std::string::npos) << state->message;
   EXPECT_EQ(state->message.find(base_.string()), std::string::npos) << state->message;
   EXPECT_NE(state->message.find("sharedFilesystem/nfs"), std::string::npos) << state->message;
+}
+
+// DNS rebinding, end to end through the agent's path (policy grants, sources, engine, stager): an
+// allowed origin whose name resolves to loopback. Without `addresses` the staging fails with its
+// own reason, no connection reaches the listener, and status names no address; the rule that
+// lists 127.0.0.0/8 stages the same revision from the same origin.
+TEST_F(StagerTest, AnOriginResolvingToLoopbackIsRefusedUnlessItsRuleListsTheAddresses) {
+  const std::string content(200 * 1024, 'h');
+  std::ofstream(base_ / "nfs" / "model.safetensors") << content;
+  core::Router router;
+  const std::string root = (base_ / "nfs").string();
+  router.HandlePrefix(
+      boost::beast::http::verb::get, "/files/", [root](const core::ServerRequest& request) {
+        auto file = core::FileBodySource::Open(root + "/" + request.path.substr(7));
+        if (!file) {
+          return core::ServerResponse::Text(boost::beast::http::status::not_found, "no");
+        }
+        return core::ServerResponse::Stream(std::move(*file));
+      });
+  auto server = core::HttpServer::Create({.threads = 2}, std::move(router));
+  ASSERT_TRUE(server) << server.error().ToString();
+  const std::string origin = fmt::format("http://localhost:{}/", (*server)->port());
+  const std::vector<core::api::ModelSource> sources = {
+      {.name = "origin",
+       .type = "http",
+       .http = core::api::HttpLocation{.base_url = origin + "files"}}};
+
+  auto refusing = core::LoadConfigString<core::SourcePolicy>(
+      fmt::format("httpOrigins: [{{url: \"{}\"}}]", origin));
+  ASSERT_TRUE(refusing) << refusing.error().ToString();
+  policy_ = *refusing;
+  const LoadedRevision revision = Revision(content, true, sources);
+  stager_->Want(revision);
+  auto state = WaitFor(revision.digest, StagingPhase::kFailed);
+  ASSERT_TRUE(state);
+  ASSERT_EQ(state->phase, StagingPhase::kFailed) << state->message;
+  EXPECT_EQ(state->reason, core::api::kCacheReasonSourceAddressDenied) << state->message;
+  EXPECT_NE(state->message.find("http/origin"), std::string::npos) << state->message;
+  EXPECT_EQ(state->message.find("127.0.0.1"), std::string::npos) << state->message;
+  EXPECT_EQ((*server)->stats().accepted_connections, 0U);
+  ASSERT_TRUE(stager_->RetryAt(revision.digest));  // retried on the stager's backoff only
+  EXPECT_FALSE(store_->FindRevision(revision.digest));
+
+  auto allowing = core::LoadConfigString<core::SourcePolicy>(
+      fmt::format("httpOrigins: [{{url: \"{}\", addresses: [127.0.0.0/8]}}]", origin));
+  ASSERT_TRUE(allowing) << allowing.error().ToString();
+  policy_ = *allowing;
+  stager_->Forget(revision.digest);
+  stager_->Want(revision);
+  state = WaitFor(revision.digest, StagingPhase::kReady);
+  ASSERT_TRUE(state);
+  ASSERT_EQ(state->phase, StagingPhase::kReady) << state->reason << ": " << state->message;
+  EXPECT_EQ(state->tier, "http");
+  EXPECT_GE((*server)->stats().accepted_connections, 1U);
+  EXPECT_TRUE(store_->FindRevision(revision.digest));
+}
+
+TEST(DescribeStagingFailure, AnAddressRefusalHasItsOwnReasonAndNoAddress) {
+  FetchReport report;
+  report.files.push_back(
+      {.path = "model.safetensors",
+       .problems = {"http/origin: refused to connect to models.example:80: it resolved only to "
+                    "special-purpose addresses the address policy does not allow (10.0.0.7)"},
+       .source_failures = {{.source = "http/origin", .code = core::ErrorCode::kAddressDenied}}});
+  const core::Error error(core::ErrorCode::kUnavailable, "no source left: http/origin: refused");
+  const StagingFailure failure = DescribeStagingFailure(error, report);
+  EXPECT_EQ(failure.reason, core::api::kCacheReasonSourceAddressDenied);
+  EXPECT_NE(failure.message.find("http/origin"), std::string::npos);
+  EXPECT_EQ(failure.message.find("10.0.0.7"), std::string::npos) << failure.message;
+  EXPECT_EQ(failure.message.find("models.example"), std::string::npos) << failure.message;
 }
 
 TEST(DescribeStagingFailure, KeepsOnlyFixedTextFileAndSourceNames) {

@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 
 #include "core/api/source_identity.h"
+#include "core/config/config_loader.h"
+#include "core/http/http_server.h"
+#include "core/policy/source_policy.h"
 #include "node-agent/sources/identified_source.h"
 #include "node-agent/sources/s3_range_source.h"
 #include "test_files.h"
@@ -201,6 +204,61 @@ TEST(MapS3Error, UsesTheS3CodeAndQuotesIt) {
   const auto head = MapS3Error(core::Error(ErrorCode::kNotFound, "HTTP 404 from http://x/b/k: "),
                                "HeadObject b/k");
   EXPECT_EQ(head.code(), ErrorCode::kNotFound);
+}
+
+// DNS rebinding at the source level: an object store and an origin the policy allows by a name
+// that resolves to loopback. Without `addresses` the reads fail with kAddressDenied, not
+// retryable, and the loopback listener accepts nothing; with 127.0.0.0/8 listed they connect.
+TEST(CreateRevisionSources, ObjectStoresAndOriginsConnectOnlyToAddressesTheirRuleAllows) {
+  core::Router router;
+  router.HandlePrefix(boost::beast::http::verb::get, "/", [](const core::ServerRequest&) {
+    return core::ServerResponse::Text(boost::beast::http::status::not_found, "nothing here");
+  });
+  auto server = core::HttpServer::Create({.threads = 2}, std::move(router));
+  ASSERT_TRUE(server) << server.error().ToString();
+  const std::string origin = fmt::format("http://localhost:{}", (*server)->port());
+  core::api::ModelSource store = ObjectStore("s3");
+  store.object_store->endpoint = origin;
+  const std::vector<core::api::ModelSource> spec = {
+      store,
+      {.name = "origin",
+       .type = "http",
+       .http = core::api::HttpLocation{.base_url = origin + "/files"}}};
+  const auto read_each = [&](const std::string& addresses) {
+    auto policy = core::LoadConfigString<core::SourcePolicy>(fmt::format(
+        "objectStores: [{{endpoint: \"{0}\", buckets: [models], nodeCredentials: true{1}}}]\n"
+        "httpOrigins: [{{url: \"{0}/\"{1}}}]\n",
+        origin, addresses));
+    EXPECT_TRUE(policy) << policy.error().ToString();
+    auto grants = core::AuthorizeSources(&*policy, "team-a", spec);
+    EXPECT_TRUE(grants) << grants.error().ToString();
+    auto sources = CreateRevisionSources(spec, *grants, Environment());
+    EXPECT_TRUE(sources) << sources.error().ToString();
+    std::vector<core::Error> errors;
+    for (const auto& source : *sources) {
+      std::string out(16, '\0');
+      auto status = source->ReadRange({.path = "model.safetensors", .size = 16}, 0,
+                                      {reinterpret_cast<std::byte*>(out.data()), out.size()}, {});
+      EXPECT_FALSE(status) << "the listener serves nothing";
+      if (!status) errors.push_back(status.error());
+    }
+    return errors;
+  };
+
+  const std::vector<core::Error> refused = read_each("");
+  ASSERT_EQ(refused.size(), 2U);
+  for (const core::Error& error : refused) {
+    EXPECT_EQ(error.code(), ErrorCode::kAddressDenied) << error.ToString();
+    EXPECT_FALSE(error.retryable()) << error.ToString();
+  }
+  EXPECT_EQ((*server)->stats().accepted_connections, 0U);
+
+  const std::vector<core::Error> allowed = read_each(", addresses: [127.0.0.0/8]");
+  ASSERT_EQ(allowed.size(), 2U);
+  for (const core::Error& error : allowed) {
+    EXPECT_EQ(error.code(), ErrorCode::kNotFound) << error.ToString();
+  }
+  EXPECT_GE((*server)->stats().accepted_connections, 2U);
 }
 
 }  // namespace
