@@ -10,6 +10,7 @@ namespace {
 
 std::vector<AddressRange> ParseAll(std::initializer_list<std::string_view> texts) {
   std::vector<AddressRange> ranges;
+  ranges.reserve(texts.size());
   for (const std::string_view text : texts) ranges.push_back(*AddressRange::Parse(text));
   return ranges;
 }
@@ -41,6 +42,7 @@ bool AddressPolicy::Allows(const boost::asio::ip::address& address) const {
 
 std::string AddressPolicy::ToString() const {
   std::vector<std::string> ranges;
+  ranges.reserve(allowed.size());
   for (const AddressRange& range : allowed) ranges.push_back(range.ToString());
   return fmt::format("public+{}", fmt::join(ranges, ","));
 }
