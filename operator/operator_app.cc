@@ -1,5 +1,6 @@
 #include "operator/operator_app.h"
 
+#include <algorithm>
 #include <random>
 #include <thread>
 
@@ -85,7 +86,8 @@ core::Status StartWebhook(const OperatorConfig& config, core::ComponentRuntime& 
         {.audience = config.credentials.audience,
          .agent = {.namespace_name = config.credentials.agent_namespace,
                    .name = config.credentials.agent_service_account},
-         .policy = config.source_policy ? &*config.source_policy : nullptr},
+         .policy = config.source_policy ? &*config.source_policy : nullptr,
+         .max_in_flight = std::max(1, settings.threads - 1)},
         runtime.logger().WithComponent("operator.credentials"), runtime.metrics());
     if (!credentials) return std::unexpected(credentials.error());
     serving.credentials = std::move(*credentials);

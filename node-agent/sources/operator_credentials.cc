@@ -56,7 +56,7 @@ core::Result<std::unique_ptr<OperatorCredentials>> OperatorCredentials::Create(
   client.connect_timeout = options.timeout;
   client.read_timeout = options.timeout;
   client.max_connections_per_origin = 2;
-  client.retry.max_attempts = 2;
+  client.retry.max_attempts = 4;  // 503 with Retry-After while the operator is busy
   auto http_client = core::HttpClient::Create(std::move(client));
   if (!http_client) return std::unexpected(http_client.error());
   return std::unique_ptr<OperatorCredentials>(

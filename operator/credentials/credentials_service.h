@@ -11,9 +11,13 @@
 // for another account, a token bound to no node, or a Secret the node may not have; 404 for a
 // missing Secret or key; 503 when the API server could not be asked (the agent retries). The
 // log names node, namespace, Secret and revision, never a key or a token.
+// The handler shares the webhook server's threads and holds one for a TokenReview and a few
+// GETs, so at most max_in_flight requests are answered at once and the others get 503 with
+// Retry-After at once: a node that floods the endpoint cannot hold every thread admission needs.
 // Thread safety: Handle may run on any number of server threads at once.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <string_view>
 
@@ -33,6 +37,7 @@ struct CredentialsServiceOptions {
   std::string audience;
   AgentAccount agent;
   const core::SourcePolicy* policy = nullptr;  // null: nothing is granted
+  int max_in_flight = 1;                       // below the webhook server's threads
 };
 
 class CredentialsService {
@@ -56,6 +61,7 @@ class CredentialsService {
   const CredentialsServiceOptions options_;
   const core::Logger logger_;
   core::CounterFamily* answers_;
+  mutable std::atomic<int> in_flight_{0};
 };
 
 }  // namespace modelplane::controller

@@ -303,5 +303,32 @@ TEST_F(CredentialsClusterTest, TokensNotBoundToAnAgentPodAreRefused) {
       std::chrono::seconds(30)));
 }
 
+// At most max_in_flight requests hold a webhook thread; the rest are told to come back at once,
+// before any TokenReview, and the agent's client takes that as retryable.
+TEST_F(CredentialsClusterTest, RequestsPastTheBoundAreToldToRetry) {
+  auto logger = core::Logger::Create({.component = "operator.credentials"});
+  ASSERT_TRUE(logger);
+  core::MetricsRegistry metrics;
+  auto saturated =
+      CredentialsService::Create(*client_,
+                                 {.audience = std::string(kAudience),
+                                  .agent = {.namespace_name = namespace_, .name = "node-agent"},
+                                  .policy = &policy_,
+                                  .max_in_flight = 0},
+                                 *logger, metrics);
+  ASSERT_TRUE(saturated) << saturated.error().ToString();
+  core::ServerRequest request;
+  request.path = "/credentials/v1/" + namespace_ + "/a-keys";
+  request.target = request.path;
+  request.headers.set(boost::beast::http::field::authorization, "Bearer not-even-reviewed");
+  const core::ServerResponse busy = (*saturated)->Handle(request);
+  EXPECT_EQ(busy.status, boost::beast::http::status::service_unavailable);
+  EXPECT_EQ(busy.headers[boost::beast::http::field::retry_after], "1");
+  // The bound is released after each call: the real service still answers.
+  auto on_a = AgentClient(TokenFile("node-agent", "agent-a"));
+  ASSERT_NE(on_a, nullptr);
+  EXPECT_TRUE(on_a->Read(namespace_, "a-keys", false));
+}
+
 }  // namespace
 }  // namespace modelplane::controller
