@@ -132,6 +132,10 @@ check_server_dry_run() {
   render no-operator --set operator.enabled=false
   render names --set scheduler.extender.nodeCacheCapable=false --set nodeAgent.ownCacheOnly=false
   render no-csi --set nodeAgent.csi.enabled=false
+  # The operator may read Secrets only in the listed namespaces: a Role in each.
+  render secret-namespaces --set 'operator.credentials.secretNamespaces={default}'
+  grep -q "name: ${RELEASE}-modelplane-operator-credentials" "${WORK}/secret-namespaces.yaml" ||
+    { echo "operator.credentials.secretNamespaces renders no Role"; return 1; }
   local kinds
   kinds="$(grep '^kind:' "${WORK}/defaults.yaml" | sort | uniq -c)"
   echo "${kinds}"
@@ -148,7 +152,7 @@ check_server_dry_run() {
   # CRDs first, so the dry run of everything else sees them.
   kubectl apply --server-side -f "${REPO_DIR}/crds/"
   local f
-  for f in defaults no-operator names no-csi; do
+  for f in defaults no-operator names no-csi secret-namespaces; do
     kubectl apply --dry-run=server -f "${WORK}/${f}.yaml" >/dev/null
     echo "server dry run of ${f}: ok"
   done

@@ -45,7 +45,7 @@ struct NodeRow {
 };
 
 std::string BytesDone(const api::CachedRevision& cached) {
-  const std::string done = FormatBytes(cached.bytes_done);
+  std::string done = FormatBytes(cached.bytes_done);
   if (cached.bytes_total <= 0) return done;
   return done + " (" + FormatPercent(cached.bytes_done, cached.bytes_total) + ")";
 }
@@ -76,7 +76,8 @@ void RenderNodes(std::string& out, const std::map<std::string, NodeRow>& rows,
                   row.copy && row.copy->cached ? BytesDone(*row.copy->cached) : "-", ready_in,
                   row.copy ? RequestText(*row.copy) : "-"});
     if (const std::string message = row.copy ? CacheMessage(*row.copy) : ""; !message.empty()) {
-      messages += WrapHanging(Printable(node + ": " + message), "  ") + "\n";
+      messages += WrapHanging(Printable(fmt::format("{}: {}", node, message)), "  ");
+      messages += '\n';
     }
   }
   out += table.Render();
@@ -134,7 +135,7 @@ core::Result<std::string> RenderRevisionStatus(const nlohmann::json& object,
   if (revision.spec.prestage && revision.spec.prestage->nodes > 0) {
     std::string selector;
     for (const auto& [key, value] : revision.spec.prestage->node_selector) {
-      selector += (selector.empty() ? "" : ",") + key + "=" + value;
+      selector += fmt::format("{}{}={}", selector.empty() ? "" : ",", key, value);
     }
     out += FieldLine("Prestage", fmt::format("{} node{}{}", revision.spec.prestage->nodes,
                                              revision.spec.prestage->nodes == 1 ? "" : "s",

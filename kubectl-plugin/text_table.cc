@@ -72,6 +72,7 @@ std::string TextTable::Render() const {
   };
 
   std::vector<std::string> headers;
+  headers.reserve(columns_.size());
   for (const TableColumn& column : columns_) headers.push_back(column.header);
   std::string out = render_line(headers);
   for (const auto& row : rows_) out += render_line(row);

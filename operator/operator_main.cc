@@ -1,4 +1,6 @@
 // modelplane-operator: reconciles ModelRevision and ModelCache objects.
+#include <cstdio>
+#include <exception>
 #include <optional>
 #include <string>
 
@@ -63,8 +65,15 @@ struct OperatorFlags {
 }  // namespace
 
 int main(int argc, char** argv) {
-  OperatorFlags flags;
-  return modelplane::core::RunComponentMain<OperatorConfig>(
-      argc, argv, "operator", "modelplane operator: plans, stages and admits model revisions",
-      modelplane::controller::RunOperator, flags.Bind());
+  // Errors come back as values; this catches what a library throws (CLI11 building the
+  // command line, an allocation), so that it is reported instead of ending in std::terminate.
+  try {
+    OperatorFlags flags;
+    return modelplane::core::RunComponentMain<OperatorConfig>(
+        argc, argv, "operator", "modelplane operator: plans, stages and admits model revisions",
+        modelplane::controller::RunOperator, flags.Bind());
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "modelplane-operator: %s\n", error.what());
+    return 1;
+  }
 }

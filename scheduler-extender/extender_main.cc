@@ -1,4 +1,6 @@
 // modelplane-scheduler-extender: kube-scheduler HTTP extender scoring nodes by cached weights.
+#include <cstdio>
+#include <exception>
 #include <optional>
 #include <string>
 
@@ -46,9 +48,16 @@ struct ExtenderFlags {
 }  // namespace
 
 int main(int argc, char** argv) {
-  ExtenderFlags flags;
-  return modelplane::core::RunComponentMain<ExtenderConfig>(
-      argc, argv, "scheduler-extender",
-      "modelplane scheduler extender: places pods where their model weights are",
-      modelplane::extender::RunExtender, flags.Bind());
+  // Errors come back as values; this catches what a library throws (CLI11 building the
+  // command line, an allocation), so that it is reported instead of ending in std::terminate.
+  try {
+    ExtenderFlags flags;
+    return modelplane::core::RunComponentMain<ExtenderConfig>(
+        argc, argv, "scheduler-extender",
+        "modelplane scheduler extender: places pods where their model weights are",
+        modelplane::extender::RunExtender, flags.Bind());
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "modelplane-scheduler-extender: %s\n", error.what());
+    return 1;
+  }
 }

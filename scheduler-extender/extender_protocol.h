@@ -42,6 +42,9 @@ struct PodSummary {
   [[nodiscard]] std::string Key() const { return namespace_name + "/" + name; }
 };
 
+// nlohmann::json's move operations are noexcept; see AdmissionRequest in
+// operator/webhook/admission_review.h.
+// NOLINTNEXTLINE(bugprone-exception-escape)
 struct ExtenderArgs {
   PodSummary pod;
   NodeForm form = NodeForm::kNodeNames;

@@ -251,9 +251,13 @@ class RequestReader final : public nlohmann::json_sax<json> {
     Frame& frame = frames_.back();
     switch (frame.role) {
       case Role::kPodMetadata:
-        if (frame.key == "namespace") args_.pod.namespace_name = std::move(value);
-        if (frame.key == "name") args_.pod.name = std::move(value);
-        if (frame.key == "uid") args_.pod.uid = std::move(value);
+        if (frame.key == "namespace") {
+          args_.pod.namespace_name = std::move(value);
+        } else if (frame.key == "name") {
+          args_.pod.name = std::move(value);
+        } else if (frame.key == "uid") {
+          args_.pod.uid = std::move(value);
+        }
         break;
       case Role::kAnnotations: args_.pod.annotations[frame.key] = std::move(value); break;
       case Role::kNodeNames:

@@ -124,7 +124,7 @@ core::Result<std::unique_ptr<ExtenderService>> ExtenderService::Create(
   if (!filter) return std::unexpected(filter.error());
   if (!prioritize) return std::unexpected(prioritize.error());
   return std::unique_ptr<ExtenderService>(
-      new ExtenderService(inventory, std::move(placement), std::move(logger), options,
+      new ExtenderService(inventory, std::move(placement), std::move(logger), std::move(options),
                           {.duration = *filter, .requests = *requests},
                           {.duration = *prioritize, .requests = *requests}));
 }
@@ -135,7 +135,7 @@ ExtenderService::ExtenderService(const CacheInventory& inventory, Placement plac
     : inventory_(inventory),
       placement_(std::move(placement)),
       logger_(std::move(logger)),
-      options_(options),
+      options_(std::move(options)),
       filter_metrics_(filter),
       prioritize_metrics_(prioritize) {}
 

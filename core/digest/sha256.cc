@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <system_error>
 #include <vector>
 
 #include <fcntl.h>
@@ -96,7 +97,7 @@ std::string Sha256HexOf(std::string_view data) {
 Result<Sha256Bytes> Sha256OfFile(const std::string& path) {
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) {
-    return MakeError(ErrorCode::kIo, "open " + path + ": " + std::strerror(errno));
+    return MakeError(ErrorCode::kIo, "open " + path + ": " + std::system_category().message(errno));
   }
   ::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
   auto hasher = Sha256::Create();
@@ -106,7 +107,8 @@ Result<Sha256Bytes> Sha256OfFile(const std::string& path) {
     const ssize_t got = ::read(fd.get(), block.data(), block.size());
     if (got < 0) {
       if (errno == EINTR) continue;
-      return MakeError(ErrorCode::kIo, "read " + path + ": " + std::strerror(errno));
+      return MakeError(ErrorCode::kIo,
+                       "read " + path + ": " + std::system_category().message(errno));
     }
     if (got == 0) break;
     hasher->Update(std::span(block.data(), static_cast<std::size_t>(got)));

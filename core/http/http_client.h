@@ -85,12 +85,16 @@ struct ClientRequest {
   std::function<void()> on_head;
 };
 
+// basic_fields' move assignment is noexcept; see ServerResponse in server_response.h.
+// NOLINTNEXTLINE(bugprone-exception-escape)
 struct ClientResponse {
   unsigned status = 0;
   boost::beast::http::fields headers;
   std::string body;
 };
 
+// basic_fields' move assignment is noexcept; see ServerResponse in server_response.h.
+// NOLINTNEXTLINE(bugprone-exception-escape)
 struct StreamResponse {
   unsigned status = 0;
   boost::beast::http::fields headers;

@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <system_error>
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -15,7 +16,7 @@ Result<std::unique_ptr<FileBodySource>> FileBodySource::Open(const std::string& 
   if (fd < 0) {
     const int error = errno;
     return MakeError(error == ENOENT ? ErrorCode::kNotFound : ErrorCode::kIo,
-                     fmt::format("open {}: {}", path, std::strerror(error)));
+                     fmt::format("open {}: {}", path, std::system_category().message(error)));
   }
   struct stat info {};
   if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
@@ -37,7 +38,8 @@ Result<std::size_t> FileBodySource::ReadAt(std::uint64_t offset, std::span<std::
     const ssize_t count = ::pread(fd_, out.data(), out.size(), static_cast<off_t>(offset));
     if (count >= 0) return static_cast<std::size_t>(count);
     if (errno == EINTR) continue;
-    return MakeError(ErrorCode::kIo, fmt::format("pread at {}: {}", offset, std::strerror(errno)));
+    return MakeError(ErrorCode::kIo,
+                     fmt::format("pread at {}: {}", offset, std::system_category().message(errno)));
   }
 }
 

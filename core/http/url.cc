@@ -67,7 +67,7 @@ Result<Url> Url::Parse(std::string_view text) {
 
 std::string Url::HostHeader() const {
   const bool v6 = host.find(':') != std::string::npos;
-  const std::string name = v6 ? fmt::format("[{}]", host) : host;
+  std::string name = v6 ? fmt::format("[{}]", host) : host;
   if (port == (tls ? 443 : 80)) return name;
   return fmt::format("{}:{}", name, port);
 }

@@ -19,7 +19,7 @@ ErrorCode CodeFor(int status, const std::string& reason) {
     case 409: return reason == "AlreadyExists" ? ErrorCode::kAlreadyExists : ErrorCode::kConflict;
     case 410: return ErrorCode::kGone;
     case 413: return ErrorCode::kResourceExhausted;
-    case 415: return ErrorCode::kInvalidArgument;
+    case 415:
     case 422: return ErrorCode::kInvalidArgument;
     case 429: return ErrorCode::kThrottled;
     case 504: return ErrorCode::kDeadlineExceeded;

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
 #include "core/text/base64.h"
@@ -43,7 +44,7 @@ Result<YAML::Node> FindNamed(const YAML::Node& root, const std::string& list,
       if (entry["name"] && entry["name"].as<std::string>() == name) {
         if (!entry[kind] || !entry[kind].IsMap()) {
           return MakeError(ErrorCode::kInvalidArgument,
-                           list + " entry '" + name + "' has no '" + kind + "' map");
+                           fmt::format("{} entry '{}' has no '{}' map", list, name, kind));
         }
         return entry[kind];
       }

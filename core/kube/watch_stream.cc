@@ -131,7 +131,7 @@ awaitable<Status> ExchangeOn(Stream& stream, http::request<http::empty_body> req
   socket.expires_after(read_deadline);
   co_await http::async_read_header(stream, buffer, parser, redirect_error(use_awaitable, error));
   if (error) co_return std::unexpected(NetworkError(error, "reading response header"));
-  const int status = parser.get().result_int();
+  const int status = static_cast<int>(parser.get().result_int());
 
   std::vector<char> chunk(kReadChunk);
   std::string error_body;
@@ -236,7 +236,7 @@ Status Watcher::Watch(const ResourceType& type, const std::string& namespace_nam
     co_return co_await ExchangeOn(tls_stream, request, options, on_event);
   };
 
-  asio::co_spawn(context, session(), [&](std::exception_ptr failure, Status status) {
+  asio::co_spawn(context, session(), [&](const std::exception_ptr& failure, Status status) {
     if (failure) {
       result = MakeError(ErrorCode::kInternal, "watch coroutine threw");
     } else {

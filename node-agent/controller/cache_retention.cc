@@ -29,7 +29,7 @@ std::optional<FilesystemFill> Fill(const std::filesystem::path& root) {
 
 }  // namespace
 
-CacheRetention::CacheRetention(Dependencies dependencies, RetentionSettings settings)
+CacheRetention::CacheRetention(const Dependencies& dependencies, RetentionSettings settings)
     : dependencies_(dependencies),
       settings_(std::move(settings)),
       watermarks_(EffectiveWatermarks(

@@ -98,7 +98,7 @@ class CacheRetention {
     const core::Clock& clock;
   };
 
-  CacheRetention(Dependencies dependencies, RetentionSettings settings);
+  CacheRetention(const Dependencies& dependencies, RetentionSettings settings);
   ~CacheRetention();  // saves the use history
 
   [[nodiscard]] bool enabled() const { return settings_.enabled; }

@@ -101,7 +101,7 @@ std::string UseHistory::Serialize() const {
 }
 
 core::Status UseHistory::Parse(std::string_view text) {
-  auto invalid = [](std::string what) {
+  auto invalid = [](const std::string& what) {
     return core::MakeError(core::ErrorCode::kDataLoss, "use history: " + what);
   };
   const nlohmann::json document = nlohmann::json::parse(text, nullptr, false);

@@ -27,13 +27,12 @@ core::Result<std::unique_ptr<FetchEngine>> FetchEngine::Create(FetchOptions opti
   auto pool = BufferPool::Create(
       options.range_size, static_cast<std::size_t>(options.buffer_pool_bytes / options.range_size));
   if (!pool) return std::unexpected(pool.error());
-  return std::unique_ptr<FetchEngine>(
-      new FetchEngine(std::move(options), dependencies, std::move(*pool)));
+  return std::unique_ptr<FetchEngine>(new FetchEngine(options, dependencies, std::move(*pool)));
 }
 
 FetchEngine::FetchEngine(FetchOptions options, Dependencies dependencies,
                          std::unique_ptr<BufferPool> pool)
-    : options_(std::move(options)), dependencies_(dependencies), pool_(std::move(pool)) {}
+    : options_(options), dependencies_(dependencies), pool_(std::move(pool)) {}
 
 FetchEngine::~FetchEngine() = default;
 

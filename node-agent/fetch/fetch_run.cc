@@ -134,6 +134,7 @@ core::Result<FetchReport> FetchEngine::Run::Execute(FetchReport* report_out) {
   // Before Prepare looks for local copies, and until the manifest is published or the fetch
   // gave up: eviction must not remove a blob this fetch counted as already here.
   std::vector<core::Sha256Bytes> wanted_blobs;
+  wanted_blobs.reserve(request_.files.size());
   for (const FetchFile& file : request_.files) wanted_blobs.push_back(file.sha256);
   const BlobHold hold = store_.HoldBlobs(wanted_blobs);
   core::Status prepared = Prepare();

@@ -35,6 +35,7 @@ enum mp_loader_device_type {
   MP_LOADER_DEVICE_NONE = 0
 };
 
+/* C names for a C ABI. NOLINTNEXTLINE(readability-identifier-naming) */
 typedef struct mp_loader_tensor {
   const char* name;
   const char* dtype;   /* safetensors name: "BF16", "F8_E4M3", ... */

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <mutex>
 #include <optional>
+#include <system_error>
 #include <thread>
 
 #include <fcntl.h>
@@ -60,8 +61,8 @@ core::Result<core::Sha256Bytes> HashFile(const fs::path& path, std::uint64_t exp
   // O_NOFOLLOW: the walk already resolved symlinks; a path swapped for one since is refused.
   core::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
   if (!fd.valid()) {
-    return MakeError(ErrorCode::kIo,
-                     fmt::format("opening {}: {}", path.string(), std::strerror(errno)));
+    return MakeError(ErrorCode::kIo, fmt::format("opening {}: {}", path.string(),
+                                                 std::system_category().message(errno)));
   }
   ::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
   auto hasher = core::Sha256::Create();
@@ -72,8 +73,8 @@ core::Result<core::Sha256Bytes> HashFile(const fs::path& path, std::uint64_t exp
     const ssize_t got = ::read(fd.get(), buffer.data(), buffer.size());
     if (got < 0) {
       if (errno == EINTR) continue;
-      return MakeError(ErrorCode::kIo,
-                       fmt::format("reading {}: {}", path.string(), std::strerror(errno)));
+      return MakeError(ErrorCode::kIo, fmt::format("reading {}: {}", path.string(),
+                                                   std::system_category().message(errno)));
     }
     if (got == 0) break;
     hasher->Update(std::span<const std::byte>(buffer.data(), static_cast<std::size_t>(got)));

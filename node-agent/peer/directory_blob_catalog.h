@@ -17,8 +17,8 @@ namespace modelplane::agent {
 
 class DirectoryBlobCatalog final : public BlobCatalog {
  public:
-  explicit DirectoryBlobCatalog(std::filesystem::path cache_root)
-      : blobs_(std::move(cache_root) / "blobs" / "sha256") {}
+  explicit DirectoryBlobCatalog(const std::filesystem::path& cache_root)
+      : blobs_(cache_root / "blobs" / "sha256") {}
 
   [[nodiscard]] std::optional<VerifiedBlob> FindVerifiedBlob(
       const core::Sha256Bytes& digest) const override;

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <system_error>
 
 #include <fmt/format.h>
 #include <sys/stat.h>
@@ -27,7 +28,8 @@ core::Result<std::optional<std::string>> ReadKeyFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     if (errno == ENOENT) return std::nullopt;
-    return MakeError(ErrorCode::kIo, fmt::format("reading {}: {}", path, std::strerror(errno)));
+    return MakeError(ErrorCode::kIo,
+                     fmt::format("reading {}: {}", path, std::system_category().message(errno)));
   }
   std::ostringstream text;
   text << in.rdbuf();
@@ -104,8 +106,9 @@ core::Result<SigningCredentials> CredentialsFromSharedFile(const std::string& pa
                                                            std::string_view profile) {
   std::ifstream in(path);
   if (!in) {
-    return MakeError(ErrorCode::kNotFound, fmt::format("credentials file {} cannot be read: {}",
-                                                       path, std::strerror(errno)));
+    return MakeError(ErrorCode::kNotFound,
+                     fmt::format("credentials file {} cannot be read: {}", path,
+                                 std::system_category().message(errno)));
   }
   SigningCredentials credentials;
   bool in_profile = false;

@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <system_error>
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -33,10 +34,11 @@ Error OpenError(int error, const std::string& path, const std::string& root) {
     case EACCES:
     case EPERM:
       return Error(ErrorCode::kPermissionDenied,
-                   fmt::format("opening {} below {}: {}", path, root, std::strerror(error)));
+                   fmt::format("opening {} below {}: {}", path, root,
+                               std::system_category().message(error)));
     default:
-      return Error(ErrorCode::kIo,
-                   fmt::format("opening {} below {}: {}", path, root, std::strerror(error)));
+      return Error(ErrorCode::kIo, fmt::format("opening {} below {}: {}", path, root,
+                                               std::system_category().message(error)));
   }
 }
 
@@ -75,7 +77,7 @@ core::Result<std::unique_ptr<SharedFilesystemRangeSource>> SharedFilesystemRange
     const int error = errno;
     return MakeError(error == ENOENT ? ErrorCode::kNotFound : ErrorCode::kIo,
                      fmt::format("opening shared filesystem root {}: {}", options.confine_to,
-                                 std::strerror(error)));
+                                 std::system_category().message(error)));
   }
   if (options.max_concurrency == 0) options.max_concurrency = 1;
   if (options.read_chunk < kDirectAlignment) options.read_chunk = kDirectAlignment;
@@ -93,8 +95,10 @@ SharedFilesystemRangeSource::SharedFilesystemRangeSource(SharedFilesystemRangeSo
                                                          core::UniqueFd root, std::string prefix)
     : options_(std::move(options)),
       root_(std::move(root)),
-      prefix_(prefix.empty() ? prefix : prefix + "/"),
-      name_(fmt::format("{}/{}", core::api::kTierSharedFilesystem, options_.name)) {}
+      prefix_(std::move(prefix)),
+      name_(fmt::format("{}/{}", core::api::kTierSharedFilesystem, options_.name)) {
+  if (!prefix_.empty()) prefix_ += '/';
+}
 
 std::string_view SharedFilesystemRangeSource::tier() const {
   return core::api::kTierSharedFilesystem;
@@ -181,7 +185,7 @@ core::Status SharedFilesystemRangeSource::ReadAll(int fd, const std::string& pat
       if (errno == EINTR) continue;
       return MakeError(ErrorCode::kIo,
                        fmt::format("reading {} at {} below {}: {}", path, offset + done,
-                                   options_.root, std::strerror(errno)));
+                                   options_.root, std::system_category().message(errno)));
     }
     if (got == 0) {
       return std::unexpected(

@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <random>
+#include <system_error>
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -21,7 +22,9 @@ core::Error ErrnoError(int error_number, std::string_view what, const std::files
     default: break;
   }
   return core::Error(
-      code, fmt::format("{} {}: {}", what, path.string(), std::strerror(error_number)), false);
+      code,
+      fmt::format("{} {}: {}", what, path.string(), std::system_category().message(error_number)),
+      false);
 }
 
 core::Status SyncDirectory(const std::filesystem::path& directory) {

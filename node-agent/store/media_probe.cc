@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <system_error>
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -23,8 +24,8 @@ struct FreeDeleter {
 };
 
 core::Error ProbeError(std::string_view what, const std::filesystem::path& path, int error) {
-  return core::Error(core::ErrorCode::kIo,
-                     fmt::format("{} {}: {}", what, path.string(), std::strerror(error)));
+  return core::Error(core::ErrorCode::kIo, fmt::format("{} {}: {}", what, path.string(),
+                                                       std::system_category().message(error)));
 }
 
 }  // namespace

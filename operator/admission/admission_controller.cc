@@ -97,7 +97,7 @@ AdmissionController::~AdmissionController() {
 
 void AdmissionController::Start() {
   LoadBudgets();
-  thread_ = std::jthread([this](std::stop_token stop) { Loop(stop); });
+  thread_ = std::jthread([this](const std::stop_token& stop) { Loop(stop); });
 }
 
 void AdmissionController::Stop() {
@@ -105,7 +105,7 @@ void AdmissionController::Stop() {
   if (thread_.joinable()) thread_.join();
 }
 
-void AdmissionController::Loop(std::stop_token stop) {
+void AdmissionController::Loop(const std::stop_token& stop) {
   while (!stop.stop_requested() && !stop_.cancelled()) {
     RunPass();
     if (!stop_.SleepFor(options_.interval)) return;
@@ -344,6 +344,7 @@ void AdmissionController::WriteGrants(const std::vector<api::ModelCache>& caches
   // The nodes that read the origin first: on a slow API server, the seeders should not wait
   // behind a dozen followers' zero grants.
   std::vector<const api::ModelCache*> order;
+  order.reserve(caches.size());
   for (const api::ModelCache& cache : caches) order.push_back(&cache);
   const auto streams_of = [&](const api::ModelCache* cache) {
     int streams = 0;

@@ -79,7 +79,7 @@ class AdmissionController {
   };
 
   void LoadBudgets();
-  void Loop(std::stop_token stop);
+  void Loop(const std::stop_token& stop);
   [[nodiscard]] std::set<std::string> Stalled(
       const std::vector<core::api::ModelCache>& caches,
       const std::map<std::string, RevisionSources>& revisions);

@@ -296,7 +296,7 @@ void ControllerManager::WireHandlers() {
   pods_.AddHandlers({
       .on_add = [enqueue_revision_of](const core::ObjectPtr& pod) { enqueue_revision_of(*pod); },
       .on_update =
-          [this, enqueue_revision_of](const core::ObjectPtr& old_pod, const core::ObjectPtr& pod) {
+          [enqueue_revision_of](const core::ObjectPtr& old_pod, const core::ObjectPtr& pod) {
             if (!GatingInputsChanged(*old_pod, *pod)) return;
             enqueue_revision_of(*old_pod);
             enqueue_revision_of(*pod);

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 
 #include "core/workqueue/controller_runner.h"
 #include "operator/controllers/controller_context.h"
@@ -15,7 +16,7 @@ namespace modelplane::controller {
 
 class ModelCacheController {
  public:
-  explicit ModelCacheController(ControllerContext context) : context_(context) {}
+  explicit ModelCacheController(ControllerContext context) : context_(std::move(context)) {}
 
   [[nodiscard]] core::Result<core::ReconcileResult> Reconcile(const std::string& node_name);
 

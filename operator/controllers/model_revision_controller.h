@@ -34,7 +34,7 @@ namespace api = core::api;
 
 class ModelRevisionController {
  public:
-  explicit ModelRevisionController(ControllerContext context)
+  explicit ModelRevisionController(const ControllerContext& context)
       : context_(context), gates_(context), rollouts_(context) {}
 
   [[nodiscard]] core::Result<core::ReconcileResult> Reconcile(const std::string& key);

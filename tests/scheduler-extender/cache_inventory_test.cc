@@ -142,9 +142,10 @@ TEST(CacheInventoryTest, HeldBytesForManyNodesCountsEachSharedFileOnce) {
   inventory.UpsertRevision({.key = "ns/b", .digest = b, .blobs = {blob('1', 100), blob('3', 1)}});
   inventory.UpsertRevision(
       {.key = "ns/c", .digest = c, .blobs = {blob('1', 100), blob('2', 10), blob('3', 1)}});
-  const auto cache = [&](std::string node, std::vector<std::pair<std::string, std::string>> held) {
+  const auto cache = [&](std::string node,
+                         const std::vector<std::pair<std::string, std::string>>& held) {
     NodeCacheInfo info{.node = std::move(node), .has_status = true};
-    for (auto& [digest, state] : held) info.revisions[digest] = {.state = state};
+    for (const auto& [digest, state] : held) info.revisions[digest] = {.state = state};
     inventory.UpsertCache(std::move(info));
   };
   cache("both", {{a, "Ready"}, {b, "Ready"}});

@@ -34,7 +34,7 @@ inline nlohmann::json YamlToJson(const YAML::Node& node) {
       return out;
     }
     case YAML::NodeType::Scalar: {
-      const std::string text = node.Scalar();
+      const std::string& text = node.Scalar();
       if (node.Tag() == "!") return text;
       if (text == "true") return true;
       if (text == "false") return false;

@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstring>
 #include <limits>
+#include <system_error>
 
 #include <arpa/inet.h>
 #include <boost/beast/http/parser.hpp>
@@ -21,7 +22,9 @@ using Clock = std::chrono::steady_clock;
 Result<std::unique_ptr<TestConnection>> TestConnection::Open(std::uint16_t port,
                                                              std::chrono::milliseconds timeout) {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return MakeError(ErrorCode::kIo, fmt::format("socket: {}", std::strerror(errno)));
+  if (fd < 0)
+    return MakeError(ErrorCode::kIo,
+                     fmt::format("socket: {}", std::system_category().message(errno)));
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_port = htons(port);
@@ -29,7 +32,8 @@ Result<std::unique_ptr<TestConnection>> TestConnection::Open(std::uint16_t port,
   if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
     const int error = errno;
     ::close(fd);
-    return MakeError(ErrorCode::kUnavailable, fmt::format("connect: {}", std::strerror(error)));
+    return MakeError(ErrorCode::kUnavailable,
+                     fmt::format("connect: {}", std::system_category().message(error)));
   }
   const int one = 1;
   ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
@@ -45,7 +49,8 @@ Status TestConnection::Send(std::string_view bytes) {
     const ssize_t sent = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
     if (sent < 0) {
       if (errno == EINTR) continue;
-      return MakeError(ErrorCode::kUnavailable, fmt::format("send: {}", std::strerror(errno)));
+      return MakeError(ErrorCode::kUnavailable,
+                       fmt::format("send: {}", std::system_category().message(errno)));
     }
     bytes.remove_prefix(static_cast<std::size_t>(sent));
   }
@@ -60,14 +65,16 @@ Result<std::size_t> TestConnection::Receive(Clock::time_point deadline) {
     pollfd poll_fd{fd_, POLLIN, 0};
     const int ready = ::poll(&poll_fd, 1, static_cast<int>(left.count()));
     if (ready < 0 && errno != EINTR) {
-      return MakeError(ErrorCode::kIo, fmt::format("poll: {}", std::strerror(errno)));
+      return MakeError(ErrorCode::kIo,
+                       fmt::format("poll: {}", std::system_category().message(errno)));
     }
     if (ready <= 0) continue;
     auto space = buffer_.prepare(64 * 1024);
     const ssize_t received = ::recv(fd_, space.data(), space.size(), 0);
     if (received < 0) {
       if (errno == EINTR || errno == EAGAIN) continue;
-      return MakeError(ErrorCode::kUnavailable, fmt::format("recv: {}", std::strerror(errno)));
+      return MakeError(ErrorCode::kUnavailable,
+                       fmt::format("recv: {}", std::system_category().message(errno)));
     }
     buffer_.commit(static_cast<std::size_t>(received));
     return static_cast<std::size_t>(received);

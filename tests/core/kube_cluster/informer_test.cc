@@ -123,7 +123,8 @@ TEST_F(InformerTest, WatchFromCompactedVersionIsGone) {
   CancellationToken cancel;
   WatchOptions options{.resource_version = old_version, .timeout_seconds = 10};
   Status watched = watcher_->Watch(
-      resources::ConfigMaps(), namespace_, options, [](WatchEvent) { return Status{}; }, cancel);
+      resources::ConfigMaps(), namespace_, options, [](const WatchEvent&) { return Status{}; },
+      cancel);
   ASSERT_FALSE(watched.has_value());
   EXPECT_EQ(watched.error().code(), ErrorCode::kGone) << watched.error().ToString();
 }

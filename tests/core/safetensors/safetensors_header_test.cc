@@ -46,6 +46,7 @@ std::string ErrorOf(const std::string& header, std::size_t data_bytes,
   return parsed ? std::string("<parsed>") : parsed.error().message();
 }
 
+// NOLINTNEXTLINE(cert-err58-cpp): a test constant; a throw before main ends the test anyway
 const std::string kTwoTensors =
     R"({"__metadata__": {"format": "pt"},
         "b": {"dtype": "BF16", "shape": [2, 3], "data_offsets": [16, 28]},

@@ -25,6 +25,7 @@ extern char** environ;
 namespace modelplane::agent {
 namespace {
 
+// NOLINTNEXTLINE(cert-err58-cpp): a test constant; a throw before main ends the test anyway
 const std::string kBinary =
     std::string(MODELPLANE_BINARY_DIR) + "/node-agent/modelplane-node-agent";
 

@@ -51,7 +51,7 @@ class FetchEngineTest : public ::testing::Test {
     std::filesystem::remove_all(base_);
   }
 
-  void OpenStore(std::uint64_t capacity = 0, std::filesystem::path root = {}) {
+  void OpenStore(std::uint64_t capacity = 0, const std::filesystem::path& root = {}) {
     engine_.reset();
     store_.reset();
     auto store = CacheStore::Open({.root = root.empty() ? base_ / "cache" : root,

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <random>
 #include <sstream>
+#include <system_error>
 #include <thread>
 
 #include <sys/mount.h>
@@ -301,7 +302,8 @@ TEST_F(FetchEngineTest, FullFilesystemFailsCleanlyWithNothingPartialPublished) {
   const auto mount_point = base_ / "small-disk";
   std::filesystem::create_directories(mount_point);
   if (::geteuid() != 0 || ::mount("tmpfs", mount_point.c_str(), "tmpfs", 0, "size=256k") != 0) {
-    GTEST_SKIP() << "needs root to mount a 256 KiB tmpfs (" << std::strerror(errno) << ")";
+    GTEST_SKIP() << "needs root to mount a 256 KiB tmpfs (" << std::system_category().message(errno)
+                 << ")";
   }
   struct Unmount {
     std::filesystem::path path;

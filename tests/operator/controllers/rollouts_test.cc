@@ -79,7 +79,7 @@ class RolloutsTest : public ControllersTest {
   }
 
   // What every node reports: the digests it holds Ready.
-  void Hold(const std::string& node, std::vector<std::string> digests) {
+  void Hold(const std::string& node, const std::vector<std::string>& digests) {
     json revisions = json::array();
     for (const std::string& digest : digests) {
       revisions.push_back({{"digest", digest},

@@ -20,6 +20,7 @@
 // the bytes there would verify, and nothing of it reaches the store.
 #include <fstream>
 #include <sstream>
+#include <system_error>
 #include <thread>
 
 #include <fcntl.h>
@@ -75,7 +76,7 @@ class AgentEvictionClusterTest : public core::testing::ClusterTest {
     std::filesystem::create_directories(base_ / "cache");
     const std::string options = "size=" + std::to_string(kFilesystemBytes);
     ASSERT_EQ(::mount("tmpfs", (base_ / "cache").c_str(), "tmpfs", 0, options.c_str()), 0)
-        << std::strerror(errno);
+        << std::system_category().message(errno);
     mounted_ = true;
     auto node =
         client_->Create(core::resources::Nodes(), "",
