@@ -161,7 +161,7 @@ TEST_F(PodWebhookTest, RefusesARevokedRevisionAndWarnsOfAMissingOne) {
 
 TEST_F(PodWebhookTest, RefusesAPodWhoseRevisionTheSourcePolicyRefuses) {
   core::SourcePolicy narrowed = TestPolicy();
-  narrowed.credentials.clear();
+  narrowed.object_stores.clear();
   auto logger = core::Logger::Create({.component = "operator.webhook"});
   ASSERT_TRUE(logger);
   core::MetricsRegistry metrics;
@@ -169,7 +169,7 @@ TEST_F(PodWebhookTest, RefusesAPodWhoseRevisionTheSourcePolicyRefuses) {
   ASSERT_TRUE(webhook);
   const RevisionLookup lookup = (*webhook)->Lookup("models", "llama-r1");
   EXPECT_EQ(lookup.state, RevisionLookup::State::kInvalid);
-  EXPECT_THAT(lookup.problem, HasSubstr("credentialsSecretRef \"rotated\""));
+  EXPECT_THAT(lookup.problem, HasSubstr("objectStores rule"));
   EXPECT_EQ(webhook_->Lookup("models", "llama-r1").state, RevisionLookup::State::kValid);
 }
 

@@ -54,9 +54,13 @@ TEST(ReviewModelRevision, RefusesAnotherNamespacesSecret) {
   const core::SourcePolicy policy = Policy();
   json revision = Revision();
   revision["metadata"]["namespace"] = "team-b";
+  // Its own namespace's "rotated" is team-b's to use.
+  EXPECT_TRUE(ReviewModelRevision(revision, "team-b", &policy).allowed);
+  // models' "rotated" is not.
+  revision["spec"]["sources"][0]["credentialsSecretRef"]["namespace"] = "models";
   const AdmissionVerdict verdict = ReviewModelRevision(revision, "team-b", &policy);
   EXPECT_FALSE(verdict.allowed);
-  EXPECT_THAT(verdict.message, HasSubstr("credentialsSecretRef \"rotated\""));
+  EXPECT_THAT(verdict.message, HasSubstr("credentialsSecretRef \"models/rotated\""));
   EXPECT_THAT(verdict.message, HasSubstr("namespace \"team-b\""));
 }
 
@@ -78,6 +82,8 @@ TEST(ReviewModelRevision, TheRequestsNamespaceWhenTheObjectHasNone) {
   const core::SourcePolicy policy = Policy();
   json revision = Revision();
   revision["metadata"].erase("namespace");
+  // models' Secret: its own in models, another namespace's in team-b.
+  revision["spec"]["sources"][0]["credentialsSecretRef"]["namespace"] = "models";
   EXPECT_FALSE(ReviewModelRevision(revision, "team-b", &policy).allowed);
   EXPECT_TRUE(ReviewModelRevision(revision, "models", &policy).allowed);
 }

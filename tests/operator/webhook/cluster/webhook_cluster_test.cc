@@ -348,11 +348,12 @@ TEST_F(WebhookClusterTest, RevisionsTheSourcePolicyRefusesAreRefusedAtAdmissionN
   EXPECT_THAT(refused.error().message(), HasSubstr("below no sharedFilesystems root"));
 
   json foreign_secret = Revision(namespace_, "llama-foreign-secret");
-  foreign_secret["spec"]["sources"][0]["credentialsSecretRef"] = {{"name", "team-b-keys"}};
+  foreign_secret["spec"]["sources"][0]["credentialsSecretRef"] = {{"name", "team-b-keys"},
+                                                                  {"namespace", "team-b"}};
   auto foreign = CreateRevision(foreign_secret);
   ASSERT_FALSE(foreign);
   EXPECT_THAT(foreign.error().message(),
-              HasSubstr("credentialsSecretRef \"team-b-keys\" is granted to namespace"));
+              HasSubstr("credentialsSecretRef \"team-b/team-b-keys\" is another namespace's"));
 
   json internal = Revision(namespace_, "llama-internal");
   internal["spec"]["sources"] =
