@@ -36,10 +36,9 @@ std::string NamespaceOf(const json& object) {
 class RestKubeClient final : public KubeClient {
  public:
   RestKubeClient(KubeConfig config, KubeClientOptions options, const Clock& clock,
-                 rest::client::http_client_config client_config)
+                 const rest::client::http_client_config& client_config)
       : config_(std::move(config)),
         options_(std::move(options)),
-        clock_(clock),
         limiter_(options_.qps, options_.burst, clock),
         client_(config_.server, client_config) {}
 
@@ -213,7 +212,6 @@ class RestKubeClient final : public KubeClient {
 
   const KubeConfig config_;
   const KubeClientOptions options_;
-  const Clock& clock_;
   TokenBucketRateLimiter limiter_;
   rest::client::http_client client_;
 };
