@@ -104,12 +104,26 @@ check_schema_rejects() {
 # Peers over plain HTTP only with the test-only switch; the source policy reaches both configs.
 check_render_guards() {
   local out
-  if out="$(helm template t "${CHART}" --set nodeAgent.peerTokenSecret=k 2>&1)"; then
+  local no_certs=(--set nodeAgent.peerCertificates.enabled=false)
+  if out="$(helm template t "${CHART}" "${no_certs[@]}" --set nodeAgent.peerTokenSecret=k 2>&1)"; then
     echo "rendered plain-HTTP peers without insecurePlainHttpPeersForTesting"; return 1
   fi
   grep -q "plain HTTP" <<<"${out}" || { echo "${out}"; return 1; }
-  helm template t "${CHART}" --set nodeAgent.peerTokenSecret=k \
+  helm template t "${CHART}" "${no_certs[@]}" --set nodeAgent.peerTokenSecret=k \
     --set nodeAgent.insecurePlainHttpPeersForTesting=true >/dev/null
+  # By default, per-node certificates: mutual TLS, the CA's key in the operator's pod only.
+  out="$(helm template t "${CHART}")"
+  grep -q "certificateDirectory: /var/run/modelplane/peer-identity" <<<"${out}" || {
+    echo "default peers do not use per-node certificates"; return 1; }
+  if grep -q "plainHttp: true" <<<"${out}"; then echo "default peers over plain HTTP"; return 1; fi
+  [[ $(grep -c "secretName: t-modelplane-peer-ca" <<<"${out}") == 2 ]] || {
+    echo "the peer CA Secret is not mounted into exactly the operator and the agents"; return 1; }
+  [[ $(grep -B1 -A3 "secretName: t-modelplane-peer-ca" <<<"${out}" | grep -c "key: tls.crt") == 1 ]] || {
+    echo "the agents must get only the CA's certificate"; return 1; }
+  if helm template t "${CHART}" --set nodeAgent.peerTlsSecret=s >/dev/null 2>&1; then
+    echo "rendered a shared peer certificate and per-node certificates together"; return 1
+  fi
+  helm template t "${CHART}" "${no_certs[@]}" --set nodeAgent.peerTlsSecret=s >/dev/null
   out="$(helm template t "${CHART}" --set 'sourcePolicy.sharedFilesystems[0].root=/mnt/models')"
   [[ $(grep -c "root: /mnt/models" <<<"${out}") == 2 ]] || { echo "policy not in both configs"; return 1; }
   out="$(helm template t "${CHART}" --set 'sourcePolicy.objectStores[0].buckets[0]=models' \

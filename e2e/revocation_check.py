@@ -45,12 +45,14 @@ def blob_path(cache_root, sha256):
     return os.path.join(cache_root, "blobs", "sha256", sha256.removeprefix("sha256:"))
 
 
-def peer_fetch(binary, state, manifest_path, port):
-    """True when the peer served the file; the client's output otherwise."""
+def peer_fetch(binary, state, manifest_path, node, port):
+    """True when the peer served the file; the client's output otherwise. Over TLS, checking
+    that the peer's certificate names its node; the client signs with the fleet's token key."""
     with tempfile.TemporaryDirectory(prefix="revocation-fetch-") as cache_root:
         result = subprocess.run(
             [binary, "fetch", "--revision", manifest_path, "--cache-root", cache_root,
-             "--peer", f"127.0.0.1:{port}", "--no-spec-sources", "--peer-plain-http",
+             "--peer", f"127.0.0.1:{port}", "--no-spec-sources",
+             "--peer-ca", f"{state}/peer-ca.crt", "--peer-node", node,
              "--peer-token-key-file", f"{state}/peer-token.key", "--range-timeout", "10s"],
             capture_output=True, text=True, timeout=120)
     if result.returncode == 0:
@@ -104,7 +106,8 @@ def main():
     manifest_path = os.path.join(args.state, "revocation-probe.json")
     with open(manifest_path, "w") as handle:
         json.dump(manifest, handle)
-    served, output = peer_fetch(args.agent_binary, args.state, manifest_path, holders[0][1])
+    served, output = peer_fetch(args.agent_binary, args.state, manifest_path, holders[0][0],
+                                holders[0][1])
     if not served:
         sys.exit(f"FAIL: before the revocation, {holders[0][0]}'s peer server did not serve "
                  f"{smallest['path']}: {output}")
@@ -125,7 +128,7 @@ def main():
         if "peers" not in done:
             still = []
             for node, port, _ in holders:
-                served, output = peer_fetch(args.agent_binary, args.state, manifest_path, port)
+                served, output = peer_fetch(args.agent_binary, args.state, manifest_path, node, port)
                 if served:
                     still.append(node)
                 else:

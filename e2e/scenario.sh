@@ -229,6 +229,8 @@ webhook:
   keyFile: $state/webhook-tls.key
 rolloutGates: {enabled: true, address: 127.0.0.1, port: $gates_port}
 credentials: {enabled: true, agentNamespace: modelplane-system, agentServiceAccount: $agent_account}
+peerCertificates: {enabled: true, caCertificateFile: $state/peer-ca.crt, caKeyFile: $state/peer-ca.key,
+                   agentNamespace: modelplane-system, agentServiceAccount: $agent_account}
 sourcePolicy: $source_policy
 YAML
 cat >"$state/extender.yaml" <<YAML
@@ -236,6 +238,13 @@ admin: {address: 127.0.0.1, port: 0}
 kubernetes: {kubeconfig: $state/identities/extender.kubeconfig}
 YAML
 head -c 48 /dev/urandom | base64 >"$state/peer-token.key"
+# The peer CA the operator signs each agent's own certificate with (the chart makes one alike).
+# Agents serve each other over mutual TLS and check that a peer's certificate names its node.
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
+  -subj "/CN=e2e peer CA" -addext "basicConstraints=critical,CA:TRUE" \
+  -addext "keyUsage=critical,keyCertSign,cRLSign" \
+  -keyout "$state/peer-ca.key" -out "$state/peer-ca.crt" 2>/dev/null ||
+  fail "openssl could not make the peer CA"
 start_agent() {  # start_agent NODE
   local node=$1
   mkdir -p "$state/agents/$node"
@@ -250,7 +259,8 @@ peers:
   listenAddress: 127.0.0.1
   port: $(free_port)
   advertiseAddress: 127.0.0.1
-  plainHttp: true
+  certificateDirectory: $state/agents/$node/peer-identity
+  clientCaFile: $state/peer-ca.crt
   tokenKeyFile: $state/peer-token.key
 credentials:
   url: https://127.0.0.1:$webhook_port
@@ -280,6 +290,27 @@ for node in "${nodes[@]}"; do
   wait_for 60 "agent on $node" grep -q node_agent_running "$state/logs/modelplane-node-agent-$node.log"
 done
 pass "operator leads, extender serves, 4 agents run, 4 ModelCaches exist (2 made by their agents)"
+
+say "Per-node peer certificates: each agent's own key, signed by the operator for its node"
+# peer_identity_ok NODE: the agent serves peers with a certificate the operator signed for
+# NODE's identity only, and its ModelCache advertises the endpoint from then on.
+peer_identity_ok() {
+  local node=$1 names
+  names=$(openssl x509 -in "$state/agents/$node/peer-identity/peer.pem" -noout \
+    -ext subjectAltName 2>/dev/null | tail -n +2 | tr -d ' ')
+  [[ $names == "DNS:$node.peer.modelplane.invalid"* && $names != *DNS:*DNS:* ]] &&
+    openssl verify -CAfile "$state/peer-ca.crt" "$state/agents/$node/peer-identity/peer.pem" &&
+    [[ -n $(kubectl get modelcache "$node" -o jsonpath='{.status.peerEndpoint}') ]]
+}
+for node in "${nodes[@]}"; do
+  wait_for 60 "the operator to sign $node's peer certificate" peer_identity_ok "$node"
+done
+approved=$(kubectl get certificatesigningrequests -o json | "$python" -c '
+import json, sys
+items = [i for i in json.load(sys.stdin)["items"] if i["spec"]["signerName"] == "modelplane.io/peer"]
+print(sum(1 for i in items if any(c["type"] == "Approved" for c in i["status"].get("conditions", []))))')
+((approved >= ${#nodes[@]})) || fail "expected ${#nodes[@]} approved peer certificate requests, found $approved"
+pass "4 agents serve peers over mutual TLS with certificates of their own nodes (requests approved: $approved; 2 agents asked before the operator started)"
 
 say "Generating a $size checkpoint and uploading it to MinIO"
 checkpoint=$state/checkpoint

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 
+#include <boost/asio/ip/address.hpp>
 #include <fmt/format.h>
 
+#include "core/api/peer_identity.h"
 #include "core/kube/kube_config.h"
 #include "core/runtime/component_main.h"
 #include "core/runtime/kube_connection.h"
@@ -18,8 +20,10 @@
 #include "node-agent/fetch/source_admission.h"
 #include "node-agent/fetch/source_telemetry.h"
 #include "node-agent/fetch/source_throughput.h"
+#include "node-agent/peer/peer_certificate_requester.h"
 #include "node-agent/peer/peer_range_source.h"
 #include "node-agent/peer/peer_server.h"
+#include "node-agent/peer/peer_serving.h"
 #include "node-agent/peer/withheld_blob_catalog.h"
 #include "node-agent/sources/operator_credentials.h"
 #include "node-agent/sources/revision_sources.h"
@@ -75,10 +79,29 @@ int RunAgent(const AgentConfig& config, core::ComponentRuntime& runtime) {
     }
     token_key = std::move(*key);
   }
+  auto connection = core::ConnectAndLog(config.kubernetes, runtime.clock(), logger);
+  if (!connection) return 1;
+  // This node's own peer certificate, when the operator's signer issues them
+  // (peer_serving.h: asked for in the background, so nothing else waits for the signer).
+  std::optional<PeerCertificateRequester> certificates;
+  if (config.peers.enabled && !config.peers.certificate_directory.empty()) {
+    std::vector<std::string> addresses;
+    boost::system::error_code not_an_address;
+    const std::string advertised = AdvertisedHost(config.peers);
+    boost::asio::ip::make_address(advertised, not_an_address);
+    if (!not_an_address) addresses.push_back(advertised);
+    certificates.emplace(
+        *connection->client,
+        PeerCertificateRequesterOptions{.node_name = node,
+                                        .directory = config.peers.certificate_directory,
+                                        .ip_addresses = std::move(addresses),
+                                        .requested_lifetime = config.peers.certificate_lifetime,
+                                        .wait_timeout = config.peers.certificate_wait},
+        logger, runtime.clock());
+  }
   // Peers are served the store's blobs less those of revoked revisions (retention says which).
   WithheldBlobCatalog peer_catalog(**store);
-  std::unique_ptr<PeerServer> peer_server;
-  std::string peer_endpoint;
+  std::optional<PeerServing> peer_serving;
   const bool peer_credentials = token_key.has_value() || !config.peers.client_ca_file.empty();
   if (config.peers.enabled && !peer_credentials) {
     // Serving unauthenticated is never right, and refusing to start would take the node's
@@ -100,15 +123,9 @@ int RunAgent(const AgentConfig& config, core::ComponentRuntime& runtime) {
                                  .private_key_file = config.peers.tls_key_file,
                                  .client_ca_file = config.peers.client_ca_file};
     }
-    auto server = PeerServer::Create(std::move(options), peer_catalog, runtime.metrics(), logger,
-                                     runtime.clock());
-    if (!server) {
-      logger.Error("peer_server_failed", {{"error", server.error().ToString()}});
-      return 1;
-    }
-    peer_server = std::move(*server);
-    peer_endpoint = peer_server->endpoint();
-    logger.Info("peer_server_listening", {{"endpoint", peer_endpoint}});
+    peer_serving.emplace(PeerServingOptions{.server = std::move(options),
+                                            .requester = certificates ? &*certificates : nullptr},
+                         peer_catalog, runtime.metrics(), logger, runtime.clock());
   }
 
   auto metrics = FetchMetrics::Register(runtime.metrics());
@@ -159,8 +176,6 @@ int RunAgent(const AgentConfig& config, core::ComponentRuntime& runtime) {
   }
   metrics->Store((*store)->Usage());
 
-  auto connection = core::ConnectAndLog(config.kubernetes, runtime.clock(), logger);
-  if (!connection) return 1;
   auto self = connection->client->Get(core::resources::Nodes(), "", node);
   if (!self) {
     logger.Error("node_lookup_failed", {{"node", node}, {"error", self.error().ToString()}});
@@ -181,15 +196,12 @@ int RunAgent(const AgentConfig& config, core::ComponentRuntime& runtime) {
        .admission = &admission,
        .telemetry = &telemetry,
        .apply_limits =
-           [&write_throttle, &peer_server](const TransferLimits& limits) {
+           [&write_throttle, &peer_serving](const TransferLimits& limits) {
              write_throttle.SetRate(limits.write_bytes_per_second);
-             if (peer_server) {
-               peer_server->SetUploadRate(limits.upload_bytes_per_second);
-             }
+             if (peer_serving) peer_serving->SetUploadRate(limits.upload_bytes_per_second);
            }},
       {.node_name = node,
        .zone = zone,
-       .peer_endpoint = peer_endpoint,
        .status_interval = config.status_interval,
        .resync_period = config.resync_period,
        .retention_interval = config.eviction.interval,
@@ -220,10 +232,18 @@ int RunAgent(const AgentConfig& config, core::ComponentRuntime& runtime) {
                                    .nearby = candidate.nearby,
                                    .holding = candidate.holding};
     if (!config.peers.plain_http) {
-      options.tls =
-          core::TlsClientOptions{.ca_file = config.peers.client_ca_file,
-                                 .certificate_chain_file = config.peers.tls_certificate_file,
-                                 .private_key_file = config.peers.tls_key_file};
+      // Until a per-node certificate comes, reads present none (tokens authenticate them).
+      const std::string identity = peer_serving ? peer_serving->certificate_file() : "";
+      options.tls = core::TlsClientOptions{
+          .ca_file = config.peers.client_ca_file,
+          .certificate_chain_file = identity,
+          .private_key_file = identity.empty() ? std::string() : config.peers.tls_key_file};
+      if (certificates) {
+        // Key and certificate share the file; and the peer must prove it is the node whose
+        // ModelCache advertised the endpoint, not merely some node of the cluster.
+        options.tls->private_key_file = identity;
+        options.tls->server_name = core::api::PeerIdentityName(candidate.node_name);
+      }
     }
     return PeerRangeSource::Create(std::move(options), runtime.clock());
   };
@@ -313,6 +333,14 @@ int RunAgent(const AgentConfig& config, core::ComponentRuntime& runtime) {
       *connection->client,
       {.reporting_controller = "modelplane.io/node-agent", .reporting_instance = node},
       runtime.clock());
+  if (peer_serving) {
+    auto serving = peer_serving->Start(
+        [&controller](const std::string& endpoint) { controller.SetPeerEndpoint(endpoint); });
+    if (!serving) {
+      logger.Error("peer_server_failed", {{"error", serving.error().ToString()}});
+      return 1;
+    }
+  }
   controller.SetRetention(
       {.retention = &retention,
        .leases = [&csi]() { return csi ? csi->Leases() : std::vector<VolumeLease>{}; },
@@ -335,7 +363,7 @@ int RunAgent(const AgentConfig& config, core::ComponentRuntime& runtime) {
   stager.Stop();
   controller.Stop();
   evictor.Stop();  // after the loop: nothing queues more; a removal stops at a blob boundary
-  if (peer_server) peer_server->Stop();
+  if (peer_serving) peer_serving->Stop();
   logger.Info("node_agent_stopped", {{"node", node}});
   return 0;
 }

@@ -48,6 +48,20 @@ void BindConfig(core::ConfigMap& map, PeerConfig& config) {
   map.Optional("tlsCertificateFile", config.tls_certificate_file);
   map.Optional("tlsKeyFile", config.tls_key_file);
   map.Optional("clientCaFile", config.client_ca_file);
+  map.Optional("certificateDirectory", config.certificate_directory);
+  map.Optional("certificateLifetime", config.certificate_lifetime,
+               core::InRange(std::chrono::seconds(3600), std::chrono::seconds(3600 * 24 * 365)));
+  map.Optional("certificateWait", config.certificate_wait,
+               core::InRange(std::chrono::seconds(1), std::chrono::seconds(3600)));
+  if (!config.certificate_directory.empty() &&
+      (!config.tls_certificate_file.empty() || !config.tls_key_file.empty() || config.plain_http)) {
+    map.Fail(
+        "certificateDirectory (certificates from the operator's signer) replaces "
+        "tlsCertificateFile and tlsKeyFile, and needs TLS (plainHttp false)");
+  }
+  if (!config.certificate_directory.empty() && config.client_ca_file.empty()) {
+    map.Fail("certificateDirectory needs clientCaFile, the peer CA that signs the certificates");
+  }
   map.Optional("maxUploadRate", config.max_upload_rate);
   map.Optional("maxStreams", config.max_streams, core::InRange(1, 4096));
 }

@@ -56,7 +56,16 @@ struct PeerConfig {
   bool plain_http = false;     // no TLS: loopback tests and benchmarks only
   std::string tls_certificate_file;
   std::string tls_key_file;
-  std::string client_ca_file;         // peers' CA: verifies servers, and clients for mutual TLS
+  std::string client_ca_file;  // peers' CA: verifies servers, and clients for mutual TLS
+  // Set: this node's own certificate, asked of the operator's signer (a CertificateSigningRequest
+  // for modelplane.io/peer; node-agent/peer/peer_certificate_requester.h) and kept here, instead
+  // of tls_certificate_file and tls_key_file; clients then check that a peer's certificate
+  // names the node whose ModelCache advertised it.
+  std::string certificate_directory;
+  std::chrono::seconds certificate_lifetime{std::chrono::hours(24 * 7)};
+  // How long the agent waits at start for its first certificate before it gives up (and exits,
+  // so the pod's restarts show it); a valid one on disk is used at once.
+  std::chrono::seconds certificate_wait{std::chrono::minutes(5)};
   core::ByteSize max_upload_rate{0};  // bytes per second for all streams; 0: unlimited
   int max_streams = 16;
 };

@@ -11,6 +11,7 @@
 #include "core/kube/informer.h"
 #include "core/kube/leader_elector.h"
 #include "core/runtime/kube_connection.h"
+#include "operator/certificates/peer_certificate_signer.h"
 #include "operator/controllers/controller_manager.h"
 #include "operator/credentials/credentials_service.h"
 #include "operator/rollouts/rollout_gate_service.h"
@@ -148,6 +149,17 @@ core::Status StartRolloutGates(const OperatorConfig& config, core::ComponentRunt
   return core::Ok();
 }
 
+PeerCertificateSignerOptions PeerSignerOptions(const OperatorConfig& config) {
+  const PeerCertificatesConfig& peers = config.peer_certificates;
+  return {
+      .policy = {.agent_username = fmt::format("system:serviceaccount:{}:{}", peers.agent_namespace,
+                                               peers.agent_service_account),
+                 .max_lifetime = peers.max_lifetime},
+      .ca_certificate_file = peers.ca_certificate_file,
+      .ca_key_file = peers.ca_key_file,
+      .resync_period = config.controllers.resync_period};
+}
+
 }  // namespace
 
 int RunOperator(const OperatorConfig& config, core::ComponentRuntime& runtime) {
@@ -159,6 +171,15 @@ int RunOperator(const OperatorConfig& config, core::ComponentRuntime& runtime) {
   }
   auto connection = core::ConnectAndLog(config.kubernetes, runtime.clock(), logger);
   if (!connection) return 1;
+  if (config.peer_certificates.enabled) {
+    // A CA that cannot sign stops the operator at start, not at its first leadership.
+    auto check = PeerCertificateSigner::Create(*connection->client, *connection->watcher,
+                                               PeerSignerOptions(config), logger, runtime.clock());
+    if (!check) {
+      logger.Error("peer_signer_failed", {{"error", check.error().ToString()}});
+      return 2;
+    }
+  }
   WebhookServing webhook;
   if (config.webhook.enabled) {
     if (auto started = StartWebhook(config, runtime, *connection, webhook); !started) {
@@ -210,6 +231,18 @@ int RunOperator(const OperatorConfig& config, core::ComponentRuntime& runtime) {
     runtime.SetReady(false);
     ControllerManager controllers(*connection->client, *connection->watcher, controller_options,
                                   *metrics, logger, runtime.clock());
+    std::unique_ptr<PeerCertificateSigner> peer_signer;
+    if (config.peer_certificates.enabled) {
+      auto signer =
+          PeerCertificateSigner::Create(*connection->client, *connection->watcher,
+                                        PeerSignerOptions(config), logger, runtime.clock());
+      if (signer) {
+        peer_signer = std::move(*signer);
+        peer_signer->Start();
+      } else {
+        logger.Error("peer_signer_failed", {{"error", signer.error().ToString()}});
+      }
+    }
     if (controllers.Start(stop)) {
       runtime.SetReady(true);
       logger.Info("controllers_started", {{"namespace", controller_options.namespace_scope.empty()
@@ -218,6 +251,7 @@ int RunOperator(const OperatorConfig& config, core::ComponentRuntime& runtime) {
       while (stop.SleepFor(std::chrono::hours(1))) {
       }
     }
+    if (peer_signer) peer_signer->Stop();
     controllers.Stop();
     logger.Info("controllers_stopped");
   };

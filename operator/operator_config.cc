@@ -67,6 +67,15 @@ void BindConfig(core::ConfigMap& map, AdmissionOptions& config) {
   }
 }
 
+void BindConfig(core::ConfigMap& map, PeerCertificatesConfig& config) {
+  map.Optional("enabled", config.enabled);
+  map.Optional("caCertificateFile", config.ca_certificate_file);
+  map.Optional("caKeyFile", config.ca_key_file);
+  map.Optional("agentNamespace", config.agent_namespace);
+  map.Optional("agentServiceAccount", config.agent_service_account);
+  map.Optional("maxLifetime", config.max_lifetime, core::InRange(1h, 24h * 365));
+}
+
 void BindConfig(core::ConfigMap& map, OperatorConfig& config) {
   map.Optional("admin", config.admin);
   map.Optional("log", config.log);
@@ -79,6 +88,7 @@ void BindConfig(core::ConfigMap& map, OperatorConfig& config) {
   if (config.credentials.enabled && !config.webhook.enabled) {
     map.Fail("credentials are served on the webhook's TLS server: enable webhook");
   }
+  map.Optional("peerCertificates", config.peer_certificates);
   map.Optional("admission", config.admission);
   map.Optional("sourcePolicy", config.source_policy);
 }

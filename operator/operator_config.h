@@ -62,6 +62,18 @@ struct CredentialsConfig {
   std::string agent_service_account = "modelplane-node-agent";
 };
 
+// The signer of node agents' peer certificates (certificates/peer_certificate_signer.h): signs
+// CertificateSigningRequests for modelplane.io/peer with the cluster's peer CA.
+struct PeerCertificatesConfig {
+  bool enabled = false;
+  std::string ca_certificate_file = "/etc/modelplane/peer-ca/tls.crt";
+  std::string ca_key_file = "/etc/modelplane/peer-ca/tls.key";
+  // Whose requests are signed: the node agents' ServiceAccount.
+  std::string agent_namespace = "modelplane-system";
+  std::string agent_service_account = "modelplane-node-agent";
+  std::chrono::seconds max_lifetime{std::chrono::hours(24 * 7)};
+};
+
 struct OperatorConfig {
   core::AdminConfig admin;
   core::LogConfig log;
@@ -71,6 +83,7 @@ struct OperatorConfig {
   WebhookConfig webhook;
   RolloutGatesConfig rollout_gates;
   CredentialsConfig credentials;
+  PeerCertificatesConfig peer_certificates;
   AdmissionOptions admission;
   // What revisions may name (core/policy/source_policy.h), the same as the agents'; absent:
   // every revision with sources is refused at admission and marked invalid.
@@ -78,6 +91,7 @@ struct OperatorConfig {
 };
 
 void BindConfig(core::ConfigMap& map, LeaderElectionConfig& config);
+void BindConfig(core::ConfigMap& map, PeerCertificatesConfig& config);
 void BindConfig(core::ConfigMap& map, ControllersConfig& config);
 void BindConfig(core::ConfigMap& map, WebhookConfig& config);
 void BindConfig(core::ConfigMap& map, RolloutGatesConfig& config);

@@ -53,19 +53,20 @@ Error TransportError(std::string_view what, const error_code& error) {
 template <class T>
 T RunToCompletion(net::io_context& io_context, net::awaitable<T> operation) {
   std::optional<T> result;
-  net::co_spawn(io_context, std::move(operation), [&result](std::exception_ptr failure, T value) {
-    if (!failure) {
-      result.emplace(std::move(value));
-      return;
-    }
-    try {
-      std::rethrow_exception(failure);
-    } catch (const std::exception& exception) {
-      result.emplace(std::unexpected(Error(ErrorCode::kInternal, exception.what(), false)));
-    } catch (...) {
-      result.emplace(std::unexpected(Error(ErrorCode::kInternal, "unknown exception", false)));
-    }
-  });
+  net::co_spawn(
+      io_context, std::move(operation), [&result](const std::exception_ptr& failure, T value) {
+        if (!failure) {
+          result.emplace(std::move(value));
+          return;
+        }
+        try {
+          std::rethrow_exception(failure);
+        } catch (const std::exception& exception) {
+          result.emplace(std::unexpected(Error(ErrorCode::kInternal, exception.what(), false)));
+        } catch (...) {
+          result.emplace(std::unexpected(Error(ErrorCode::kInternal, "unknown exception", false)));
+        }
+      });
   io_context.restart();
   io_context.run();
   if (!result) return std::unexpected(Error(ErrorCode::kInternal, "operation did not finish"));
@@ -77,8 +78,8 @@ class BasicConnection final : public ClientConnection {
  public:
   static constexpr bool kTls = std::is_same_v<Stream, TlsStream>;
 
-  BasicConnection(ConnectionLimits limits, net::ssl::context* tls)
-      : limits_(limits), stream_(MakeStream(io_context_, tls)) {}
+  BasicConnection(ConnectionLimits limits, net::ssl::context* tls, std::string tls_name)
+      : limits_(limits), tls_name_(std::move(tls_name)), stream_(MakeStream(io_context_, tls)) {}
 
   Status Open(const std::string& host, std::uint16_t port, milliseconds timeout) {
     return RunToCompletion(io_context_, DoConnect(host, port, timeout));
@@ -159,7 +160,9 @@ class BasicConnection final : public ClientConnection {
     if (error) co_return std::unexpected(TransportError("connecting to " + where, error));
     Lowest().socket().set_option(tcp::no_delay(true), error);
     if constexpr (kTls) {
-      if (auto status = SetClientVerifyHost(stream_.native_handle(), host); !status) {
+      if (auto status =
+              SetClientVerifyHost(stream_.native_handle(), tls_name_.empty() ? host : tls_name_);
+          !status) {
         co_return status;
       }
       Lowest().expires_after(timeout);
@@ -281,6 +284,7 @@ class BasicConnection final : public ClientConnection {
   }
 
   const ConnectionLimits limits_;
+  const std::string tls_name_;  // the name the server's certificate must carry; empty: the host
   net::io_context io_context_{1};
   Stream stream_;
   beast::flat_buffer buffer_;
@@ -295,9 +299,10 @@ class BasicConnection final : public ClientConnection {
 template <class Stream>
 Result<std::unique_ptr<ClientConnection>> OpenConnection(const std::string& host,
                                                          std::uint16_t port, net::ssl::context* tls,
+                                                         const std::string& tls_name,
                                                          milliseconds timeout,
                                                          ConnectionLimits limits) {
-  auto connection = std::make_unique<BasicConnection<Stream>>(limits, tls);
+  auto connection = std::make_unique<BasicConnection<Stream>>(limits, tls, tls_name);
   if (auto status = connection->Open(host, port, timeout); !status) {
     return std::unexpected(status.error());
   }
@@ -306,13 +311,11 @@ Result<std::unique_ptr<ClientConnection>> OpenConnection(const std::string& host
 
 }  // namespace
 
-Result<std::unique_ptr<ClientConnection>> ClientConnection::Connect(const std::string& host,
-                                                                    std::uint16_t port,
-                                                                    net::ssl::context* tls,
-                                                                    milliseconds timeout,
-                                                                    ConnectionLimits limits) {
-  if (tls != nullptr) return OpenConnection<TlsStream>(host, port, tls, timeout, limits);
-  return OpenConnection<PlainStream>(host, port, nullptr, timeout, limits);
+Result<std::unique_ptr<ClientConnection>> ClientConnection::Connect(
+    const std::string& host, std::uint16_t port, net::ssl::context* tls,
+    const std::string& tls_name, milliseconds timeout, ConnectionLimits limits) {
+  if (tls != nullptr) return OpenConnection<TlsStream>(host, port, tls, tls_name, timeout, limits);
+  return OpenConnection<PlainStream>(host, port, nullptr, tls_name, timeout, limits);
 }
 
 }  // namespace modelplane::core::http_internal

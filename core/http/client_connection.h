@@ -47,10 +47,11 @@ class ClientConnection {
  public:
   virtual ~ClientConnection() = default;
 
-  // Resolves, connects and (with `tls`) handshakes, verifying the server for `host`.
+  // Resolves, connects and (with `tls`) handshakes, verifying the server for `tls_name` (SNI and
+  // the certificate's name), or for `host` when `tls_name` is empty.
   [[nodiscard]] static Result<std::unique_ptr<ClientConnection>> Connect(
       const std::string& host, std::uint16_t port, boost::asio::ssl::context* tls,
-      std::chrono::milliseconds timeout, ConnectionLimits limits);
+      const std::string& tls_name, std::chrono::milliseconds timeout, ConnectionLimits limits);
 
   // Writes the request and reads the response head; `timeout` bounds each write and read.
   [[nodiscard]] virtual Result<ResponseHead> Start(

@@ -14,6 +14,7 @@ namespace {
 
 namespace http = boost::beast::http;
 using std::chrono::milliseconds;
+const std::string kNoServerName;  // verify the host dialed
 
 // How much of an error body goes into the Error message.
 constexpr std::size_t kErrorDetailLength = 200;
@@ -139,14 +140,15 @@ Result<StreamResponse> HttpClient::TryOnce(const ClientRequest& request, const U
   const milliseconds connect_timeout = request.connect_timeout.value_or(options_.connect_timeout);
   const milliseconds read_timeout = request.read_timeout.value_or(options_.read_timeout);
   boost::asio::ssl::context* tls = url.tls ? tls_.get() : nullptr;
+  const std::string& tls_server_name = options_.tls ? options_.tls->server_name : kNoServerName;
   const http_internal::ConnectionLimits limits{
       options_.header_limit, options_.stream_buffer_size,
       options_.address_policy ? &*options_.address_policy : nullptr};
   auto lease = pool_.Acquire(
       url.Origin(),
       [&] {
-        return http_internal::ClientConnection::Connect(url.host, url.port, tls, connect_timeout,
-                                                        limits);
+        return http_internal::ClientConnection::Connect(url.host, url.port, tls, tls_server_name,
+                                                        connect_timeout, limits);
       },
       connect_timeout, fresh_connection);
   if (!lease) return std::unexpected(lease.error());

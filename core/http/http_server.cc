@@ -101,7 +101,7 @@ class HttpServer::Impl {
     if (!shared_.options.tls) return Ok();
     auto context = MakeServerTlsContext(*shared_.options.tls);
     if (!context) return std::unexpected(context.error());
-    shared_.tls = std::move(*context);
+    shared_.ReplaceTls(std::move(*context));
     return Ok();
   }
 
@@ -221,6 +221,11 @@ ServerStats HttpServer::stats() const {
 }
 void HttpServer::Stop() {
   impl_->Stop();
+}
+Status HttpServer::ReloadTls() {
+  if (auto status = impl_->LoadTls(); !status)
+    return std::unexpected(status.error().Wrap("reloading TLS"));
+  return Ok();
 }
 
 }  // namespace modelplane::core

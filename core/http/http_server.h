@@ -38,6 +38,9 @@ class HttpServer {
   [[nodiscard]] std::uint16_t port() const;
   [[nodiscard]] ServerStats stats() const;
   void Stop();
+  // Reads the TLS certificate, key and client CA files again (a renewed certificate): new
+  // connections use them, live ones finish with the old. On failure the old stay in use.
+  [[nodiscard]] Status ReloadTls();
 
  private:
   class Impl;

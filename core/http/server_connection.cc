@@ -7,6 +7,7 @@
 #include <exception>
 #include <optional>
 #include <string>
+#include <system_error>
 #include <type_traits>
 #include <utility>
 
@@ -379,7 +380,8 @@ class Connection final : public ConnectionControl,
       if (sent == 0 || errno != EAGAIN) {
         shared_.Log(HttpLogLevel::kError, "sendfile_failed",
                     fmt::format("path={} offset={} error=\"{}\"", path, position,
-                                sent == 0 ? "file shorter than announced" : std::strerror(errno)));
+                                sent == 0 ? "file shorter than announced"
+                                          : std::system_category().message(errno)));
         co_return false;
       }
       watchdog.expires_after(options().write_timeout);
@@ -441,9 +443,8 @@ void StartConnection(tcp::socket socket, ServerShared& shared, std::uint64_t id)
     }
     std::decay_t<decltype(*connection)>::Start(std::move(connection));
   };
-  if (shared.tls) {
-    start(std::make_shared<Connection<TlsStream>>(shared, id, remote, std::move(socket),
-                                                  *shared.tls));
+  if (boost::asio::ssl::context* tls = shared.CurrentTls()) {
+    start(std::make_shared<Connection<TlsStream>>(shared, id, remote, std::move(socket), *tls));
   } else {
     start(std::make_shared<Connection<PlainStream>>(shared, id, remote, std::move(socket)));
   }

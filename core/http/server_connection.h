@@ -67,7 +67,21 @@ struct ServerShared {
 
   const ServerOptions options;
   const Router router;
-  std::unique_ptr<boost::asio::ssl::context> tls;  // null for plain HTTP
+  // The context new connections handshake with; null for plain HTTP. Replaced by
+  // HttpServer::ReloadTls, which keeps the old one in `retired_tls`: live connections may still
+  // use it, and a rotation every few days costs a few kilobytes for the server's life.
+  [[nodiscard]] boost::asio::ssl::context* CurrentTls() const {
+    const std::lock_guard lock(tls_mutex);
+    return tls.get();
+  }
+  void ReplaceTls(std::unique_ptr<boost::asio::ssl::context> context) {
+    const std::lock_guard lock(tls_mutex);
+    if (tls) retired_tls.push_back(std::move(tls));
+    tls = std::move(context);
+  }
+  std::unique_ptr<boost::asio::ssl::context> tls;
+  std::vector<std::unique_ptr<boost::asio::ssl::context>> retired_tls;
+  mutable std::mutex tls_mutex;
   ConnectionRegistry registry;
   std::atomic<bool> stopping{false};
   std::atomic<std::uint64_t> requests{0};

@@ -26,6 +26,9 @@ struct TlsClientOptions {
   // Optional client certificate for mutual TLS (both or neither).
   std::string certificate_chain_file;
   std::string private_key_file;
+  // The name the server's certificate must carry (and SNI), instead of the host dialed: peers
+  // are dialed by address but identified by node (docs/peer.md). Empty: the host dialed.
+  std::string server_name;
 };
 
 [[nodiscard]] Result<std::unique_ptr<boost::asio::ssl::context>> MakeServerTlsContext(

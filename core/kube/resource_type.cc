@@ -42,6 +42,10 @@ ResourceType ModelCaches() {
 ResourceType ModelRevocations() {
   return {"modelplane.io", "v1alpha1", "modelrevocations", "ModelRevocation", false};
 }
+ResourceType CertificateSigningRequests() {
+  return {"certificates.k8s.io", "v1", "certificatesigningrequests", "CertificateSigningRequest",
+          false};
+}
 ResourceType SourceBudgets() {
   return {"modelplane.io", "v1alpha1", "sourcebudgets", "SourceBudget", false};
 }

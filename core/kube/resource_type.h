@@ -34,6 +34,7 @@ ResourceType ModelRevisions();
 ResourceType ModelCaches();
 ResourceType ModelRevocations();
 ResourceType SourceBudgets();
+ResourceType CertificateSigningRequests();
 ResourceType Deployments();
 ResourceType StatefulSets();
 ResourceType ReplicaSets();

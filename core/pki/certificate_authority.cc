@@ -68,8 +68,7 @@ std::string CertificatePem(X509* certificate) {
 }  // namespace
 
 CertificateAuthority::CertificateAuthority(pki_internal::CertificateHandle certificate,
-                                           pki_internal::KeyHandle key,
-                                           std::string certificate_pem)
+                                           pki_internal::KeyHandle key, std::string certificate_pem)
     : certificate_(std::move(certificate)),
       key_(std::move(key)),
       certificate_pem_(std::move(certificate_pem)) {
@@ -112,15 +111,15 @@ Result<CertificateAuthority> CertificateAuthority::Generate(const std::string& c
     return std::unexpected(OpenSslError(ErrorCode::kInternal, "CA certificate"));
   }
   for (const Status& status :
-       {SetRandomSerial(raw), SetValidity(raw, system_clock::now() - std::chrono::hours(1), not_after),
+       {SetRandomSerial(raw),
+        SetValidity(raw, system_clock::now() - std::chrono::hours(1), not_after),
         SetSubject(raw, common_name)}) {
     if (!status) return std::unexpected(status.error());
   }
   X509_set_issuer_name(raw, X509_get_subject_name(raw));
-  for (const auto& [nid, value] :
-       {std::pair{NID_basic_constraints, "critical,CA:TRUE,pathlen:0"},
-        std::pair{NID_key_usage, "critical,keyCertSign,cRLSign"},
-        std::pair{NID_subject_key_identifier, "hash"}}) {
+  for (const auto& [nid, value] : {std::pair{NID_basic_constraints, "critical,CA:TRUE,pathlen:0"},
+                                   std::pair{NID_key_usage, "critical,keyCertSign,cRLSign"},
+                                   std::pair{NID_subject_key_identifier, "hash"}}) {
     if (auto status = AddExtension(raw, raw, nid, value); !status) {
       return std::unexpected(status.error());
     }
@@ -141,8 +140,8 @@ Result<std::string> CertificateAuthority::Issue(const CertificateRequest& reques
     return MakeError(ErrorCode::kInvalidArgument,
                      "the certificate would not be valid at any time (the CA expires first?)");
   }
-  auto alt_names = pki_internal::MakeSubjectAltNames(options.names.dns_names,
-                                                     options.names.ip_addresses);
+  auto alt_names =
+      pki_internal::MakeSubjectAltNames(options.names.dns_names, options.names.ip_addresses);
   if (!alt_names) return std::unexpected(alt_names.error());
   pki_internal::CertificateHandle certificate(X509_new());
   if (!certificate) return std::unexpected(OpenSslError(ErrorCode::kInternal, "X509_new"));
@@ -152,18 +151,19 @@ Result<std::string> CertificateAuthority::Issue(const CertificateRequest& reques
       X509_set_issuer_name(raw, X509_get_subject_name(certificate_.get())) != 1) {
     return std::unexpected(OpenSslError(ErrorCode::kInternal, "leaf certificate"));
   }
-  for (const Status& status : {SetRandomSerial(raw), SetValidity(raw, options.not_before, not_after),
-                               SetSubject(raw, options.names.common_name)}) {
+  for (const Status& status :
+       {SetRandomSerial(raw), SetValidity(raw, options.not_before, not_after),
+        SetSubject(raw, options.names.common_name)}) {
     if (!status) return std::unexpected(status.error());
   }
   // RSA keys may be used for key transport in TLS 1.2; EC keys only sign.
   const char* key_usage =
       request.rsa() ? "critical,digitalSignature,keyEncipherment" : "critical,digitalSignature";
-  for (const auto& [nid, value] : {std::pair{NID_basic_constraints, "critical,CA:FALSE"},
-                                   std::pair{NID_key_usage, key_usage},
-                                   std::pair{NID_ext_key_usage, "serverAuth,clientAuth"},
-                                   std::pair{NID_subject_key_identifier, "hash"},
-                                   std::pair{NID_authority_key_identifier, "keyid,issuer"}}) {
+  for (const auto& [nid, value] :
+       {std::pair{NID_basic_constraints, "critical,CA:FALSE"}, std::pair{NID_key_usage, key_usage},
+        std::pair{NID_ext_key_usage, "serverAuth,clientAuth"},
+        std::pair{NID_subject_key_identifier, "hash"},
+        std::pair{NID_authority_key_identifier, "keyid,issuer"}}) {
     if (auto status = AddExtension(raw, certificate_.get(), nid, value); !status) {
       return std::unexpected(status.error());
     }

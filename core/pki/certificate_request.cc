@@ -54,8 +54,9 @@ Status CheckKeyStrength(EVP_PKEY* key) {
     }
   } else if (EVP_PKEY_is_a(key, "RSA")) {
     if (EVP_PKEY_get_bits(key) >= 2048) return Ok();
-    return MakeError(ErrorCode::kInvalidArgument,
-                     fmt::format("an RSA key of {} bits (2048 or more only)", EVP_PKEY_get_bits(key)));
+    return MakeError(
+        ErrorCode::kInvalidArgument,
+        fmt::format("an RSA key of {} bits (2048 or more only)", EVP_PKEY_get_bits(key)));
   }
   return MakeError(ErrorCode::kInvalidArgument, "a key that is neither EC nor RSA");
 }
@@ -75,7 +76,8 @@ Status CheckNames(const CertificateNames& names) {
 
 }  // namespace
 
-Result<std::string> MakeCertificateRequestPem(const PrivateKey& key, const CertificateNames& names) {
+Result<std::string> MakeCertificateRequestPem(const PrivateKey& key,
+                                              const CertificateNames& names) {
   if (auto status = CheckNames(names); !status) return std::unexpected(status.error());
   pki_internal::RequestHandle request(X509_REQ_new());
   if (!request) return std::unexpected(OpenSslError(ErrorCode::kInternal, "X509_REQ_new"));
@@ -90,11 +92,10 @@ Result<std::string> MakeCertificateRequestPem(const PrivateKey& key, const Certi
   auto alt_names = pki_internal::MakeSubjectAltNames(names.dns_names, names.ip_addresses);
   if (!alt_names) return std::unexpected(alt_names.error());
   STACK_OF(X509_EXTENSION)* extensions = sk_X509_EXTENSION_new_null();
-  const bool added =
-      extensions != nullptr &&
-      X509V3_add1_i2d(&extensions, NID_subject_alt_name, alt_names->get(), 0,
-                      X509V3_ADD_DEFAULT) == 1 &&
-      X509_REQ_add_extensions(request.get(), extensions) == 1;
+  const bool added = extensions != nullptr &&
+                     X509V3_add1_i2d(&extensions, NID_subject_alt_name, alt_names->get(), 0,
+                                     X509V3_ADD_DEFAULT) == 1 &&
+                     X509_REQ_add_extensions(request.get(), extensions) == 1;
   sk_X509_EXTENSION_pop_free(extensions, X509_EXTENSION_free);
   if (!added) return std::unexpected(OpenSslError(ErrorCode::kInternal, "request extensions"));
   if (X509_REQ_sign(request.get(), key.native(), EVP_sha256()) <= 0) {
@@ -141,8 +142,12 @@ Result<CertificateRequest> CertificateRequest::Parse(std::string_view pem) {
   return CertificateRequest(std::move(request), std::move(names), std::move(*fingerprint));
 }
 
-EVP_PKEY* CertificateRequest::public_key() const { return X509_REQ_get0_pubkey(request_.get()); }
+EVP_PKEY* CertificateRequest::public_key() const {
+  return X509_REQ_get0_pubkey(request_.get());
+}
 
-bool CertificateRequest::rsa() const { return EVP_PKEY_is_a(public_key(), "RSA") == 1; }
+bool CertificateRequest::rsa() const {
+  return EVP_PKEY_is_a(public_key(), "RSA") == 1;
+}
 
 }  // namespace modelplane::core

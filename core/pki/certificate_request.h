@@ -42,7 +42,9 @@ class CertificateRequest {
  private:
   CertificateRequest(pki_internal::RequestHandle request, CertificateNames names,
                      std::string fingerprint)
-      : request_(std::move(request)), names_(std::move(names)), fingerprint_(std::move(fingerprint)) {}
+      : request_(std::move(request)),
+        names_(std::move(names)),
+        fingerprint_(std::move(fingerprint)) {}
   pki_internal::RequestHandle request_;
   CertificateNames names_;
   std::string fingerprint_;

@@ -1,9 +1,8 @@
 #include "core/pki/openssl_handles.h"
 
-#include <arpa/inet.h>
-
 #include <array>
 
+#include <arpa/inet.h>
 #include <fmt/format.h>
 #include <openssl/err.h>
 #include <openssl/sha.h>
@@ -22,9 +21,9 @@ Error OpenSslError(ErrorCode code, std::string_view what) {
 Result<BioHandle> ReadBio(std::string_view pem, std::size_t max_bytes, std::string_view what) {
   if (pem.empty()) return MakeError(ErrorCode::kInvalidArgument, fmt::format("{} is empty", what));
   if (pem.size() > max_bytes) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     fmt::format("{} has {} bytes, more than the {} allowed", what, pem.size(),
-                                 max_bytes));
+    return MakeError(
+        ErrorCode::kInvalidArgument,
+        fmt::format("{} has {} bytes, more than the {} allowed", what, pem.size(), max_bytes));
   }
   BioHandle bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
   if (!bio) return std::unexpected(OpenSslError(ErrorCode::kInternal, "BIO_new_mem_buf"));

@@ -54,7 +54,7 @@ template <class Write>
 
 // A GENERAL_NAMES list of DNS names and IP addresses (textual, v4 or v6); refuses a malformed IP.
 [[nodiscard]] Result<NamesHandle> MakeSubjectAltNames(const std::vector<std::string>& dns_names,
-                                                     const std::vector<std::string>& ip_addresses);
+                                                      const std::vector<std::string>& ip_addresses);
 
 // The DNS names and IP addresses of a subjectAltName list; any other kind of name is refused
 // (an issuer that cannot check a name must not sign it).

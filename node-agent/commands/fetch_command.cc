@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "core/api/model_revision.h"
+#include "core/api/peer_identity.h"
 #include "core/clock/clock.h"
 #include "core/config/byte_size.h"
 #include "core/config/duration.h"
@@ -31,6 +32,7 @@ struct FetchFlags {
   std::string peer_ca;
   std::string peer_certificate;
   std::string peer_key;
+  std::string peer_node;  // the node whose per-node certificate the peers must present
   std::string peer_token_key_file;
   bool peer_plain_http = false;
   bool skip_spec_sources = false;
@@ -85,6 +87,9 @@ int RunFetch(const FetchFlags& flags) {
       options.tls = core::TlsClientOptions{.ca_file = flags.peer_ca,
                                            .certificate_chain_file = flags.peer_certificate,
                                            .private_key_file = flags.peer_key};
+      if (!flags.peer_node.empty()) {
+        options.tls->server_name = core::api::PeerIdentityName(flags.peer_node);
+      }
     }
     auto source = PeerRangeSource::Create(std::move(options), clock);
     if (!source) return fail_usage(source.error().Wrap("peer " + peer));
@@ -167,6 +172,9 @@ Subcommand AddFetchCommand(CLI::App& parent) {
   app->add_option("--peer-ca", flags->peer_ca, "CA that signs peer certificates (PEM)");
   app->add_option("--peer-cert", flags->peer_certificate, "client certificate for mutual TLS");
   app->add_option("--peer-key", flags->peer_key, "client key for mutual TLS");
+  app->add_option("--peer-node", flags->peer_node,
+                  "the node the peers' certificates must name (per-node certificates, "
+                  "docs/peer.md) instead of the address dialed");
   app->add_option("--peer-token-key-file", flags->peer_token_key_file,
                   "shared key that signs peer request tokens");
   app->add_flag("--peer-plain-http", flags->peer_plain_http,

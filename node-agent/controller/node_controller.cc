@@ -440,7 +440,7 @@ core::Result<core::ReconcileResult> NodeController::Reconcile() {
 
   core::api::ModelCacheStatus status;
   status.observed_generation = cache->metadata.generation;
-  status.peer_endpoint = options_.peer_endpoint;
+  status.peer_endpoint = PeerEndpoint();
   status.zone = options_.zone;
   std::map<std::string, core::api::CachedRevision> entries;  // by digest
   std::map<std::string, std::string> digest_of_reference;    // "ns/name" -> digest when Ready
@@ -590,6 +590,7 @@ core::Result<core::ReconcileResult> NodeController::Reconcile() {
       if (held) (void)facts_for(digest);
     }
     std::vector<RevisionFacts> list;
+    list.reserve(facts.size());
     for (auto& [digest, item] : facts) list.push_back(std::move(item));
     retention->BeginPass(std::move(list));
   }
@@ -598,7 +599,7 @@ core::Result<core::ReconcileResult> NodeController::Reconcile() {
   std::map<core::Sha256Bytes, std::set<core::Sha256Bytes>> blobs_by_digest;
   const PeerLookup lookup{
       .self_name = options_.node_name,
-      .self_endpoint = options_.peer_endpoint,
+      .self_endpoint = PeerEndpoint(),
       .zone = options_.zone,
       .blobs_of = [&](const core::Sha256Bytes& digest) -> const std::set<core::Sha256Bytes>* {
         if (auto known = blobs_by_digest.find(digest); known != blobs_by_digest.end()) {
@@ -672,7 +673,7 @@ core::Result<core::ReconcileResult> NodeController::Reconcile() {
     stager_->SetPeers(loaded.digest, peers_of(loaded));
     if (auto state = stager_->State(loaded.digest)) {
       entry.state = std::string(StagingPhaseName(state->phase));
-      entry.bytes_done = state->bytes_done;
+      entry.bytes_done = static_cast<std::int64_t>(state->bytes_done);
       entry.source_tier = state->tier;
       entry.timestamps = ToStageTimestamps(state->times);
       entry.reason = state->reason;

@@ -114,6 +114,12 @@ class NodeController final : public RevisionResolver {
     core::EventRecorder* events = nullptr;
   };
   void SetRetention(RetentionHooks hooks) { retention_ = std::move(hooks); }
+  // The endpoint other agents dial, once the peer server listens (it may start after the
+  // controller, when its certificate comes from the operator); status advertises it from then.
+  void SetPeerEndpoint(std::string endpoint) {
+    const std::lock_guard lock(peer_endpoint_mutex_);
+    peer_endpoint_ = std::move(endpoint);
+  }
   // Starts the informers and, once they synced, the loop. False if `stop` fired first.
   [[nodiscard]] bool Start(core::CancellationToken& stop);
   void Stop();
@@ -166,6 +172,12 @@ class NodeController final : public RevisionResolver {
   // Written at each pass, read by the revision informer's handlers. Before the first pass
   // every revision concerns this node.
   mutable std::mutex watched_mutex_;
+  [[nodiscard]] std::string PeerEndpoint() const {
+    const std::lock_guard lock(peer_endpoint_mutex_);
+    return peer_endpoint_;
+  }
+  mutable std::mutex peer_endpoint_mutex_;
+  std::string peer_endpoint_ = options_.peer_endpoint;  // until SetPeerEndpoint
   std::optional<std::set<std::string>> watched_revisions_;
   core::Clock::SteadyTime last_status_write_{};
   std::optional<TransferLimits> limits_;  // the last applied

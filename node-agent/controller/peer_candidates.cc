@@ -12,7 +12,9 @@ std::vector<PeerCandidate> FindPeerCandidates(const std::vector<core::api::Model
     if (cache.metadata.name == lookup.self_name || !cache.status) continue;
     const core::api::ModelCacheStatus& status = *cache.status;
     if (status.peer_endpoint.empty() || status.peer_endpoint == lookup.self_endpoint) continue;
-    PeerCandidate candidate{.endpoint = status.peer_endpoint, .nearby = status.zone == lookup.zone};
+    PeerCandidate candidate{.node_name = cache.metadata.name,
+                            .endpoint = status.peer_endpoint,
+                            .nearby = status.zone == lookup.zone};
     candidate.holding.everything = false;
     for (const core::api::CachedRevision& held : status.revisions) {
       const bool ready = held.state == core::api::kCacheStateReady;

@@ -21,6 +21,7 @@
 namespace modelplane::agent {
 
 struct PeerCandidate {
+  std::string node_name;  // whose ModelCache advertised it: the identity its certificate names
   std::string endpoint;
   bool nearby = true;   // same zone
   PeerHolding holding;  // never "everything": the blobs it holds or stages of the revision

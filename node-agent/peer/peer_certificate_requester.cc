@@ -1,9 +1,5 @@
 #include "node-agent/peer/peer_certificate_requester.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -11,7 +7,10 @@
 #include <fstream>
 #include <sstream>
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/api/json_lookup.h"
 #include "core/api/peer_identity.h"
@@ -115,7 +114,8 @@ core::Result<PeerCertificate> PeerCertificateRequester::Current() const {
     return core::MakeError(core::ErrorCode::kInvalidArgument,
                            file() + " is not a certificate of this node for its key");
   }
-  return PeerCertificate{.file = file(), .not_before = info->not_before, .not_after = info->not_after};
+  return PeerCertificate{
+      .file = file(), .not_before = info->not_before, .not_after = info->not_after};
 }
 
 core::Result<PeerCertificate> PeerCertificateRequester::Ensure(core::CancellationToken& cancel) {
@@ -132,8 +132,8 @@ core::Result<PeerCertificate> PeerCertificateRequester::Ensure(core::Cancellatio
   const std::string pending_path = (fs::path(options_.directory) / kPendingKeyFile).string();
   auto pending_pem = ReadIfPresent(pending_path);
   if (!pending_pem) return std::unexpected(pending_pem.error());
-  auto key = pending_pem->empty() ? core::PrivateKey::Generate()
-                                  : core::PrivateKey::FromPem(*pending_pem);
+  auto key =
+      pending_pem->empty() ? core::PrivateKey::Generate() : core::PrivateKey::FromPem(*pending_pem);
   if (!key) key = core::PrivateKey::Generate();  // an unreadable leftover is replaced
   if (!key) return std::unexpected(key.error());
   if (pending_pem->empty() || pending_pem->find(key->ToPem()) == std::string::npos) {
@@ -151,9 +151,7 @@ core::Result<PeerCertificate> PeerCertificateRequester::Ensure(core::Cancellatio
   const json request = {
       {"apiVersion", "certificates.k8s.io/v1"},
       {"kind", "CertificateSigningRequest"},
-      {"metadata",
-       {{"name", name},
-        {"labels", {{"app.kubernetes.io/managed-by", "modelplane"}}}}},
+      {"metadata", {{"name", name}, {"labels", {{"app.kubernetes.io/managed-by", "modelplane"}}}}},
       {"spec",
        {{"request", core::EncodeBase64(*request_pem)},
         {"signerName", std::string(core::api::kPeerSignerName)},
@@ -191,8 +189,9 @@ core::Result<PeerCertificate> PeerCertificateRequester::Ensure(core::Cancellatio
   if (!current) return std::unexpected(current.error());
   logger_.Info("peer_certificate_issued",
                {{"request", name},
-                {"not_after", core::api::FormatTimestamp(std::chrono::time_point_cast<
-                                  std::chrono::microseconds>(current->not_after))}});
+                {"not_after",
+                 core::api::FormatTimestamp(std::chrono::time_point_cast<std::chrono::microseconds>(
+                     current->not_after))}});
   return current;
 }
 
@@ -203,17 +202,18 @@ core::Result<std::string> PeerCertificateRequester::WaitForCertificate(
     auto request = client_.Get(core::resources::CertificateSigningRequests(), "", name);
     if (request) {
       std::string message;
-      if (HasCondition(*request, "Denied", &message) || HasCondition(*request, "Failed", &message)) {
-        return core::MakeError(core::ErrorCode::kPermissionDenied,
-                               fmt::format("peer certificate request {} refused: {}", name,
-                                           message));
+      if (HasCondition(*request, "Denied", &message) ||
+          HasCondition(*request, "Failed", &message)) {
+        return core::MakeError(
+            core::ErrorCode::kPermissionDenied,
+            fmt::format("peer certificate request {} refused: {}", name, message));
       }
       const std::string encoded = core::api::StringMember(*request, {"status", "certificate"});
       if (!encoded.empty()) return core::DecodeBase64(encoded, "status.certificate");
     } else if (request.error().code() == core::ErrorCode::kNotFound) {
-      return std::unexpected(core::Error(
-          core::ErrorCode::kUnavailable, fmt::format("peer certificate request {} was deleted", name),
-          true));
+      return std::unexpected(
+          core::Error(core::ErrorCode::kUnavailable,
+                      fmt::format("peer certificate request {} was deleted", name), true));
     }
     if (clock_.Now() >= deadline) {
       return std::unexpected(core::Error(
@@ -224,7 +224,8 @@ core::Result<std::string> PeerCertificateRequester::WaitForCertificate(
           true));
     }
     if (!cancel.SleepFor(options_.poll_interval)) {
-      return core::MakeError(core::ErrorCode::kCancelled, "stopped while waiting for a certificate");
+      return core::MakeError(core::ErrorCode::kCancelled,
+                             "stopped while waiting for a certificate");
     }
   }
 }

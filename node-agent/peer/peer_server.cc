@@ -7,6 +7,7 @@
 #include <cstring>
 #include <span>
 #include <string_view>
+#include <system_error>
 #include <thread>
 #include <utility>
 
@@ -102,6 +103,11 @@ class PeerServer::Impl {
   }
 
   void SetUploadRate(std::uint64_t bytes_per_second) { throttle_.SetRate(bytes_per_second); }
+  [[nodiscard]] core::Status ReloadTls() {
+    if (!http_)
+      return core::MakeError(core::ErrorCode::kInternal, "the peer server is not started");
+    return http_->ReloadTls();
+  }
 
   [[nodiscard]] core::Status Start() {
     core::ServerOptions server;
@@ -280,8 +286,9 @@ class PeerServer::Impl::BlobBody final : public core::BodySource {
           ::pread(fd_.get(), out.data() + done, want - done, static_cast<off_t>(offset + done));
       if (count < 0 && errno == EINTR) continue;
       if (count < 0) {
-        return core::MakeError(core::ErrorCode::kIo,
-                               fmt::format("reading blob: {}", std::strerror(errno)));
+        return core::MakeError(
+            core::ErrorCode::kIo,
+            fmt::format("reading blob: {}", std::system_category().message(errno)));
       }
       if (count == 0) break;  // shorter than announced; the server reports the short body
       done += static_cast<std::size_t>(count);
@@ -365,7 +372,8 @@ core::ServerResponse PeerServer::Impl::Serve(const core::ServerRequest& request)
     logger_.Warn("peer_blob_unreadable",
                  {{"blob", name},
                   {"path", blob->path.string()},
-                  {"error", fd.valid() ? "size differs from catalog" : std::strerror(errno)}});
+                  {"error", fd.valid() ? "size differs from catalog"
+                                       : std::system_category().message(errno)}});
     return core::ServerResponse::Text(http::status::not_found, "blob not found\n");
   }
 
@@ -438,6 +446,10 @@ PeerServer::~PeerServer() {
 
 void PeerServer::SetUploadRate(std::uint64_t bytes_per_second) {
   impl_->SetUploadRate(bytes_per_second);
+}
+
+core::Status PeerServer::ReloadTls() {
+  return impl_->ReloadTls();
 }
 
 std::uint16_t PeerServer::port() const {

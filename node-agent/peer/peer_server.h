@@ -88,6 +88,9 @@ class PeerServer {
   // Caps what all streams send together from now on (0: unlimited): the node agent lowers it
   // while the node serves inference.
   void SetUploadRate(std::uint64_t bytes_per_second);
+  // Reads the certificate and key files again (a renewed peer certificate): new connections
+  // use them; on failure the old stay in use.
+  [[nodiscard]] core::Status ReloadTls();
   void Stop();
 
   class Impl;

@@ -14,7 +14,9 @@ PeerServing::PeerServing(PeerServingOptions options, const BlobCatalog& catalog,
       clock_(clock),
       upload_rate_(options_.server.max_upload_bytes_per_second) {}
 
-PeerServing::~PeerServing() { Stop(); }
+PeerServing::~PeerServing() {
+  Stop();
+}
 
 core::Status PeerServing::Start(std::function<void(const std::string& endpoint)> on_serving) {
   on_serving_ = std::move(on_serving);
@@ -81,10 +83,11 @@ void PeerServing::KeepCertificate() {
     std::chrono::nanoseconds wait = options_.retry_interval;
     if (!certificate) {
       if (stop_.cancelled()) return;
-      logger_.Warn("peer_certificate_unavailable",
-                   {{"error", certificate.error().ToString()},
-                    {"effect", "no peer serving, peers read with tokens only, until it comes"},
-                    {"retry_in_seconds", static_cast<std::int64_t>(options_.retry_interval.count())}});
+      logger_.Warn(
+          "peer_certificate_unavailable",
+          {{"error", certificate.error().ToString()},
+           {"effect", "no peer serving, peers read with tokens only, until it comes"},
+           {"retry_in_seconds", static_cast<std::int64_t>(options_.retry_interval.count())}});
     } else {
       bool serving = false;
       bool renewed = false;

@@ -32,7 +32,6 @@ bool HasCondition(const json& request, std::string_view type) {
   });
 }
 
-
 // The node a pod-bound token names: exactly one value of the extra, or empty.
 std::string TokenNode(const json& request) {
   const json* extra = core::api::FindMember(request, {"spec", "extra"});
@@ -68,9 +67,10 @@ core::Result<core::CertificateRequest> ReadCertificateRequest(const json& reques
 
 PeerCertificateDecision DecidePeerCertificate(const json& request, const json* node,
                                               const PeerCertificatePolicy& policy) {
-  if (core::api::StringMember(request, {"spec", "signerName"}) != core::api::kPeerSignerName) return {};
-  if (!core::api::StringMember(request, {"status", "certificate"}).empty() || HasCondition(request, "Denied") ||
-      HasCondition(request, "Failed")) {
+  if (core::api::StringMember(request, {"spec", "signerName"}) != core::api::kPeerSignerName)
+    return {};
+  if (!core::api::StringMember(request, {"status", "certificate"}).empty() ||
+      HasCondition(request, "Denied") || HasCondition(request, "Failed")) {
     return {};
   }
   const std::string username = core::api::StringMember(request, {"spec", "username"});
@@ -128,8 +128,8 @@ PeerCertificateDecision DecidePeerCertificate(const json& request, const json* n
     decision.lifetime =
         std::clamp(std::chrono::seconds(seconds), kMinimumLifetime, policy.max_lifetime);
   }
-  decision.message = fmt::format("peer certificate for node {} signed by the modelplane operator",
-                                 node_name);
+  decision.message =
+      fmt::format("peer certificate for node {} signed by the modelplane operator", node_name);
   return decision;
 }
 

@@ -60,8 +60,7 @@ core::Result<std::unique_ptr<PeerCertificateSigner>> PeerCertificateSigner::Crea
       client, watcher, std::move(options), std::move(*authority), logger, clock));
 }
 
-PeerCertificateSigner::PeerCertificateSigner(core::KubeClient& client,
-                                             const core::Watcher& watcher,
+PeerCertificateSigner::PeerCertificateSigner(core::KubeClient& client, const core::Watcher& watcher,
                                              PeerCertificateSignerOptions options,
                                              core::CertificateAuthority authority,
                                              const core::Logger& logger, const core::Clock& clock)
@@ -76,22 +75,25 @@ PeerCertificateSigner::PeerCertificateSigner(core::KubeClient& client,
                  .resync_period = options_.resync_period},
                 clock),
       queue_(core::MakeDefaultControllerRateLimiter(clock), clock),
-      runner_(queue_, [this](const std::string& name) { return Reconcile(name); }, 1,
-              [this](const std::string& name, const core::Error& error) {
-                logger_.Warn("reconcile_failed", {{"controller", "peer_certificates"},
-                                                  {"key", name},
-                                                  {"error", error.ToString()}});
-              }) {
+      runner_(
+          queue_, [this](const std::string& name) { return Reconcile(name); }, 1,
+          [this](const std::string& name, const core::Error& error) {
+            logger_.Warn(
+                "reconcile_failed",
+                {{"controller", "peer_certificates"}, {"key", name}, {"error", error.ToString()}});
+          }) {
   const auto enqueue = [this](const core::ObjectPtr& object) {
     queue_.Add(core::ObjectStore::KeyOf(*object));
   };
-  requests_.AddHandlers({.on_add = enqueue,
-                         .on_update = [enqueue](const core::ObjectPtr&,
-                                                const core::ObjectPtr& now) { enqueue(now); },
-                         .on_delete = {}});
+  requests_.AddHandlers(
+      {.on_add = enqueue,
+       .on_update = [enqueue](const core::ObjectPtr&, const core::ObjectPtr& now) { enqueue(now); },
+       .on_delete = {}});
 }
 
-PeerCertificateSigner::~PeerCertificateSigner() { Stop(); }
+PeerCertificateSigner::~PeerCertificateSigner() {
+  Stop();
+}
 
 void PeerCertificateSigner::Start() {
   if (started_) return;
@@ -127,8 +129,7 @@ core::Result<core::ReconcileResult> PeerCertificateSigner::Apply(
     const json& request, const PeerCertificateDecision& decision) {
   const std::string name = core::ObjectStore::KeyOf(request);
   switch (decision.verdict) {
-    case Verdict::kIgnore:
-      return core::ReconcileResult::Done();
+    case Verdict::kIgnore: return core::ReconcileResult::Done();
     case Verdict::kNeedsNode:  // not reached: Reconcile reads the Node first
       return core::ReconcileResult::RequeueAfter(kNodeWait);
     case Verdict::kDeny: {
@@ -161,11 +162,10 @@ core::Result<json> PeerCertificateSigner::AddCondition(const json& request, cons
                         {"message", message},
                         {"lastUpdateTime", now},
                         {"lastTransitionTime", now}});
-  return client_.Request(
-      "PUT",
-      core::resources::CertificateSigningRequests().Path(
-          "", core::ObjectStore::KeyOf(request), "approval"),
-      updated, "application/json");
+  return client_.Request("PUT",
+                         core::resources::CertificateSigningRequests().Path(
+                             "", core::ObjectStore::KeyOf(request), "approval"),
+                         updated, "application/json");
 }
 
 core::Status PeerCertificateSigner::Issue(const json& request,

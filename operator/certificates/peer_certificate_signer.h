@@ -53,9 +53,8 @@ class PeerCertificateSigner {
 
  private:
   PeerCertificateSigner(core::KubeClient& client, const core::Watcher& watcher,
-                        PeerCertificateSignerOptions options,
-                        core::CertificateAuthority authority, const core::Logger& logger,
-                        const core::Clock& clock);
+                        PeerCertificateSignerOptions options, core::CertificateAuthority authority,
+                        const core::Logger& logger, const core::Clock& clock);
   [[nodiscard]] core::Result<core::ReconcileResult> Apply(const nlohmann::json& request,
                                                           const PeerCertificateDecision& decision);
   [[nodiscard]] core::Result<nlohmann::json> AddCondition(const nlohmann::json& request,

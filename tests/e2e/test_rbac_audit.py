@@ -300,3 +300,32 @@ def test_an_apply_that_created_its_object_uses_create_as_well():
     lines[-1] = event(OPERATOR, "patch", "pods", "team-a", "server-1", code=200)
     report = rbac_audit.check(documents, rbac_audit.read_requests(lines), ("operator",), {})
     assert [f for f in report.failures if "create pods cluster-wide" in f], report.failures
+
+
+def test_a_signer_grant_is_used_by_the_request_admission_checks_it_for():
+    # kube-apiserver checks "approve" and "sign" on the signer inside admission, when a
+    # CertificateSigningRequest's approval or status is updated: those updates use the grant.
+    chart = CHART.replace('''  - apiGroups: [""]
+    resources: ["pods"]
+    verbs: ["list", "watch", "patch"]''', '''  - apiGroups: [""]
+    resources: ["pods"]
+    verbs: ["list", "watch", "patch"]
+  - apiGroups: ["certificates.k8s.io"]
+    resources: ["certificatesigningrequests/approval", "certificatesigningrequests/status"]
+    verbs: ["update"]
+  - apiGroups: ["certificates.k8s.io"]
+    resources: ["signers"]
+    resourceNames: ["modelplane.io/peer"]
+    verbs: ["approve", "sign"]''')
+    documents = rbac_audit.load_documents(chart)
+    approval = event(OPERATOR, "update", "certificatesigningrequests", name="csr-1",
+                     group="certificates.k8s.io", subresource="approval")
+    status = event(OPERATOR, "update", "certificatesigningrequests", name="csr-1",
+                   group="certificates.k8s.io", subresource="status")
+    report = rbac_audit.check(documents, rbac_audit.read_requests(
+        everything_used() + [approval, status]), ("operator",), {})
+    assert report.failures == [], report.failures
+    # Without a signed certificate, "sign" was never checked: unused.
+    report = rbac_audit.check(documents, rbac_audit.read_requests(
+        everything_used() + [approval]), ("operator",), {})
+    assert [f for f in report.failures if "sign signers.certificates.k8s.io" in f], report.failures

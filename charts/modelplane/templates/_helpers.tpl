@@ -65,6 +65,12 @@ seccompProfile:
 {{- end -}}
 
 {{/* Mutual TLS between the second scheduler and the extender (templates/extender-tls.yaml). */}}
+{{- define "modelplane.peerCaSecretName" -}}
+{{- default (printf "%s-peer-ca" (include "modelplane.fullname" .)) .Values.nodeAgent.peerCertificates.caSecret -}}
+{{- end -}}
+{{- define "modelplane.peerCertificatesEnabled" -}}
+{{- if and .Values.nodeAgent.enabled .Values.nodeAgent.peerCertificates.enabled }}true{{ end -}}
+{{- end -}}
 {{- define "modelplane.extenderTlsSecretName" -}}
 {{- printf "%s-tls" (include "modelplane.extenderName" .) -}}
 {{- end -}}

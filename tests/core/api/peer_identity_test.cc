@@ -19,8 +19,8 @@ TEST(PeerIdentityTest, RequestNamesAreOnePerKeyAndStayObjectNames) {
   const std::string long_node(253, 'n');
   const std::string shortened = PeerCertificateRequestName(long_node, "sha256:0123456789abcdef");
   EXPECT_LE(shortened.size(), 253U);
-  EXPECT_NE(shortened, PeerCertificateRequestName(std::string(252, 'n') + "m",
-                                                  "sha256:0123456789abcdef"));
+  EXPECT_NE(shortened,
+            PeerCertificateRequestName(std::string(252, 'n') + "m", "sha256:0123456789abcdef"));
 }
 
 }  // namespace

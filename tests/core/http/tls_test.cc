@@ -1,4 +1,5 @@
 #include <atomic>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <optional>
@@ -92,6 +93,37 @@ TEST_F(TlsTest, ClientRejectsAServerSignedByAnotherCa) {
   EXPECT_EQ(response.error().code(), ErrorCode::kUnauthenticated);
   EXPECT_FALSE(response.error().retryable());
   EXPECT_EQ(server_->stats().requests, 0U);
+}
+
+TEST_F(TlsTest, AServerNameReplacesTheDialedHostInTheCertificateCheck) {
+  StartServer(/*mutual=*/false);
+  // Dialed by address, verified by name: the certificate names "localhost".
+  auto named = Fetch({.ca_file = pki_.ca_file, .server_name = "localhost"});
+  ASSERT_TRUE(named) << named.error().ToString();
+  // A name the certificate does not carry fails although the address it was dialed by matches.
+  auto other = Fetch({.ca_file = pki_.ca_file, .server_name = "node-8.example"});
+  ASSERT_FALSE(other);
+  EXPECT_EQ(other.error().code(), ErrorCode::kUnauthenticated);
+  EXPECT_EQ(server_->stats().requests, 1U);
+}
+
+TEST_F(TlsTest, AReloadServesTheRenewedCertificateToNewConnections) {
+  StartServer(/*mutual=*/false);
+  ASSERT_TRUE(Fetch({.ca_file = pki_.ca_file}));
+  // Renewal by another CA, written over the same files, as a rotation would.
+  auto renewed = testing::MakeTestPki(directory_->path() + "/renewed");
+  ASSERT_TRUE(renewed) << renewed.error().ToString();
+  std::filesystem::copy_file(renewed->server_certificate_file, pki_.server_certificate_file,
+                             std::filesystem::copy_options::overwrite_existing);
+  std::filesystem::copy_file(renewed->server_key_file, pki_.server_key_file,
+                             std::filesystem::copy_options::overwrite_existing);
+  ASSERT_TRUE(server_->ReloadTls());
+  EXPECT_TRUE(Fetch({.ca_file = renewed->ca_file}));
+  EXPECT_FALSE(Fetch({.ca_file = pki_.ca_file}));
+  // A broken file keeps the current certificate in use.
+  std::ofstream(pki_.server_key_file, std::ios::trunc) << "not a key";
+  EXPECT_FALSE(server_->ReloadTls());
+  EXPECT_TRUE(Fetch({.ca_file = renewed->ca_file}));
 }
 
 TEST_F(TlsTest, MutualTlsRejectsAClientWithoutCertificate) {

@@ -23,24 +23,23 @@ CertificateAuthority MakeAuthority() {
 TEST(CertificateRequestTest, CarriesTheNamesAndKeyOfItsMaker) {
   auto key = PrivateKey::Generate();
   ASSERT_TRUE(key) << key.error().ToString();
-  auto pem = MakeCertificateRequestPem(
-      *key, {.common_name = "modelplane-peer",
-             .dns_names = {"node-a.peer.modelplane.invalid"},
-             .ip_addresses = {"10.0.0.7", "fd00::7"}});
+  auto pem = MakeCertificateRequestPem(*key, {.common_name = "modelplane-peer",
+                                              .dns_names = {"node-a.peer.modelplane.invalid"},
+                                              .ip_addresses = {"10.0.0.7", "fd00::7"}});
   ASSERT_TRUE(pem) << pem.error().ToString();
   auto request = CertificateRequest::Parse(*pem);
   ASSERT_TRUE(request) << request.error().ToString();
   EXPECT_EQ(request->names().common_name, "modelplane-peer");
-  EXPECT_EQ(request->names().dns_names,
-            std::vector<std::string>{"node-a.peer.modelplane.invalid"});
+  EXPECT_EQ(request->names().dns_names, std::vector<std::string>{"node-a.peer.modelplane.invalid"});
   EXPECT_EQ(request->names().ip_addresses, (std::vector<std::string>{"10.0.0.7", "fd00::7"}));
   EXPECT_EQ(request->public_key_fingerprint(), key->fingerprint());
 }
 
 TEST(CertificateRequestTest, RefusesGarbageOversizedAndTamperedRequests) {
   EXPECT_FALSE(CertificateRequest::Parse(""));
-  EXPECT_FALSE(CertificateRequest::Parse("-----BEGIN CERTIFICATE REQUEST-----\nAAAA\n"
-                                         "-----END CERTIFICATE REQUEST-----\n"));
+  EXPECT_FALSE(
+      CertificateRequest::Parse("-----BEGIN CERTIFICATE REQUEST-----\nAAAA\n"
+                                "-----END CERTIFICATE REQUEST-----\n"));
   EXPECT_FALSE(CertificateRequest::Parse(std::string(17 * 1024, 'A')));
   auto key = PrivateKey::Generate();
   ASSERT_TRUE(key);
@@ -60,19 +59,19 @@ TEST(CertificateAuthorityTest, IssuesWhatTheSignerDecidedNotWhatTheRequestAsked)
   const CertificateAuthority authority = MakeAuthority();
   auto key = PrivateKey::Generate();
   ASSERT_TRUE(key);
-  auto pem = MakeCertificateRequestPem(
-      *key, {.common_name = "admin", .dns_names = {"kubernetes.default.svc"},
-             .ip_addresses = {"10.96.0.1"}});
+  auto pem = MakeCertificateRequestPem(*key, {.common_name = "admin",
+                                              .dns_names = {"kubernetes.default.svc"},
+                                              .ip_addresses = {"10.96.0.1"}});
   ASSERT_TRUE(pem);
   auto request = CertificateRequest::Parse(*pem);
   ASSERT_TRUE(request);
   const auto now = system_clock::now();
-  auto certificate = authority.Issue(
-      *request, {.names = {.common_name = "modelplane-peer",
-                           .dns_names = {"node-a.peer.modelplane.invalid"},
-                           .ip_addresses = {"10.0.0.7"}},
-                 .not_before = now - 5min,
-                 .not_after = now + 1h});
+  auto certificate =
+      authority.Issue(*request, {.names = {.common_name = "modelplane-peer",
+                                           .dns_names = {"node-a.peer.modelplane.invalid"},
+                                           .ip_addresses = {"10.0.0.7"}},
+                                 .not_before = now - 5min,
+                                 .not_after = now + 1h});
   ASSERT_TRUE(certificate) << certificate.error().ToString();
   auto info = ReadCertificateInfo(*certificate);
   ASSERT_TRUE(info) << info.error().ToString();
@@ -91,8 +90,7 @@ TEST(CertificateAuthorityTest, NeverIssuesPastItsOwnExpiry) {
   auto request = CertificateRequest::Parse(*MakeCertificateRequestPem(*key, {}));
   ASSERT_TRUE(request);
   const auto now = system_clock::now();
-  auto certificate =
-      authority->Issue(*request, {.not_before = now, .not_after = now + 24h * 30});
+  auto certificate = authority->Issue(*request, {.not_before = now, .not_after = now + 24h * 30});
   ASSERT_TRUE(certificate);
   EXPECT_LE(ReadCertificateInfo(*certificate)->not_after, authority->not_after());
   EXPECT_FALSE(authority->Issue(*request, {.not_before = now + 3h, .not_after = now + 4h}));
@@ -100,8 +98,8 @@ TEST(CertificateAuthorityTest, NeverIssuesPastItsOwnExpiry) {
 
 TEST(CertificateAuthorityTest, LoadsFromPemAndRefusesAMismatchedKeyOrALeaf) {
   const CertificateAuthority authority = MakeAuthority();
-  auto loaded = CertificateAuthority::FromPem(authority.certificate_pem(),
-                                              authority.private_key_pem());
+  auto loaded =
+      CertificateAuthority::FromPem(authority.certificate_pem(), authority.private_key_pem());
   ASSERT_TRUE(loaded) << loaded.error().ToString();
   auto other_key = PrivateKey::Generate();
   ASSERT_TRUE(other_key);

@@ -75,8 +75,8 @@ TEST(PeerCertificatePolicyTest, DeniesAnotherNodesIdentityExtraNamesAndUsages) {
   const PeerCertificateDecision denied = DecidePeerCertificate(impostor, &node, kPolicy);
   EXPECT_EQ(denied.verdict, Verdict::kDeny);
   EXPECT_EQ(denied.reason, "NameNotOfRequesterNode");
-  const json extra_name = RequestFor(
-      {.dns_names = {core::api::PeerIdentityName("gpu-1"), "kubernetes.default.svc"}});
+  const json extra_name =
+      RequestFor({.dns_names = {core::api::PeerIdentityName("gpu-1"), "kubernetes.default.svc"}});
   EXPECT_EQ(DecidePeerCertificate(extra_name, &node, kPolicy).reason, "NameNotOfRequesterNode");
   json signing = RequestFor({.dns_names = {core::api::PeerIdentityName("gpu-1")}});
   signing["spec"]["usages"].push_back("cert sign");

@@ -3,13 +3,13 @@
 // namespace the test makes: 10.203.0.1 is node gpu-a, 10.203.0.2 node gpu-b. The test forks; the
 // child unshares its network namespace (root only, else the test is skipped), adds the two
 // addresses and runs the checks, so nothing touches the host's network.
-#include <sched.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+
+#include <sched.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
@@ -41,12 +41,12 @@ NodeIdentity IssueFor(const core::CertificateAuthority& authority, const std::st
   auto request = core::CertificateRequest::Parse(*core::MakeCertificateRequestPem(*key, {}));
   EXPECT_TRUE(request);
   const auto now = std::chrono::system_clock::now();
-  auto certificate = authority.Issue(
-      *request, {.names = {.common_name = std::string(core::api::kPeerCommonName),
-                           .dns_names = {core::api::PeerIdentityName(node)},
-                           .ip_addresses = {address}},
-                 .not_before = now - 5min,
-                 .not_after = now + 1h});
+  auto certificate =
+      authority.Issue(*request, {.names = {.common_name = std::string(core::api::kPeerCommonName),
+                                           .dns_names = {core::api::PeerIdentityName(node)},
+                                           .ip_addresses = {address}},
+                                 .not_before = now - 5min,
+                                 .not_after = now + 1h});
   EXPECT_TRUE(certificate) << certificate.error().ToString();
   NodeIdentity identity{.file = directory + "/" + node + ".pem"};
   std::ofstream(identity.file) << key->ToPem() << *certificate;
@@ -96,11 +96,13 @@ class PeerMutualTlsNetnsTest : public ::testing::Test {
       auto source = PeerRangeSource::Create(std::move(options), cache_.clock());
       EXPECT_TRUE(source) << source.error().ToString();
       std::vector<std::byte> destination(blob.bytes.size());
-      const SourceFile file{.path = "w.safetensors", .sha256 = blob.digest, .size = blob.bytes.size()};
+      const SourceFile file{
+          .path = "w.safetensors", .sha256 = blob.digest, .size = blob.bytes.size()};
       auto status = (*source)->ReadRange(file, 0, destination, {});
       if (status) {
-        EXPECT_EQ(std::string(reinterpret_cast<const char*>(destination.data()), destination.size()),
-                  blob.bytes);
+        EXPECT_EQ(
+            std::string(reinterpret_cast<const char*>(destination.data()), destination.size()),
+            blob.bytes);
       }
       return status;
     };
@@ -126,15 +128,15 @@ class PeerMutualTlsNetnsTest : public ::testing::Test {
     PeerServerOptions impostor;
     impostor.address = kAddressB;
     impostor.advertise_address = kAddressB;
-    impostor.tls = core::TlsServerOptions{.certificate_chain_file = a.file,
-                                          .private_key_file = a.file,
-                                          .client_ca_file = ca_file};
+    impostor.tls = core::TlsServerOptions{
+        .certificate_chain_file = a.file, .private_key_file = a.file, .client_ca_file = ca_file};
     impostor.stop_grace = 5s;
     auto impostor_server = cache_.StartServer(std::move(impostor));
     ASSERT_TRUE(impostor_server);
     auto fooled = read(&b, impostor_server->endpoint(), "gpu-b");
     ASSERT_FALSE(fooled);
-    EXPECT_EQ(fooled.error().code(), core::ErrorCode::kUnauthenticated) << fooled.error().ToString();
+    EXPECT_EQ(fooled.error().code(), core::ErrorCode::kUnauthenticated)
+        << fooled.error().ToString();
     impostor_server->Stop();
 
     // No client certificate, or one of another CA: refused by the server (401).

@@ -36,29 +36,26 @@ class PeerCertificatesClusterTest : public core::testing::ClusterTest {
     auto directory = core::testing::TemporaryDirectory::Create("peer-certificates-");
     ASSERT_TRUE(directory);
     directory_.emplace(std::move(*directory));
-    suffix_ = std::to_string(::getpid() % 100000) + "-" +
-              std::to_string(++counter_);
+    suffix_ = std::to_string(::getpid() % 100000) + "-" + std::to_string(++counter_);
     node_ = "mp-cert-node-" + suffix_;
     other_node_ = "mp-cert-other-" + suffix_;
     for (const std::string& node : {node_, other_node_}) CreateNode(node);
     for (const char* account : {"node-agent", "intruder"}) {
-      ASSERT_TRUE(client_->Create(kServiceAccounts, namespace_,
-                                  {{"apiVersion", "v1"},
-                                   {"kind", "ServiceAccount"},
-                                   {"metadata", {{"name", account}}}}));
+      ASSERT_TRUE(client_->Create(
+          kServiceAccounts, namespace_,
+          {{"apiVersion", "v1"}, {"kind", "ServiceAccount"}, {"metadata", {{"name", account}}}}));
     }
     // Both accounts may ask for certificates (as the chart lets the agent): the signer, not
     // RBAC, is what refuses the intruder.
     role_ = "mp-cert-requester-" + suffix_;
-    ASSERT_TRUE(client_->Create(
-        kClusterRoles, "",
-        {{"apiVersion", "rbac.authorization.k8s.io/v1"},
-         {"kind", "ClusterRole"},
-         {"metadata", {{"name", role_}}},
-         {"rules",
-          {{{"apiGroups", {"certificates.k8s.io"}},
-            {"resources", {"certificatesigningrequests"}},
-            {"verbs", {"create", "get"}}}}}}));
+    ASSERT_TRUE(client_->Create(kClusterRoles, "",
+                                {{"apiVersion", "rbac.authorization.k8s.io/v1"},
+                                 {"kind", "ClusterRole"},
+                                 {"metadata", {{"name", role_}}},
+                                 {"rules",
+                                  {{{"apiGroups", {"certificates.k8s.io"}},
+                                    {"resources", {"certificatesigningrequests"}},
+                                    {"verbs", {"create", "get"}}}}}}));
     ASSERT_TRUE(client_->Create(
         kClusterRoleBindings, "",
         {{"apiVersion", "rbac.authorization.k8s.io/v1"},
@@ -70,8 +67,8 @@ class PeerCertificatesClusterTest : public core::testing::ClusterTest {
           {{{"kind", "ServiceAccount"}, {"name", "node-agent"}, {"namespace", namespace_}},
            {{"kind", "ServiceAccount"}, {"name", "intruder"}, {"namespace", namespace_}}}}}));
 
-    auto authority =
-        core::CertificateAuthority::Generate("test peer CA", std::chrono::system_clock::now() + 48h);
+    auto authority = core::CertificateAuthority::Generate("test peer CA",
+                                                          std::chrono::system_clock::now() + 48h);
     ASSERT_TRUE(authority);
     ca_file_ = directory_->path() + "/ca.crt";
     ca_key_file_ = directory_->path() + "/ca.key";
@@ -103,10 +100,9 @@ class PeerCertificatesClusterTest : public core::testing::ClusterTest {
 
   // A Node no kubelet or KWOK manages, listing one InternalIP.
   void CreateNode(const std::string& name) {
-    auto created = client_->Create(core::resources::Nodes(), "",
-                                   {{"apiVersion", "v1"},
-                                    {"kind", "Node"},
-                                    {"metadata", {{"name", name}}}});
+    auto created =
+        client_->Create(core::resources::Nodes(), "",
+                        {{"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", {{"name", name}}}});
     ASSERT_TRUE(created) << created.error().ToString();
     auto patched = client_->Request(
         "PATCH", core::resources::Nodes().Path("", name, "status"),
@@ -138,8 +134,7 @@ class PeerCertificatesClusterTest : public core::testing::ClusterTest {
                                 {"uid", (*created)["metadata"]["uid"]}};
     }
     auto token = client_->Request(
-        "POST",
-        "/api/v1/namespaces/" + namespace_ + "/serviceaccounts/" + account + "/token",
+        "POST", "/api/v1/namespaces/" + namespace_ + "/serviceaccounts/" + account + "/token",
         {{"apiVersion", "authentication.k8s.io/v1"}, {"kind", "TokenRequest"}, {"spec", spec}},
         "application/json");
     EXPECT_TRUE(token) << token.error().ToString();
@@ -158,15 +153,14 @@ class PeerCertificatesClusterTest : public core::testing::ClusterTest {
 
   core::Result<agent::PeerCertificate> Request(core::KubeClient& client, const std::string& node,
                                                const std::string& subdirectory) {
-    agent::PeerCertificateRequester requester(
-        client,
-        {.node_name = node,
-         .directory = directory_->path() + "/" + subdirectory,
-         .ip_addresses = {"10.77.0.1", "192.0.2.9"},
-         .requested_lifetime = 48h,
-         .poll_interval = 100ms,
-         .wait_timeout = 20s},
-        logger_, clock_);
+    agent::PeerCertificateRequester requester(client,
+                                              {.node_name = node,
+                                               .directory = directory_->path() + "/" + subdirectory,
+                                               .ip_addresses = {"10.77.0.1", "192.0.2.9"},
+                                               .requested_lifetime = 48h,
+                                               .poll_interval = 100ms,
+                                               .wait_timeout = 20s},
+                                              logger_, clock_);
     return requester.Ensure(cancel_);
   }
 
@@ -193,8 +187,7 @@ TEST_F(PeerCertificatesClusterTest, AnAgentGetsACertificateOfItsOwnNodeAndItsOwn
   const std::string pem((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
   auto info = core::ReadCertificateInfo(pem);
   ASSERT_TRUE(info) << info.error().ToString();
-  EXPECT_EQ(info->names.dns_names,
-            std::vector<std::string>{core::api::PeerIdentityName(node_)});
+  EXPECT_EQ(info->names.dns_names, std::vector<std::string>{core::api::PeerIdentityName(node_)});
   // The address the Node lists is kept; the one it does not list is left out.
   EXPECT_EQ(info->names.ip_addresses, std::vector<std::string>{"10.77.0.1"});
   // The signer's cap (24 h), not the 48 h asked for.
