@@ -150,6 +150,7 @@ TEST_F(HttpClientTest, ConcurrentCallersShareABoundedPool) {
   auto client = MakeClient(options);
   std::atomic<int> ok{0};
   std::vector<std::thread> threads;
+  threads.reserve(8);
   for (int t = 0; t < 8; ++t) {
     threads.emplace_back([&] {
       for (int i = 0; i < 25; ++i) ok += client->Fetch(Get("/hello")).has_value();

@@ -47,6 +47,8 @@ TEST(LogLevelTest, ErrorNamesWhereTheValueCameFrom) {
       << from_environment.error().message();
 }
 
+// The test's only thread changes the environment while no other reads it.
+// NOLINTBEGIN(concurrency-mt-unsafe)
 TEST(LogLevelTest, ReadsTheEnvironmentVariable) {
   ASSERT_EQ(setenv("MODELPLANE_LOG_LEVEL", "debug", 1), 0);
   EXPECT_EQ(LogLevelFromEnvironment("").value(), LogLevel::kDebug);
@@ -56,6 +58,7 @@ TEST(LogLevelTest, ReadsTheEnvironmentVariable) {
   ASSERT_EQ(unsetenv("MODELPLANE_LOG_LEVEL"), 0);
   EXPECT_EQ(LogLevelFromEnvironment("").value(), LogLevel::kInfo);
 }
+// NOLINTEND(concurrency-mt-unsafe)
 
 }  // namespace
 }  // namespace modelplane::core

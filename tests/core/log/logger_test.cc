@@ -140,6 +140,7 @@ TEST(LoggerTest, ConcurrentEventsNeverInterleave) {
   constexpr int kThreads = 8;
   constexpr int kEvents = 500;
   std::vector<std::thread> threads;
+  threads.reserve(kThreads);
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
       const Logger mine = logger.WithFields({{"thread", t}});

@@ -152,6 +152,7 @@ TEST(MetricsRegistryTest, ConcurrentUpdatesGiveExactTotals) {
   constexpr int kThreads = 8;
   constexpr int kIterations = 20'000;
   std::vector<std::thread> threads;
+  threads.reserve(kThreads);
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
       const Counter own = counters->WithLabels({std::to_string(t)}).value();

@@ -15,7 +15,7 @@ core::Sha256Bytes Revision(int n) {
 }
 
 api::ModelCache Cache(std::string name, std::string zone, std::string endpoint,
-                      std::vector<std::pair<int, std::string_view>> revisions) {
+                      const std::vector<std::pair<int, std::string_view>>& revisions) {
   api::ModelCache cache;
   cache.metadata.name = std::move(name);
   api::ModelCacheStatus status{.peer_endpoint = std::move(endpoint), .zone = std::move(zone)};

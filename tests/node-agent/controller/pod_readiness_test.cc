@@ -8,7 +8,7 @@
 namespace modelplane::agent {
 namespace {
 
-core::Pod GatedPod(std::string annotation) {
+core::Pod GatedPod(const std::string& annotation) {
   core::Pod pod;
   pod.metadata.name = "server-0";
   pod.metadata.namespace_name = "serving";

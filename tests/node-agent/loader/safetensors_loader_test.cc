@@ -203,14 +203,16 @@ TEST_F(LoaderTest, RankAwareLoadsEqualSlicesAndReadOnlyTheirRanges) {
         std::vector<std::byte> expected;
         if (tensor.name == "layer.q_proj.weight") {
           const std::size_t part = full.bytes.size() / world;
-          expected.assign(full.bytes.begin() + rank * part, full.bytes.begin() + (rank + 1) * part);
+          const auto first = full.bytes.begin() + static_cast<std::ptrdiff_t>(rank * part);
+          expected.assign(first, first + static_cast<std::ptrdiff_t>(part));
           EXPECT_EQ(tensor.shape, (std::vector<std::uint64_t>{128, 256}));
         } else if (tensor.name == "layer.o_proj.weight") {
           const std::size_t row = 512 * 2;
           const std::size_t part = row / world;
           for (std::size_t r = 0; r < 64; ++r) {
-            const auto begin = full.bytes.begin() + r * row + rank * part;
-            expected.insert(expected.end(), begin, begin + part);
+            const auto begin =
+                full.bytes.begin() + static_cast<std::ptrdiff_t>(r * row + rank * part);
+            expected.insert(expected.end(), begin, begin + static_cast<std::ptrdiff_t>(part));
           }
           EXPECT_EQ(tensor.shape, (std::vector<std::uint64_t>{64, 128}));
         } else {
@@ -317,9 +319,11 @@ TEST_F(LoaderTest, DeviceNoneStreamsThroughTheRingOnly) {
 TEST_F(LoaderTest, CudaAbsentIsUnavailable) {
   const fs::path file = dir_ / "model.safetensors";
   WriteSafetensors(file, {MakeTensor("x", core::Dtype::kF32, {4}, 1)});
+  // The test's only thread changes the environment while no other reads it.
+  // NOLINTNEXTLINE(concurrency-mt-unsafe)
   ::setenv("MODELPLANE_CUDART_LIBRARY", (dir_ / "no-libcudart.so").c_str(), 1);
   auto result = LoadSafetensors({file.string()}, LoadOptions{.device = *ParseLoadDevice("cuda:0")});
-  ::unsetenv("MODELPLANE_CUDART_LIBRARY");
+  ::unsetenv("MODELPLANE_CUDART_LIBRARY");  // NOLINT(concurrency-mt-unsafe)
   ASSERT_FALSE(result);
   EXPECT_EQ(result.error().code(), core::ErrorCode::kUnavailable);
   EXPECT_NE(result.error().message().find("no CUDA runtime"), std::string::npos);

@@ -53,7 +53,7 @@ TEST_F(ServePeersCommandTest, FlagsBecomeServerOptions) {
 }
 
 TEST_F(ServePeersCommandTest, RefusesUnsafeOrIncompleteFlags) {
-  const auto refused = [](ServePeersFlags flags) {
+  const auto refused = [](const ServePeersFlags& flags) {
     auto options = PeerServerOptionsFromFlags(flags);
     return !options && options.error().code() == core::ErrorCode::kInvalidArgument;
   };
