@@ -48,6 +48,7 @@ TEST_F(WorkQueueTest, NeverGivesOneKeyToTwoWorkers) {
   std::atomic<int> violations{0};
   std::atomic<int> processed{0};
   std::vector<std::thread> workers;
+  workers.reserve(4);
   for (int w = 0; w < 4; ++w) {
     workers.emplace_back([&] {
       while (auto key = queue_.Get()) {
@@ -60,6 +61,7 @@ TEST_F(WorkQueueTest, NeverGivesOneKeyToTwoWorkers) {
     });
   }
   std::vector<std::thread> producers;
+  producers.reserve(3);
   for (int p = 0; p < 3; ++p) {
     producers.emplace_back([&, p] {
       for (int i = 0; i < 3000; ++i) queue_.Add(std::to_string((i + p) % kKeys));

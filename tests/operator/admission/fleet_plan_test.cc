@@ -11,7 +11,7 @@ constexpr char kBucket[] = "objectStore/http://s3.local/models";
 // NOLINTNEXTLINE(cert-err58-cpp): a test constant; a throw before main ends the test anyway
 const std::string kDigest = "sha256:" + std::string(64, 'a');
 
-api::ModelCache Node(std::string name, std::string zone, std::string reason = "prestage",
+api::ModelCache Node(const std::string& name, std::string zone, std::string reason = "prestage",
                      std::optional<std::pair<std::string_view, std::int64_t>> held = {}) {
   api::ModelCache cache;
   cache.metadata.name = name;

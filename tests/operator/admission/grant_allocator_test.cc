@@ -49,6 +49,7 @@ TEST(GrantAllocatorTest, EqualPriorityIsShared) {
 
 TEST(GrantAllocatorTest, NeverMoreThanTheBudgetAndARateSplitByStreams) {
   std::vector<StagingDemand> demands;
+  demands.reserve(5);
   for (int i = 0; i < 5; ++i) {
     demands.push_back({.node = "n" + std::to_string(i), .revision = "m/r", .wanted_streams = 4});
   }

@@ -11,6 +11,7 @@ using ::testing::HasSubstr;
 namespace api = core::api;
 
 constexpr std::int64_t kGiB = 1LL << 30;
+// NOLINTNEXTLINE(cert-err58-cpp): a test constant; a throw before main ends the test anyway
 const api::Timestamp kNow = api::Timestamp(std::chrono::seconds(1'800'000'000));
 
 Workload Deployment(const std::string& current, const std::string& previous, bool complete,
@@ -33,7 +34,7 @@ PlacementCandidate Cache(const std::string& node, HeldState held, std::string zo
           .held = held};
 }
 
-WorkloadPods Pods(Workload workload, std::vector<std::pair<std::string, std::string>> pods) {
+WorkloadPods Pods(Workload workload, const std::vector<std::pair<std::string, std::string>>& pods) {
   WorkloadPods entry{.workload = std::move(workload)};
   int n = 0;
   for (auto& [revision, node] : pods) {

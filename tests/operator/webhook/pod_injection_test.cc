@@ -34,7 +34,7 @@ RevisionLookupFunction Finds(RevisionLookup::State state) {
 }
 
 InjectionResult Inject(const json& pod, RevisionLookup::State state = RevisionLookup::State::kValid,
-                       InjectionOptions options = {}) {
+                       const InjectionOptions& options = {}) {
   return InjectServingPod(pod, "models", Finds(state), options);
 }
 
