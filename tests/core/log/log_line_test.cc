@@ -13,7 +13,7 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 
 // 2026-11-29T17:37:12.045Z
-const std::chrono::system_clock::time_point kTime{seconds(1795973832) + milliseconds(45)};
+constexpr std::chrono::system_clock::time_point kTime{seconds(1795973832) + milliseconds(45)};
 
 std::string Line(LogFormat format, std::initializer_list<LogField> fields,
                  LogLevel level = LogLevel::kInfo, std::string_view context = "") {

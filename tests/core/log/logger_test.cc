@@ -17,7 +17,7 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-const std::chrono::system_clock::time_point kLoggerTime{seconds(1795973832) + milliseconds(7)};
+constexpr std::chrono::system_clock::time_point kLoggerTime{seconds(1795973832) + milliseconds(7)};
 
 Logger MakeLogger(std::ostream& stream, LogLevel level = LogLevel::kInfo,
                   LogFormat format = LogFormat::kKeyValue) {

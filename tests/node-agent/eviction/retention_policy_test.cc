@@ -17,7 +17,7 @@ core::Sha256Bytes Digest(std::string_view name) {
 class PolicyTest : public ::testing::Test {
  protected:
   void Blob(std::string_view name, std::uint64_t size) { input_.store_blobs[Digest(name)] = size; }
-  RetentionCandidate& Revision(std::string_view name, std::vector<std::string> blobs,
+  RetentionCandidate& Revision(std::string_view name, const std::vector<std::string>& blobs,
                                double uses = 1) {
     RetentionCandidate candidate{.digest = Digest(name), .stored = true, .uses = uses};
     for (const std::string& blob : blobs) {
@@ -34,6 +34,7 @@ class PolicyTest : public ::testing::Test {
   }
   static std::vector<core::Sha256Bytes> Order(const std::vector<Victim>& victims) {
     std::vector<core::Sha256Bytes> order;
+    order.reserve(victims.size());
     for (const Victim& victim : victims) order.push_back(victim.digest);
     return order;
   }

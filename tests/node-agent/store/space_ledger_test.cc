@@ -11,7 +11,7 @@ constexpr std::uint64_t kMiB = 1 << 20;
 class SpaceLedgerTest : public ::testing::Test {
  protected:
   std::uint64_t filesystem_free_ = 100 * kMiB;
-  SpaceLedger ledger_{/*capacity=*/1000 * kMiB, /*headroom=*/10 * kMiB,
+  SpaceLedger ledger_{/*capacity_bytes=*/1000 * kMiB, /*headroom_bytes=*/10 * kMiB,
                       [this] { return filesystem_free_; }};
 };
 
@@ -63,7 +63,7 @@ TEST_F(SpaceLedgerTest, CommitTurnsAReservationIntoUsedBytes) {
 }
 
 TEST_F(SpaceLedgerTest, CapacityBoundsWhateverTheFilesystemSays) {
-  SpaceLedger small(/*capacity=*/10 * kMiB, 0, [] { return 1000 * kMiB; });
+  SpaceLedger small(/*capacity_bytes=*/10 * kMiB, 0, [] { return 1000 * kMiB; });
   auto reservation = small.Reserve(8 * kMiB);  // held: a temporary would give its bytes back
   ASSERT_TRUE(reservation);
   EXPECT_FALSE(small.Reserve(3 * kMiB));
