@@ -22,6 +22,7 @@ using ::testing::HasSubstr;
 
 std::vector<std::byte> LengthPrefix(std::uint64_t length) {
   std::vector<std::byte> out;
+  out.reserve(8);
   for (int i = 0; i < 8; ++i) out.push_back(static_cast<std::byte>((length >> (8 * i)) & 0xff));
   return out;
 }

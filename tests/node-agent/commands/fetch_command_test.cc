@@ -141,7 +141,7 @@ spec:
         baseURL: http://127.0.0.1:{}/models
 )",
                         server_->port());
-    const auto path = base_ / "revision.yaml";
+    auto path = base_ / "revision.yaml";
     std::ofstream(path) << yaml;
     return path;
   }

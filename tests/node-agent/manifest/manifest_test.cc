@@ -84,8 +84,9 @@ TEST(ManifestFromFolder, MatchesTheCheckpointGeneratorsSummary) {
     ASSERT_TRUE(listing.has_value()) << listing.error().ToString();
     ASSERT_EQ(listing->files.size(), summary["files"].size());
     for (const auto& expected : summary["files"]) {
-      const auto found = std::find_if(listing->files.begin(), listing->files.end(),
-                                      [&](const auto& f) { return f.path == expected["path"]; });
+      const auto found = std::find_if(
+          listing->files.begin(), listing->files.end(),
+          [&](const auto& f) { return f.path == expected["path"].get<std::string>(); });
       ASSERT_NE(found, listing->files.end()) << expected.dump();
       EXPECT_EQ(found->size, expected["size"].get<std::int64_t>());
       EXPECT_EQ(found->sha256, "sha256:" + expected["sha256"].get<std::string>());

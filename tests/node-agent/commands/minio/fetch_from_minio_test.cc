@@ -93,7 +93,7 @@ spec:
                       size, sha, path.ends_with(".safetensors") ? "weights" : "tokenizer");
     }
     yaml += "  sources:\n" + sources;
-    const auto path = base_ / "revision.yaml";
+    auto path = base_ / "revision.yaml";
     std::ofstream(path) << yaml;
     return path;
   }

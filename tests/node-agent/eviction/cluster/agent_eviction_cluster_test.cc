@@ -104,7 +104,7 @@ class AgentEvictionClusterTest : public core::testing::ClusterTest {
   // per revision and file) and computes its digest as the agent will.
   // `sources`: the revision's spec.sources; null: the object store the policy allows.
   TestRevision MakeRevision(const std::string& name, std::uint64_t bytes, int file_count = 1,
-                            json sources = nullptr) {
+                            const json& sources = nullptr) {
     TestRevision revision{.name = name, .bytes = bytes};
     for (int index = 0; index < file_count; ++index) {
       std::string content(bytes / file_count, static_cast<char>('a' + name.back() % 26));
