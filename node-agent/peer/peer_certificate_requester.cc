@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <system_error>
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -50,22 +51,25 @@ core::Status WritePrivately(const std::string& path, const std::string& content)
   ::unlink(temporary.c_str());
   core::UniqueFd fd(::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
   if (!fd.valid()) {
-    return core::MakeError(core::ErrorCode::kIo,
-                           fmt::format("creating {}: {}", temporary, std::strerror(errno)));
+    return core::MakeError(
+        core::ErrorCode::kIo,
+        fmt::format("creating {}: {}", temporary, std::system_category().message(errno)));
   }
   std::size_t written = 0;
   while (written < content.size()) {
     const ssize_t wrote = ::write(fd.get(), content.data() + written, content.size() - written);
     if (wrote < 0 && errno == EINTR) continue;
     if (wrote <= 0) {
-      return core::MakeError(core::ErrorCode::kIo,
-                             fmt::format("writing {}: {}", temporary, std::strerror(errno)));
+      return core::MakeError(
+          core::ErrorCode::kIo,
+          fmt::format("writing {}: {}", temporary, std::system_category().message(errno)));
     }
     written += static_cast<std::size_t>(wrote);
   }
   if (::fsync(fd.get()) != 0 || ::rename(temporary.c_str(), path.c_str()) != 0) {
-    return core::MakeError(core::ErrorCode::kIo,
-                           fmt::format("replacing {}: {}", path, std::strerror(errno)));
+    return core::MakeError(
+        core::ErrorCode::kIo,
+        fmt::format("replacing {}: {}", path, std::system_category().message(errno)));
   }
   return core::Ok();
 }

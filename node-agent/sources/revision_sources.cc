@@ -30,6 +30,7 @@ std::size_t Concurrency(const core::api::ModelSource& source,
 std::vector<core::SourceGrant> OperatorNamedGrants(
     const std::vector<core::api::ModelSource>& sources) {
   std::vector<core::SourceGrant> grants;
+  grants.reserve(sources.size());
   for (const core::api::ModelSource& source : sources) {
     grants.push_back(
         {.confine_root = source.shared_filesystem ? source.shared_filesystem->path : "",
