@@ -48,6 +48,10 @@ if [[ -n $tidy_build ]]; then
   mapfile -t units < <(
     sed -n 's/^ *"file": "\(.*\)",\{0,1\}$/\1/p' "$tidy_build/compile_commands.json" |
       grep -v -E "^($root|$tidy_build)/(fuzz|bench)/" |
+      # cpprest's json.h does not compile under clang 16 in C++23 mode with libstdc++ 12 (its
+      # constexpr unique_ptr destructor needs a type json.h only declares), so the one unit
+      # that includes it, the REST client, is checked by GCC's warnings only.
+      grep -v -E "^$root/core/kube/kube_client\.cc$" |
       while read -r unit; do
         if [[ $unit != "$tidy_build"/* ]]; then
           echo "1 $unit"

@@ -17,7 +17,9 @@ namespace {
 namespace http = boost::beast::http;
 using nlohmann::json;
 
-const core::ResourceType kSecrets{"", "v1", "secrets", "Secret", true};
+core::ResourceType Secrets() {
+  return {"", "v1", "secrets", "Secret", true};
+}
 
 // A DNS-1123 label (a namespace) or subdomain (a Secret), so the path cannot name anything else.
 bool IsObjectName(std::string_view name, std::size_t max_length, bool dots) {
@@ -148,7 +150,7 @@ core::ServerResponse CredentialsService::Handle(const core::ServerRequest& reque
   auto decision = AuthorizeCredentialRequest(options_.policy, cache->spec, revisions,
                                              secret_namespace, secret_name);
   if (!decision) return answer(http::status::forbidden, "refused", decision.error().message());
-  auto secret = GetOrNull(client_, kSecrets, secret_namespace, secret_name);
+  auto secret = GetOrNull(client_, Secrets(), secret_namespace, secret_name);
   if (!secret && secret.error().code() == core::ErrorCode::kPermissionDenied) {
     return answer(http::status::forbidden, "refused",
                   fmt::format("the operator may not read Secrets in namespace {} "

@@ -4,6 +4,7 @@
 // kill -9s it to simulate a crash.
 #include <chrono>
 #include <cstdio>
+#include <exception>
 #include <fstream>
 #include <mutex>
 #include <thread>
@@ -24,7 +25,7 @@ long long MonotonicNanos() {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int Run(int argc, char** argv) {
   using namespace modelplane::core;
   CLI::App app{"leader election probe"};
   std::string kubeconfig, lease_namespace, lease_name, identity, log_path;
@@ -95,4 +96,13 @@ int main(int argc, char** argv) {
   ::kill(::getpid(), SIGTERM);
   waiter.join();
   return 0;
+}
+
+int main(int argc, char** argv) {
+  try {
+    return Run(argc, argv);
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "leader election probe: %s\n", error.what());
+    return 1;
+  }
 }

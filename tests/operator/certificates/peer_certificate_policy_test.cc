@@ -13,6 +13,7 @@ using nlohmann::json;
 using Verdict = PeerCertificateDecision::Verdict;
 using namespace std::chrono_literals;
 
+// NOLINTNEXTLINE(cert-err58-cpp): a test constant; an allocation failure here ends the test.
 const PeerCertificatePolicy kPolicy{
     .agent_username = "system:serviceaccount:modelplane-system:modelplane-node-agent",
     .max_lifetime = 24h * 7};

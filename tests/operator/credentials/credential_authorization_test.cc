@@ -11,6 +11,7 @@ namespace {
 using core::ErrorCode;
 using ::testing::HasSubstr;
 
+// NOLINTNEXTLINE(cert-err58-cpp): a test constant; an allocation failure here ends the test.
 const AgentAccount kAgent{.namespace_name = "modelplane-system", .name = "modelplane-node-agent"};
 
 core::TokenReviewResult AgentToken(std::vector<std::string> nodes = {"node-a"}) {
@@ -74,8 +75,8 @@ core::api::ModelRevision Revision(std::string namespace_name, std::string name, 
                                 .object_store = core::api::ObjectStoreLocation{}};
   source.object_store->endpoint = "http://minio.example:9000";
   source.object_store->bucket = "models";
-  source.credentials_secret_ref =
-      core::api::SecretReference{.name = std::move(secret), .namespace_name = secret_namespace};
+  source.credentials_secret_ref = core::api::SecretReference{
+      .name = std::move(secret), .namespace_name = std::move(secret_namespace)};
   revision.spec.sources.push_back(std::move(source));
   return revision;
 }

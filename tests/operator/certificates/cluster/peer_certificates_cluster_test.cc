@@ -22,11 +22,15 @@ namespace {
 using nlohmann::json;
 using namespace std::chrono_literals;
 
-const core::ResourceType kServiceAccounts{"", "v1", "serviceaccounts", "ServiceAccount", true};
-const core::ResourceType kClusterRoles{"rbac.authorization.k8s.io", "v1", "clusterroles",
-                                       "ClusterRole", false};
-const core::ResourceType kClusterRoleBindings{"rbac.authorization.k8s.io", "v1",
-                                              "clusterrolebindings", "ClusterRoleBinding", false};
+core::ResourceType ServiceAccounts() {
+  return {"", "v1", "serviceaccounts", "ServiceAccount", true};
+}
+core::ResourceType ClusterRoles() {
+  return {"rbac.authorization.k8s.io", "v1", "clusterroles", "ClusterRole", false};
+}
+core::ResourceType ClusterRoleBindings() {
+  return {"rbac.authorization.k8s.io", "v1", "clusterrolebindings", "ClusterRoleBinding", false};
+}
 
 class PeerCertificatesClusterTest : public core::testing::ClusterTest {
  protected:
@@ -42,13 +46,13 @@ class PeerCertificatesClusterTest : public core::testing::ClusterTest {
     for (const std::string& node : {node_, other_node_}) CreateNode(node);
     for (const char* account : {"node-agent", "intruder"}) {
       ASSERT_TRUE(client_->Create(
-          kServiceAccounts, namespace_,
+          ServiceAccounts(), namespace_,
           {{"apiVersion", "v1"}, {"kind", "ServiceAccount"}, {"metadata", {{"name", account}}}}));
     }
     // Both accounts may ask for certificates (as the chart lets the agent): the signer, not
     // RBAC, is what refuses the intruder.
     role_ = "mp-cert-requester-" + suffix_;
-    ASSERT_TRUE(client_->Create(kClusterRoles, "",
+    ASSERT_TRUE(client_->Create(ClusterRoles(), "",
                                 {{"apiVersion", "rbac.authorization.k8s.io/v1"},
                                  {"kind", "ClusterRole"},
                                  {"metadata", {{"name", role_}}},
@@ -57,7 +61,7 @@ class PeerCertificatesClusterTest : public core::testing::ClusterTest {
                                     {"resources", {"certificatesigningrequests"}},
                                     {"verbs", {"create", "get"}}}}}}));
     ASSERT_TRUE(client_->Create(
-        kClusterRoleBindings, "",
+        ClusterRoleBindings(), "",
         {{"apiVersion", "rbac.authorization.k8s.io/v1"},
          {"kind", "ClusterRoleBinding"},
          {"metadata", {{"name", role_}}},
@@ -92,8 +96,8 @@ class PeerCertificatesClusterTest : public core::testing::ClusterTest {
       for (const std::string& node : {node_, other_node_}) {
         (void)client_->Delete(core::resources::Nodes(), "", node);
       }
-      (void)client_->Delete(kClusterRoleBindings, "", role_);
-      (void)client_->Delete(kClusterRoles, "", role_);
+      (void)client_->Delete(ClusterRoleBindings(), "", role_);
+      (void)client_->Delete(ClusterRoles(), "", role_);
     }
     ClusterTest::TearDown();
   }

@@ -23,8 +23,12 @@ using nlohmann::json;
 using ::testing::HasSubstr;
 
 constexpr std::string_view kAudience = "modelplane-operator";
-const core::ResourceType kServiceAccounts{"", "v1", "serviceaccounts", "ServiceAccount", true};
-const core::ResourceType kSecrets{"", "v1", "secrets", "Secret", true};
+core::ResourceType ServiceAccounts() {
+  return {"", "v1", "serviceaccounts", "ServiceAccount", true};
+}
+core::ResourceType Secrets() {
+  return {"", "v1", "secrets", "Secret", true};
+}
 
 json Revision(const std::string& name, const std::string& secret,
               const std::string& secret_namespace = "") {
@@ -80,7 +84,7 @@ class CredentialsClusterTest : public core::testing::ClusterTest {
     // The agent's identity: its ServiceAccount and a pod on each of two nodes.
     for (const char* account : {"node-agent", "someone-else"}) {
       ASSERT_TRUE(client_->Create(
-          kServiceAccounts, namespace_,
+          ServiceAccounts(), namespace_,
           {{"apiVersion", "v1"}, {"kind", "ServiceAccount"}, {"metadata", {{"name", account}}}}));
     }
     ASSERT_NO_FATAL_FAILURE(CreatePod("agent-a", node_a_, "node-agent"));
@@ -95,9 +99,9 @@ class CredentialsClusterTest : public core::testing::ClusterTest {
                                 Revision("foreign", "b-keys", other_namespace_)));
     ASSERT_TRUE(client_->Create(core::resources::ModelRevisions(), namespace_,
                                 Revision("lent", "lent-keys", other_namespace_)));
-    ASSERT_TRUE(client_->Create(kSecrets, namespace_, KeySecret("a-keys", "AKIA-A")));
-    ASSERT_TRUE(client_->Create(kSecrets, other_namespace_, KeySecret("b-keys", "AKIA-B")));
-    ASSERT_TRUE(client_->Create(kSecrets, other_namespace_, KeySecret("lent-keys", "AKIA-L")));
+    ASSERT_TRUE(client_->Create(Secrets(), namespace_, KeySecret("a-keys", "AKIA-A")));
+    ASSERT_TRUE(client_->Create(Secrets(), other_namespace_, KeySecret("b-keys", "AKIA-B")));
+    ASSERT_TRUE(client_->Create(Secrets(), other_namespace_, KeySecret("lent-keys", "AKIA-L")));
     // Node A is asked to hold all three; node B none.
     ASSERT_NO_FATAL_FAILURE(SetCache(node_a_, {"own", "foreign", "lent"}));
     ASSERT_NO_FATAL_FAILURE(SetCache(node_b_, {}));
@@ -192,7 +196,7 @@ class CredentialsClusterTest : public core::testing::ClusterTest {
         "application/json");
     EXPECT_TRUE(answer) << answer.error().ToString();
     if (!answer) return "";
-    const std::string path = directory_->path() + "/token-" + std::to_string(next_token_++);
+    std::string path = directory_->path() + "/token-" + std::to_string(next_token_++);
     std::ofstream(path) << (*answer)["status"]["token"].get<std::string>();
     return path;
   }
@@ -258,7 +262,7 @@ TEST_F(CredentialsClusterTest, AnotherNamespacesSecretOnlyWithAPolicyRule) {
   ASSERT_TRUE(lent) << lent.error().ToString();
   EXPECT_EQ(lent->access_key_id, "AKIA-L");
   // A Secret no revision names, in the revision's own namespace.
-  ASSERT_TRUE(client_->Create(kSecrets, namespace_, KeySecret("admin-keys", "AKIA-X")));
+  ASSERT_TRUE(client_->Create(Secrets(), namespace_, KeySecret("admin-keys", "AKIA-X")));
   auto unnamed = on_a->Read(namespace_, "admin-keys", false);
   ASSERT_FALSE(unnamed);
   EXPECT_EQ(unnamed.error().code(), ErrorCode::kPermissionDenied);
