@@ -31,6 +31,7 @@ void LoadStats::CountRequest(std::uint64_t length) {
   std::size_t bucket = 0;
   while (bucket + 1 < kRequestSizeBuckets && length > (std::uint64_t{4096} << bucket)) ++bucket;
   ++request_size_histogram[bucket];
+  request_size_bytes[bucket] += length;
 }
 
 std::string LoadStats::ToJson() const {
@@ -40,7 +41,8 @@ std::string LoadStats::ToJson() const {
     histogram.push_back(
         {{"max_bytes", i + 1 == kRequestSizeBuckets ? nlohmann::json(nullptr)
                                                     : nlohmann::json(std::uint64_t{4096} << i)},
-         {"requests", request_size_histogram[i]}});
+         {"requests", request_size_histogram[i]},
+         {"bytes", request_size_bytes[i]}});
   }
   nlohmann::json stage_list = nlohmann::json::array();
   for (const auto& [name, at] : stages) stage_list.push_back({{"stage", name}, {"seconds", at}});

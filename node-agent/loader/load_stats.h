@@ -33,6 +33,7 @@ struct LoadStats {
   std::uint64_t header_bytes = 0;  // length prefixes and JSON headers
   std::uint64_t requests = 0;
   std::array<std::uint64_t, kRequestSizeBuckets> request_size_histogram{};
+  std::array<std::uint64_t, kRequestSizeBuckets> request_size_bytes{};  // bytes asked, by bucket
   std::uint32_t request_bytes = 0;
   std::uint32_t queue_depth = 0;    // configured limit
   std::uint32_t max_in_flight = 0;  // highest number of reads outstanding

@@ -10,7 +10,9 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "node-agent/loader/loader_metrics.h"
 #include "node-agent/loader/safetensors_loader.h"
+#include "node-agent/store/durable_file.h"
 
 namespace modelplane::agent {
 namespace {
@@ -30,6 +32,7 @@ struct StreamFlags {
   bool no_gds = false;
   std::uint32_t cuda_streams = 2;
   bool json = false;
+  std::string metrics_file;  // empty: none
 };
 
 std::uint64_t PeakRssBytes() {
@@ -38,7 +41,23 @@ std::uint64_t PeakRssBytes() {
   return static_cast<std::uint64_t>(usage.ru_maxrss) * 1024;
 }
 
-int Run(const StreamFlags& flags) {
+// Replaces the metrics file with the exposition of every load so far (write-then-rename, as
+// node-exporter's textfile collector expects: a scrape never sees half a file).
+bool WriteMetricsFile(const std::string& path, const LoaderMetrics& metrics) {
+  if (auto written = WriteFileDurably(path, metrics.ExposeText()); !written) {
+    std::fprintf(stderr, "stream: metrics file: %s\n", written.error().ToString().c_str());
+    return false;
+  }
+  return true;
+}
+
+void WarnIfUnrecorded(const core::Status& status) {
+  if (!status) {
+    std::fprintf(stderr, "stream: metrics not recorded: %s\n", status.error().ToString().c_str());
+  }
+}
+
+int Load(const StreamFlags& flags, LoaderMetrics* metrics) {
   LoadOptions options;
   auto device = ParseLoadDevice(flags.device);
   auto io = ParseIoMode(flags.io);
@@ -70,6 +89,10 @@ int Run(const StreamFlags& flags) {
     auto resolved = ResolveCheckpointFiles(path);
     if (!resolved) {
       std::fprintf(stderr, "stream: %s\n", resolved.error().ToString().c_str());
+      if (metrics != nullptr) {
+        WarnIfUnrecorded(
+            metrics->RecordFailure(flags.rank, options.device.kind, resolved.error().code()));
+      }
       return 2;
     }
     files.insert(files.end(), resolved->begin(), resolved->end());
@@ -86,9 +109,13 @@ int Run(const StreamFlags& flags) {
     auto result = LoadSafetensors(files, options);
     if (!result) {
       std::fprintf(stderr, "stream: rank %u: %s\n", rank, result.error().ToString().c_str());
+      if (metrics != nullptr) {
+        WarnIfUnrecorded(metrics->RecordFailure(rank, options.device.kind, result.error().code()));
+      }
       return 1;
     }
     const LoadStats& stats = result->stats();
+    if (metrics != nullptr) WarnIfUnrecorded(metrics->RecordLoad(stats));
     if (table) {
       std::fputs(fmt::format("rank {} of {}: {} tensors, {:.1f} MiB/s\n{}  {:<22} {:.1f} MiB\n",
                              rank, flags.world_size, stats.tensors,
@@ -103,6 +130,18 @@ int Run(const StreamFlags& flags) {
     }
   }
   return 0;
+}
+
+int Run(const StreamFlags& flags) {
+  if (flags.metrics_file.empty()) return Load(flags, nullptr);
+  auto metrics = LoaderMetrics::Create();
+  if (!metrics) {
+    std::fprintf(stderr, "stream: %s\n", metrics.error().ToString().c_str());
+    return 1;
+  }
+  // Written whatever happened, so a failure shows in load_failures_total.
+  const int code = Load(flags, metrics->get());
+  return WriteMetricsFile(flags.metrics_file, **metrics) ? code : 1;
 }
 
 }  // namespace
@@ -132,6 +171,9 @@ Subcommand AddStreamCommand(CLI::App& parent) {
   app->add_option("--cuda-streams", flags->cuda_streams, "copy streams")
       ->check(CLI::Range(1u, 64u));
   app->add_flag("--json", flags->json, "one JSON object per rank");
+  app->add_option("--metrics-file", flags->metrics_file,
+                  "write the loads' figures here in the Prometheus text format (replaced "
+                  "atomically, for node-exporter's textfile collector)");
   return Subcommand{.app = app, .run = [flags] { return Run(*flags); }};
 }
 

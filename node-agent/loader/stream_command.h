@@ -1,5 +1,7 @@
 // `modelplane-node-agent stream`: loads a checkpoint with the streaming loader and prints its
-// throughput and statistics (a table on a terminal, one JSON object per rank with --json).
+// throughput and statistics (a table on a terminal, one JSON object per rank with --json);
+// --metrics-file PATH also writes them as Prometheus metrics (loader_metrics.h), replaced by
+// rename for node-exporter's textfile collector.
 //
 //   modelplane-node-agent stream /models/llama --device cpu --world-size 4 --all-ranks
 //     --rule '*.q_proj.weight=split:0' --rule '*.o_proj.weight=split:1' --json

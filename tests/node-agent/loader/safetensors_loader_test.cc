@@ -17,6 +17,9 @@
 
 #include <gtest/gtest.h>
 
+#include "core/metrics/text_format.h"
+#include "node-agent/loader/loader_metrics.h"
+
 namespace modelplane::agent {
 namespace {
 
@@ -234,6 +237,64 @@ TEST_F(LoaderTest, RankAwareLoadsEqualSlicesAndReadOnlyTheirRanges) {
       }
     }
   }
+}
+
+// The figures of real loads, one per rank, as the metrics the CLI and the Python collector
+// expose: each rank's bytes and requests exactly as its stats counted them.
+TEST_F(LoaderTest, LoadFiguresBecomeMetricsPerRank) {
+  const std::vector<TestTensor> tensors = {
+      MakeTensor("layer.q_proj.weight", core::Dtype::kF32, {512, 256}, 1),
+      MakeTensor("layer.o_proj.weight", core::Dtype::kBF16, {64, 512}, 2),
+  };
+  const fs::path file = dir_ / "model.safetensors";
+  WriteSafetensors(file, tensors);
+  auto rules = ParseShardRules("*.q_proj.weight=split:0;*.o_proj.weight=split:1");
+  ASSERT_TRUE(rules);
+  auto metrics = LoaderMetrics::Create();
+  ASSERT_TRUE(metrics);
+  std::vector<LoadStats> all;
+  for (std::uint32_t rank = 0; rank < 2; ++rank) {
+    LoadOptions options{.rank = rank,
+                        .world_size = 2,
+                        .rules = *rules,
+                        .request_bytes = 64 << 10,
+                        .io_mode = IoMode::kDirect};
+    auto result = LoadSafetensors({file.string()}, options);
+    ASSERT_TRUE(result) << result.error().ToString();
+    ASSERT_TRUE((*metrics)->RecordLoad(result->stats()));
+    all.push_back(result->stats());
+  }
+  ASSERT_TRUE((*metrics)->RecordFailure(0, DeviceKind::kCpu, core::ErrorCode::kNotFound));
+  const std::string text = (*metrics)->ExposeText();
+  auto expect_sample = [&text](const std::string& series, double value) {
+    EXPECT_NE(text.find("\n" + series + " " + core::FormatSampleValue(value) + "\n"),
+              std::string::npos)
+        << series << " " << value << " not in\n"
+        << text;
+  };
+  for (const LoadStats& stats : all) {
+    SCOPED_TRACE(stats.ToJson());
+    EXPECT_GT(stats.requests, 1u);
+    const std::string labels = fmt::format(R"(rank="{}",device="cpu")", stats.rank);
+    std::uint64_t requested = 0;
+    for (const std::uint64_t bytes : stats.request_size_bytes) requested += bytes;
+    expect_sample("modelplane_loader_read_bytes_total{" + labels + "}",
+                  static_cast<double>(stats.bytes_read));
+    expect_sample("modelplane_loader_tensor_bytes_total{" + labels + "}",
+                  static_cast<double>(stats.bytes_needed));
+    expect_sample("modelplane_loader_read_amplification_ratio{" + labels + "}",
+                  stats.ReadAmplification());
+    expect_sample("modelplane_loader_read_request_size_bytes_count{" + labels + "}",
+                  static_cast<double>(stats.requests));
+    expect_sample("modelplane_loader_read_request_size_bytes_sum{" + labels + "}",
+                  static_cast<double>(requested));
+    expect_sample("modelplane_loader_queue_depth_limit{" + labels + "}", kDefaultQueueDepth);
+    expect_sample("modelplane_loader_reads_in_flight_max{" + labels + "}", stats.max_in_flight);
+    expect_sample("modelplane_loader_host_memory_high_water_bytes{" + labels + R"(,kind="output"})",
+                  static_cast<double>(stats.host_output_bytes));
+  }
+  expect_sample(R"(modelplane_loader_load_failures_total{rank="0",device="cpu",code="not_found"})",
+                1);
 }
 
 TEST_F(LoaderTest, ColumnSplitsThroughASmallRing) {
