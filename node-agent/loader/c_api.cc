@@ -3,6 +3,8 @@
 #include "node-agent/loader/c_api.h"
 
 #include <atomic>
+#include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <new>
 #include <string>
@@ -10,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "node-agent/loader/loader_metrics.h"
 #include "node-agent/loader/safetensors_loader.h"
 
 #define MP_EXPORT __attribute__((visibility("default")))
@@ -45,11 +48,18 @@ struct DLManagedTensor {
 
 }  // namespace
 
+struct mp_loader_metrics {
+  std::unique_ptr<modelplane::agent::LoaderMetrics> metrics;
+};
+
 struct mp_loader_result {
   std::atomic<int> references{1};
   std::unique_ptr<LoadResult> result;
   std::string error;
   int32_t error_code = 0;
+  // What was asked for, so that a failed load is counted under its rank and device.
+  uint32_t rank = 0;
+  modelplane::agent::DeviceKind device = modelplane::agent::DeviceKind::kCpu;
   std::string stats_json;
   std::vector<std::string> dtype_names;
   std::vector<std::vector<int64_t>> shapes;
@@ -167,6 +177,8 @@ MP_EXPORT mp_loader_result* mp_loader_load(const char* const* paths, size_t path
     };
     auto options = ParseOptions(options_json);
     if (!options) return fail(options.error());
+    out->rank = options->rank;
+    out->device = options->device.kind;
     std::vector<std::string> files;
     for (size_t i = 0; i < path_count; ++i) {
       auto resolved = modelplane::agent::ResolveCheckpointFiles(paths[i]);
@@ -268,6 +280,50 @@ MP_EXPORT void mp_loader_result_release(mp_loader_result* result) {
   if (result != nullptr && result->references.fetch_sub(1, std::memory_order_acq_rel) == 1) {
     delete result;
   }
+}
+
+MP_EXPORT mp_loader_metrics* mp_loader_metrics_create(void) {
+  try {
+    auto created = modelplane::agent::LoaderMetrics::Create();
+    if (!created) return nullptr;  // only a bug in the fixed descriptors
+    return new mp_loader_metrics{std::move(*created)};
+  } catch (const std::exception&) {
+    return nullptr;
+  }
+}
+
+MP_EXPORT void mp_loader_metrics_destroy(mp_loader_metrics* metrics) {
+  delete metrics;
+}
+
+MP_EXPORT int32_t mp_loader_metrics_record(mp_loader_metrics* metrics,
+                                           const mp_loader_result* result) {
+  try {
+    const modelplane::core::Status status =
+        result->result ? metrics->metrics->RecordLoad(result->result->stats())
+                       : metrics->metrics->RecordFailure(
+                             result->rank, result->device,
+                             result->error_code > 0 ? static_cast<ErrorCode>(result->error_code - 1)
+                                                    : ErrorCode::kInternal);
+    return status ? 0 : 1 + static_cast<int32_t>(status.error().code());
+  } catch (const std::exception&) {
+    return 1 + static_cast<int32_t>(ErrorCode::kResourceExhausted);  // std::bad_alloc
+  }
+}
+
+MP_EXPORT char* mp_loader_metrics_text(const mp_loader_metrics* metrics) {
+  try {
+    const std::string text = metrics->metrics->ExposeText();
+    auto* out = static_cast<char*>(std::malloc(text.size() + 1));
+    if (out != nullptr) std::memcpy(out, text.c_str(), text.size() + 1);
+    return out;
+  } catch (const std::exception&) {
+    return nullptr;
+  }
+}
+
+MP_EXPORT void mp_loader_free(void* pointer) {
+  std::free(pointer);
 }
 
 }  // extern "C"

@@ -12,8 +12,13 @@
  *    "engine": "auto" | "io_uring" | "pread", "io": "auto" | "direct" | "buffered",
  *    "gds": true, "cuda_streams": 2, "coalesce_gap_bytes": 65536}
  *
+ * Metrics: an mp_loader_metrics set records loads (mp_loader_metrics_record) and renders them
+ * as a Prometheus text exposition (docs/loader.md, "Metrics"); the Python package's collector
+ * and the CLI's --metrics-file share it (loader_metrics.h).
+ *
  * Thread safety: mp_loader_load may run on several threads at once; a result may be read from
- * several threads; acquire/release are atomic.
+ * several threads; acquire/release are atomic; a metrics set may be recorded into and rendered
+ * from several threads at once.
  */
 #ifndef MODELPLANE_NODE_AGENT_LOADER_C_API_H_
 #define MODELPLANE_NODE_AGENT_LOADER_C_API_H_
@@ -25,7 +30,7 @@
 extern "C" {
 #endif
 
-#define MP_LOADER_ABI_VERSION 1
+#define MP_LOADER_ABI_VERSION 2
 
 typedef struct mp_loader_result mp_loader_result;
 
@@ -75,6 +80,20 @@ void* mp_loader_result_dlpack(mp_loader_result* result, size_t index);
 void mp_loader_result_acquire(mp_loader_result* result);
 /* Frees the result and its tensors when the last reference goes. */
 void mp_loader_result_release(mp_loader_result* result);
+
+typedef struct mp_loader_metrics mp_loader_metrics;
+
+/* An empty metrics set; NULL when out of memory. */
+mp_loader_metrics* mp_loader_metrics_create(void);
+void mp_loader_metrics_destroy(mp_loader_metrics* metrics);
+/* Adds one load: its figures when it succeeded, a failure (with the rank and device it was
+ * asked for and its error code) when it did not. 0 on success, else 1 + the core::ErrorCode
+ * value (resource_exhausted: kLoaderMetricsMaxChildren label combinations reached). */
+int32_t mp_loader_metrics_record(mp_loader_metrics* metrics, const mp_loader_result* result);
+/* The text exposition format 0.0.4 of every load recorded, NUL-terminated; the caller frees it
+ * with mp_loader_free. NULL when out of memory. */
+char* mp_loader_metrics_text(const mp_loader_metrics* metrics);
+void mp_loader_free(void* pointer);
 
 #ifdef __cplusplus
 }

@@ -8,6 +8,9 @@ A thin ctypes layer over libmodelplane_loader.so (node-agent/loader/c_api.h):
     tensors["model.embed_tokens.weight"]   # numpy array, a view of the loader's memory
     tensors.stats["bytes_read"]            # what the load did (see docs/loader.md)
 
+Every load is also recorded as Prometheus metrics; `modelplane_loader.metrics.register()` adds
+them to prometheus_client's registry (the engine's /metrics).
+
 On CPU the values are numpy arrays that share the loader's memory (no copy); the memory is
 freed when the last array goes. On "cuda"/"cuda:N" the values are DLPackTensor objects that
 torch.from_dlpack / cupy.from_dlpack / jax.dlpack accept.
@@ -33,13 +36,15 @@ from typing import Iterable, Mapping, Sequence, Union
 
 import numpy as np
 
-__all__ = ["load", "LoadError", "LoadedTensors", "DLPackTensor", "library_path", "__version__"]
+from . import metrics
+
+__all__ = ["load", "LoadError", "LoadedTensors", "DLPackTensor", "library_path", "metrics", "__version__"]
 
 # The package's one version: pyproject.toml reads it from here (setuptools' attr:, without
 # importing the module) and the installed metadata carries it.
 __version__ = "0.1.0"
 
-_ABI_VERSION = 1
+_ABI_VERSION = 2
 _LIBRARY_NAME = "libmodelplane_loader.so"
 
 
@@ -110,6 +115,16 @@ def _lib():
     lib.mp_loader_result_dlpack.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
     lib.mp_loader_result_release.restype = None
     lib.mp_loader_result_release.argtypes = [ctypes.c_void_p]
+    lib.mp_loader_metrics_create.restype = ctypes.c_void_p
+    lib.mp_loader_metrics_create.argtypes = []
+    lib.mp_loader_metrics_destroy.restype = None
+    lib.mp_loader_metrics_destroy.argtypes = [ctypes.c_void_p]
+    lib.mp_loader_metrics_record.restype = ctypes.c_int32
+    lib.mp_loader_metrics_record.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+    lib.mp_loader_metrics_text.restype = ctypes.c_void_p  # freed with mp_loader_free
+    lib.mp_loader_metrics_text.argtypes = [ctypes.c_void_p]
+    lib.mp_loader_free.restype = None
+    lib.mp_loader_free.argtypes = [ctypes.c_void_p]
     _library = lib
     return lib
 
@@ -335,6 +350,7 @@ def load(
     if not handle:
         raise MemoryError("mp_loader_load")
     owner = _Owner(lib, handle)
+    metrics._record(handle)
     error = lib.mp_loader_result_error(handle)
     if error is not None:
         raise LoadError(error.decode())
