@@ -262,7 +262,8 @@ int RunAgent(const AgentConfig& config, core::ComponentRuntime& runtime) {
        .logger = &logger,
        .clock = &runtime.clock(),
        .on_change = [&controller] { controller.Poke(); },
-       .on_fetched = [&throughput](const FetchReport& report) { throughput.Record(report); }},
+       .on_fetched = [&throughput](const FetchReport& report) { throughput.Record(report); },
+       .metrics = &*metrics},
       config.fetch.concurrent_stagings);
   controller.SetStager(&stager);
   // The CSI plugin listens before the informers sync: kubelet finds the socket at once, Probe

@@ -213,6 +213,11 @@ void Stager::Stage(const core::Sha256Bytes& digest) {
         state.reason.clear();
         state.message.clear();
         entry->second.failures = 0;
+        if (dependencies_.metrics != nullptr && state.times.queued && state.times.published) {
+          dependencies_.metrics->StagingReady(
+              state.tier,
+              std::chrono::duration<double>(*state.times.published - *state.times.queued).count());
+        }
       } else {
         state.phase = StagingPhase::kFailed;
         StagingFailure failure = DescribeStagingFailure(outcome.error(), report);

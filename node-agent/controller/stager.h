@@ -34,6 +34,7 @@
 #include "node-agent/commands/revision_file.h"
 #include "node-agent/controller/peer_candidates.h"
 #include "node-agent/fetch/fetch_engine.h"
+#include "node-agent/fetch/fetch_metrics.h"
 #include "node-agent/fetch/source_set.h"
 #include "node-agent/peer/peer_range_source.h"
 
@@ -72,6 +73,8 @@ class Stager {
     std::function<void()> on_change;
     // Every fetch's report once it returned (throughput measurements); may be empty.
     std::function<void(const FetchReport&)> on_fetched;
+    // Observes each staging's bytes-to-ready when it becomes Ready; may be null.
+    const FetchMetrics* metrics = nullptr;
   };
 
   Stager(Dependencies dependencies, int concurrency);

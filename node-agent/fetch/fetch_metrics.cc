@@ -37,6 +37,18 @@ core::Result<FetchMetrics> FetchMetrics::Register(core::MetricsRegistry& registr
        .label_names = {"tier", "source"}});
   if (!quarantines) return std::unexpected(quarantines.error());
   metrics.quarantines_ = *quarantines;
+  // A staging takes from a second (a peer next door, a small revision) to hours (hundreds of
+  // GB from a throttled origin): 1 s to 9 h.
+  auto ready_seconds = core::ExponentialBuckets(1, 2, 16);
+  if (!ready_seconds) return std::unexpected(ready_seconds.error());
+  auto bytes_to_ready = registry.AddHistogram(
+      {.name = "modelplane_staging_bytes_to_ready_seconds",
+       .help = "Time from a staging being queued to its revision published Ready, by the tier "
+               "that served most of its bytes (local when it was all in the cache already).",
+       .label_names = {"tier"}},
+      *ready_seconds);
+  if (!bytes_to_ready) return std::unexpected(bytes_to_ready.error());
+  metrics.bytes_to_ready_ = *bytes_to_ready;
 
   auto gauge = [&](std::string name, std::string help) -> core::Result<core::Gauge> {
     auto family = registry.AddGauge({.name = std::move(name), .help = std::move(help)});
@@ -102,6 +114,10 @@ void FetchMetrics::RangeFailed(std::string_view tier, std::string_view source,
 
 void FetchMetrics::Quarantined(std::string_view tier, std::string_view source) const {
   if (auto counter = quarantines_->WithLabels({tier, source})) counter->Increment();
+}
+
+void FetchMetrics::StagingReady(std::string_view tier, double seconds) const {
+  if (auto histogram = bytes_to_ready_->WithLabels({tier})) histogram->Observe(seconds);
 }
 
 void FetchMetrics::Store(const SpaceUsage& usage) const {

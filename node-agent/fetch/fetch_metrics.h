@@ -1,6 +1,7 @@
 // The data plane's Prometheus metrics: bytes by tier and source, request sizes, requests in
 // flight, errors by kind, quarantines, cache hits and misses, resumed bytes (reused, and
-// discarded after a mismatch), throughput, and the store's capacity, used and reserved bytes.
+// discarded after a mismatch), throughput, bytes-to-ready of each staging by the tier that
+// served it, and the store's capacity, used and reserved bytes.
 // Registered once per process; the engine and the agent update them.
 //
 // Thread safety: every method may be called from any thread (handles are atomics).
@@ -31,6 +32,9 @@ class FetchMetrics {
     resumed_discarded_->Increment(static_cast<double>(bytes));
   }
   void FetchFinished(double bytes_per_second) const { throughput_->Set(bytes_per_second); }
+  // A staging became Ready `seconds` after it was queued (the revision status' bytes-to-ready,
+  // published - queued); `tier`: the one that served most of its bytes, or "local".
+  void StagingReady(std::string_view tier, double seconds) const;
   void Store(const SpaceUsage& usage) const;
 
  private:
@@ -40,6 +44,7 @@ class FetchMetrics {
   core::HistogramFamily* request_seconds_ = nullptr;
   core::CounterFamily* errors_ = nullptr;
   core::CounterFamily* quarantines_ = nullptr;
+  core::HistogramFamily* bytes_to_ready_ = nullptr;
   // Set once by Register; optional only because handles have no empty state.
   std::optional<core::Gauge> in_flight_;
   std::optional<core::Counter> hits_;

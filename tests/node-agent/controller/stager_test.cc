@@ -36,6 +36,9 @@ class StagerTest : public ::testing::Test {
         {.store = store_.get(), .health = &health_, .clock = &clock_});
     ASSERT_TRUE(engine);
     engine_ = std::move(*engine);
+    auto metrics = FetchMetrics::Register(registry_);
+    ASSERT_TRUE(metrics);
+    metrics_.emplace(*metrics);
     stager_ = std::make_unique<Stager>(
         Stager::Dependencies{.engine = engine_.get(),
                              .sources = [this](const LoadedRevision& revision)
@@ -52,7 +55,8 @@ class StagerTest : public ::testing::Test {
                                return CreateRevisionSources(sources, *grants, {});
                              },
                              .clock = &clock_,
-                             .on_change = [this] { ++changes_; }},
+                             .on_change = [this] { ++changes_; },
+                             .metrics = &*metrics_},
         2);
   }
   void TearDown() override {
@@ -96,6 +100,8 @@ class StagerTest : public ::testing::Test {
 
   std::filesystem::path base_;
   core::SystemClock clock_;
+  core::MetricsRegistry registry_;
+  std::optional<FetchMetrics> metrics_;
   SourceHealth health_{clock_, std::chrono::seconds(60)};
   std::unique_ptr<CacheStore> store_;
   std::unique_ptr<FetchEngine> engine_;
@@ -115,6 +121,32 @@ TEST_F(StagerTest, StagesAWantedRevisionAndReportsTierAndTimes) {
   EXPECT_TRUE(state->times.queued && state->times.first_byte && state->times.published);
   EXPECT_TRUE(store_->FindRevision(revision.digest));
   EXPECT_GT(changes_.load(), 0);
+}
+
+// bytes-to-ready goes into the histogram once per staging that becomes Ready, by its tier; a
+// failed staging is not observed.
+TEST_F(StagerTest, ObservesBytesToReadyOncePerReadyStagingByTier) {
+  const LoadedRevision failing = Revision("weights missing from the source", false);
+  stager_->Want(failing);
+  ASSERT_TRUE(WaitFor(failing.digest, StagingPhase::kFailed));
+  EXPECT_EQ(registry_.ExposeText().find("modelplane_staging_bytes_to_ready_seconds_count{"),
+            std::string::npos);
+
+  const LoadedRevision revision = Revision(std::string(200 * 1024, 'b'), true);
+  stager_->Want(revision);
+  auto state = WaitFor(revision.digest, StagingPhase::kReady);
+  ASSERT_TRUE(state && state->phase == StagingPhase::kReady);
+  stager_->Want(revision);  // held: nothing staged, nothing observed again
+  const std::string text = registry_.ExposeText();
+  EXPECT_NE(
+      text.find("modelplane_staging_bytes_to_ready_seconds_count{tier=\"sharedFilesystem\"} 1\n"),
+      std::string::npos)
+      << text;
+  // Within the 20 s the test waits: every observation in the buckets up to 32 s.
+  EXPECT_NE(text.find("modelplane_staging_bytes_to_ready_seconds_bucket{tier=\"sharedFilesystem\","
+                      "le=\"32\"} 1\n"),
+            std::string::npos)
+      << text;
 }
 
 TEST_F(StagerTest, FailureIsReportedAndNotRetriedBeforeItsBackoff) {
