@@ -1,8 +1,10 @@
 // A metric family: one name, help text and fixed label names, with one child per distinct tuple
 // of label values (a Counter, Gauge or Histogram cell).
 //
-// Children are created on first use and never removed, so a handle taken once stays valid for
-// the registry's lifetime and hot paths never look anything up. The number of children is capped
+// Children are created on first use and stay, so a handle taken once stays valid for the
+// registry's lifetime and hot paths never look anything up. The one exception is Remove, for
+// families whose series describe objects that come and go (a rollout in progress): their users
+// look the child up at each update and keep no handle. The number of children is capped
 // (max_children) because every distinct label value is a time series someone pays to store; a
 // label fed from unbounded input (paths, pod names) hits the cap as an error instead of growing
 // without limit. Children expose in label-value order, so the output is deterministic.
@@ -122,6 +124,15 @@ class MetricFamily final : public MetricFamilyBase {
     Cell* cell = &child->cell;
     children_.emplace(std::move(key), std::move(child));
     return Handle(cell);
+  }
+
+  // Forgets the child for these label values, if there is one, so it is no longer exposed.
+  // Every handle taken to it is dangling afterwards: only for families whose users keep none.
+  // Returns whether a child was removed.
+  bool Remove(std::initializer_list<std::string_view> values) {
+    const std::vector<std::string> key(values.begin(), values.end());
+    const std::lock_guard lock(mutex_);
+    return children_.erase(key) > 0;
   }
 
   [[nodiscard]] std::size_t child_count() const {

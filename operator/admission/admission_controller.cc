@@ -249,6 +249,9 @@ void AdmissionController::StepBudgets(const std::vector<api::ModelCache>& caches
       }
       budget.rule = next;
     }
+    if (dependencies_.rates != nullptr) {
+      dependencies_.rates->Set(identity, BudgetBytesPerSecond(budget.rule));
+    }
     budget.last_observed = static_cast<std::int64_t>(observation.bytes_per_second);
     api::SourceBudgetStatus status = BudgetStatusOf(budget.rule);
     status.observed_bytes_per_second = budget.last_observed;

@@ -35,6 +35,7 @@
 #include "operator/admission/admission_options.h"
 #include "operator/admission/fleet_plan.h"
 #include "operator/admission/source_budget.h"
+#include "operator/admission/source_rates.h"
 
 namespace modelplane::controller {
 
@@ -49,6 +50,7 @@ class AdmissionController {
     const core::Logger& logger;
     const core::Clock& clock;
     const AdmissionMetrics* metrics = nullptr;
+    SourceRates* rates = nullptr;  // each budget's byte rate, for rollouts' predictions
   };
 
   AdmissionController(Dependencies dependencies, AdmissionOptions options);

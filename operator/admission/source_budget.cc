@@ -59,6 +59,19 @@ SourceBudget InitialBudget(const SourceCeiling& ceiling) {
   return budget;
 }
 
+std::optional<double> BudgetBytesPerSecond(const SourceBudget& budget) {
+  std::optional<double> rate;
+  if (budget.per_stream > 0) {
+    rate = budget.per_stream * budget.streams;
+    if (budget.best_throughput > 0) rate = std::min(*rate, budget.best_throughput);
+  }
+  if (budget.bytes_per_second && *budget.bytes_per_second > 0) {
+    const auto ceiling = static_cast<double>(*budget.bytes_per_second);
+    rate = rate ? std::min(*rate, ceiling) : ceiling;
+  }
+  return rate;
+}
+
 SourceBudget StepBudget(const SourceBudget& budget, const SourceObservation& observation,
                         const SourceCeiling& ceiling) {
   SourceBudget next = budget;

@@ -75,6 +75,12 @@ struct SourceBudget {
 // The first budget of a source: small, and within its ceiling.
 [[nodiscard]] SourceBudget InitialBudget(const SourceCeiling& ceiling);
 
+// The bytes per second the budget lets the fleet read from the source: its streams at the
+// best rate one stream delivered, no more than the best throughput seen (past the knee more
+// streams buy nothing) and the byte-rate ceiling. Empty until something was measured and no
+// ceiling says it. What rollouts predict their stagings' time from (rollout_readiness.h).
+[[nodiscard]] std::optional<double> BudgetBytesPerSecond(const SourceBudget& budget);
+
 // The budget after one interval.
 [[nodiscard]] SourceBudget StepBudget(const SourceBudget& budget,
                                       const SourceObservation& observation,

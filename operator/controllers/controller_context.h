@@ -14,6 +14,7 @@
 #include "core/kube/kube_client.h"
 #include "core/log/logger.h"
 #include "core/policy/source_policy.h"
+#include "operator/admission/source_rates.h"
 #include "operator/controllers/controller_metrics.h"
 #include "operator/controllers/parsed_objects.h"
 #include "operator/controllers/workload_inventory.h"
@@ -37,6 +38,9 @@ struct ControllerContext {
   ControllerMetrics& metrics;
   std::string namespace_scope;                        // "" = every namespace
   const core::SourcePolicy* source_policy = nullptr;  // null: none configured, all refused
+  // Each source's admission budget rate (null or empty while admission is off): rollouts'
+  // predicted staging time.
+  const SourceRates* source_rates = nullptr;
 };
 
 }  // namespace modelplane::controller

@@ -172,7 +172,8 @@ ControllerManager::ControllerManager(core::KubeClient& client, const core::Watch
                   .revisions = revisions_,
                   .logger = logger,
                   .clock = clock,
-                  .metrics = &metrics.admission()},
+                  .metrics = &metrics.admission(),
+                  .rates = &source_rates_},
                  options_.admission) {
   revisions_.AddIndexer(kRevisionsByDigest, RevisionsByDigestIndex());
   caches_.AddIndexer(kCachesByRevision, CachesByRevisionIndex());
@@ -202,7 +203,8 @@ ControllerContext ControllerManager::Context(core::KubeClient& client, Controlle
           .clock = clock,
           .metrics = metrics,
           .namespace_scope = options_.namespace_scope,
-          .source_policy = options_.source_policy ? &*options_.source_policy : nullptr};
+          .source_policy = options_.source_policy ? &*options_.source_policy : nullptr,
+          .source_rates = &source_rates_};
 }
 
 ControllerManager::~ControllerManager() {

@@ -114,6 +114,7 @@ class ControllerManager {
     return node;
   }};
   WorkloadInventory workload_inventory_;
+  SourceRates source_rates_;  // admission_ writes, the revision controller reads
   core::EventRecorder events_;
   core::WorkQueue revision_queue_;
   core::WorkQueue cache_queue_;

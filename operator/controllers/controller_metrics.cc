@@ -24,7 +24,9 @@ core::Result<ControllerMetrics> ControllerMetrics::Register(core::MetricsRegistr
   if (!phases) return std::unexpected(phases.error());
   auto admission = AdmissionMetrics::Register(registry);
   if (!admission) return std::unexpected(admission.error());
-  return ControllerMetrics(*reconciles, *durations, *phases, *admission);
+  auto rollouts = RolloutMetrics::Register(registry);
+  if (!rollouts) return std::unexpected(rollouts.error());
+  return ControllerMetrics(*reconciles, *durations, *phases, *admission, std::move(*rollouts));
 }
 
 core::Reconciler ControllerMetrics::Instrument(const std::string& controller,

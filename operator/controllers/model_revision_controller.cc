@@ -85,6 +85,10 @@ const api::Condition* FindCondition(const std::vector<api::Condition>& condition
   return found == conditions.end() ? nullptr : &*found;
 }
 
+double UnixSeconds(const core::Clock& clock) {
+  return std::chrono::duration<double>(clock.WallNow().time_since_epoch()).count();
+}
+
 }  // namespace
 
 core::Result<core::ReconcileResult> ModelRevisionController::Reconcile(const std::string& key) {
@@ -94,6 +98,7 @@ core::Result<core::ReconcileResult> ModelRevisionController::Reconcile(const std
     // revision deleted while no operator ran. Pods may name a revision before it exists (Helm
     // creates custom resources after Deployments): they wait, gated, and are told so.
     context_.metrics.SetPhase(key, "");
+    context_.metrics.rollouts().Update(key, {}, UnixSeconds(context_.clock));
     gates_.ReportBlocked(key, "Normal", "WaitingForRevision",
                          fmt::format("waiting for ModelRevision {}, which does not exist yet; "
                                      "the pod stays gated until it is created and staged",
@@ -119,6 +124,10 @@ core::Result<core::ReconcileResult> ModelRevisionController::Reconcile(const std
   }
   std::optional<core::Error> gate_error;
   if (plan.rollouts) rollouts_.Report(key, *plan.rollouts);
+  // Invalid, revoked and deleting revisions have no rollouts: theirs are over.
+  context_.metrics.rollouts().Update(
+      key, plan.rollouts ? plan.rollouts->readiness : std::vector<RolloutReadiness>{},
+      UnixSeconds(context_.clock));
   if (plan.gates) {
     if (auto applied = gates_.Apply(key, *plan.gates); !applied) gate_error = applied.error();
   } else if (!deleting) {

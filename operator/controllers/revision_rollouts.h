@@ -1,8 +1,9 @@
 // The rollout half of the ModelRevision controller: for one revision it gathers the workloads
 // that name it now or named it before (workload_inventory.h), plans what they ask of the node
 // caches (rollouts/rollout_plan.h), says which of their gated pods must wait for the rollout's
-// prestage, and tells each rolling workload, as an Event on it, when its new revision is
-// prestaged where its pods run.
+// prestage, tells each rolling workload, as an Event on it, when its new revision is
+// prestaged where its pods run, and predicts from its source's admission budget how long that
+// takes (rollouts/rollout_readiness.h).
 // Thread safety: Plan and Report may run concurrently for different revisions.
 #pragma once
 
@@ -13,6 +14,7 @@
 #include "core/api/model_revision.h"
 #include "operator/controllers/change_reporter.h"
 #include "operator/controllers/controller_context.h"
+#include "operator/controllers/rollout_metrics.h"
 #include "operator/rollouts/rollout_plan.h"
 
 namespace modelplane::controller {
@@ -22,6 +24,8 @@ struct RevisionRolloutPlan {
   std::map<std::string, Workload> workloads;  // by Workload::Key()
   // Gated pods (uid) that wait for their workload's prestage, with what to tell them.
   std::map<std::string, std::string> held_pods;
+  // The workloads rolling to it that are not complete, for the rollout gauges.
+  std::vector<RolloutReadiness> readiness;
 };
 
 class RevisionRollouts {

@@ -30,14 +30,15 @@ core::Result<std::unique_ptr<RolloutMetrics>> RolloutMetrics::Register(
                      "Pods of a rolling workload that name its new ModelRevision and are Ready.");
   auto started = gauge("modelplane_rollout_start_time_seconds",
                        "Unix time the operator saw the rollout start waiting for its prestage.");
-  auto predicted = gauge(
-      "modelplane_rollout_predicted_ready_seconds",
-      "Seconds after the rollout's start by which its source's admission budget predicts the "
-      "revision staged where the workload runs; absent until the budget has a rate.");
+  auto predicted =
+      gauge("modelplane_rollout_predicted_ready_seconds",
+            "Seconds after the rollout's start by which its source's admission budget predicts the "
+            "revision staged where the workload runs; absent until the budget has a rate.");
   for (const auto* family : {&replicas, &ready, &started, &predicted}) {
     if (!*family) return std::unexpected(family->error());
   }
-  return std::unique_ptr<RolloutMetrics>(new RolloutMetrics(*replicas, *ready, *started, *predicted));
+  return std::unique_ptr<RolloutMetrics>(
+      new RolloutMetrics(*replicas, *ready, *started, *predicted));
 }
 
 void RolloutMetrics::Update(const std::string& revision_key,
@@ -62,8 +63,8 @@ void RolloutMetrics::Update(const std::string& revision_key,
     if (!rollout.predicted && seen.staging_seconds) {
       rollout.predicted = (now - rollout.started) + *seen.staging_seconds;
     }
-    const std::initializer_list<std::string_view> labels = {
-        rollout.namespace_name, rollout.kind, rollout.workload, rollout.revision};
+    const std::initializer_list<std::string_view> labels = {rollout.namespace_name, rollout.kind,
+                                                            rollout.workload, rollout.revision};
     auto replicas = replicas_->WithLabels(labels);
     auto ready = ready_->WithLabels(labels);
     auto started = started_->WithLabels(labels);

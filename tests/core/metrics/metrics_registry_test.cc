@@ -136,6 +136,21 @@ TEST(MetricsRegistryTest, ChildLimitIsAnError) {
   EXPECT_TRUE((*family)->WithLabels({"1"}));  // existing children stay reachable
 }
 
+TEST(MetricsRegistryTest, RemovedChildrenAreNoLongerExposedAndFreeTheirPlace) {
+  MetricsRegistry registry;
+  auto family =
+      registry.AddGauge({.name = "g", .help = "G.", .label_names = {"k"}, .max_children = 2});
+  ASSERT_TRUE(family.has_value());
+  (*family)->WithLabels({"a"}).value().Set(1);
+  (*family)->WithLabels({"b"}).value().Set(2);
+  EXPECT_TRUE((*family)->Remove({"a"}));
+  EXPECT_FALSE((*family)->Remove({"a"}));
+  EXPECT_FALSE((*family)->Remove({"a", "extra"}));  // not a key the family has
+  EXPECT_EQ(registry.ExposeText(), "# HELP g G.\n# TYPE g gauge\ng{k=\"b\"} 2\n");
+  // Under the cap again; a new child starts at 0.
+  EXPECT_EQ((*family)->WithLabels({"a"}).value().Value(), 0);
+}
+
 // Many threads updating shared handles and creating children while scrapes run: totals are
 // exact because every update is one atomic operation, and nothing tears or crashes.
 TEST(MetricsRegistryTest, ConcurrentUpdatesGiveExactTotals) {

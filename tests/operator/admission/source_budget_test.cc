@@ -63,6 +63,22 @@ TEST(SourceBudgetTest, ConvergesToTheKneeWithinTenPercent) {
   }
 }
 
+// The rate rollouts predict from: what the converged budget's streams deliver, about the
+// source's real throughput at the knee; nothing before anything was measured.
+TEST(SourceBudgetTest, BytesPerSecondIsWhatTheBudgetsStreamsDeliver) {
+  const SimulatedSource source{.knee = 10, .per_stream = 50e6};
+  EXPECT_FALSE(BudgetBytesPerSecond(InitialBudget({})));
+  const BudgetRun run = Simulate(source, {}, 60);
+  const auto rate = BudgetBytesPerSecond(run.steps.back());
+  ASSERT_TRUE(rate.has_value());
+  EXPECT_GE(*rate, 0.9 * 500e6);
+  EXPECT_LE(*rate, 500e6);  // never more than the best throughput seen
+  // A byte-rate ceiling caps it, and is the rate before anything was measured.
+  const SourceCeiling ceiling{.max_bytes_per_second = 100'000'000};
+  EXPECT_EQ(BudgetBytesPerSecond(InitialBudget(ceiling)), 100e6);
+  EXPECT_EQ(BudgetBytesPerSecond(Simulate(source, ceiling, 60).steps.back()), 100e6);
+}
+
 TEST(SourceBudgetTest, ConvergesThroughMeasurementNoise) {
   // Each interval's throughput is off by up to 5% either way, from a fixed seed.
   std::mt19937 random(7);

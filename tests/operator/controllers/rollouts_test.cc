@@ -206,6 +206,18 @@ TEST_F(RolloutsTest, ADeploymentRollsForwardAndBackOverPrestagedNodes) {
       },
       kWait))
       << ::testing::PrintToString(Entries("llama-r2"));
+  // The readiness-slope alert's gauges show the rollout: 4 replicas, none Ready on r2 yet.
+  const std::string rollout = "{namespace=\"" + namespace_ +
+                              "\",kind=\"Deployment\",workload=\"llama\",revision=\"llama-r2\"}";
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        const std::string text = registry_.ExposeText();
+        return text.find("modelplane_rollout_replicas" + rollout + " 4\n") != std::string::npos &&
+               text.find("modelplane_rollout_ready_replicas" + rollout + " 0\n") !=
+                   std::string::npos;
+      },
+      kWait))
+      << registry_.ExposeText();
   // r1 is pinned for undo where its pods run, once the new ReplicaSet shows that the
   // Deployment rolls away from it (kube-controller-manager makes it, maybe after r2's entries).
   EXPECT_TRUE(WaitUntil(
@@ -262,6 +274,11 @@ TEST_F(RolloutsTest, ADeploymentRollsForwardAndBackOverPrestagedNodes) {
   for (const std::string& node : Count("llama-r2").nodes) {
     EXPECT_TRUE(r1_nodes.contains(node)) << node << " did not hold r2";
   }
+  // Complete: the rollout's series are gone.
+  EXPECT_TRUE(WaitUntil(
+      [&] { return registry_.ExposeText().find("workload=\"llama\"") == std::string::npos; },
+      kWait))
+      << registry_.ExposeText();
   // r1 stays pinned, now until the end of its rollback window (the default, 1h).
   ASSERT_TRUE(WaitUntil(
       [&] {
