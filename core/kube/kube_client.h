@@ -108,4 +108,15 @@ class KubeClient {
   [[nodiscard]] virtual const KubeConfig& config() const = 0;
 };
 
+// The object, or a null document when the server answers that it does not exist (404); any
+// other failure as it came. For readers to whom "absent" is an answer, not an error.
+[[nodiscard]] inline Result<nlohmann::json> GetOrNull(KubeClient& client, const ResourceType& type,
+                                                      const std::string& namespace_name,
+                                                      const std::string& name) {
+  auto object = client.Get(type, namespace_name, name);
+  if (object) return std::move(*object);
+  if (object.error().code() == ErrorCode::kNotFound) return nlohmann::json();
+  return std::unexpected(object.error());
+}
+
 }  // namespace modelplane::core

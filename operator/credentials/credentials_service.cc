@@ -30,14 +30,6 @@ bool IsObjectName(std::string_view name, std::size_t max_length, bool dots) {
       name, [&](char c) { return alphanumeric(c) || c == '-' || (dots && c == '.'); });
 }
 
-core::Result<json> GetOrNull(core::KubeClient& client, const core::ResourceType& type,
-                             const std::string& namespace_name, const std::string& name) {
-  auto object = client.Get(type, namespace_name, name);
-  if (object) return *object;
-  if (object.error().code() == core::ErrorCode::kNotFound) return json();
-  return std::unexpected(object.error());
-}
-
 // The first of `keys` present in the Secret's data, decoded; "" when none is.
 core::Result<std::string> SecretKey(const json& secret, std::initializer_list<const char*> keys) {
   const auto data = secret.find("data");
@@ -130,7 +122,7 @@ core::ServerResponse CredentialsService::Handle(const core::ServerRequest& reque
   const auto unavailable = [&](const core::Error& error) {
     return answer(http::status::service_unavailable, "unavailable", error.ToString());
   };
-  auto cache_object = GetOrNull(client_, core::resources::ModelCaches(), "", node);
+  auto cache_object = core::GetOrNull(client_, core::resources::ModelCaches(), "", node);
   if (!cache_object) return unavailable(cache_object.error());
   if (cache_object->is_null()) {
     return answer(http::status::forbidden, "refused",
@@ -140,8 +132,8 @@ core::ServerResponse CredentialsService::Handle(const core::ServerRequest& reque
   if (!cache) return unavailable(cache.error());
   std::vector<core::api::ModelRevision> revisions;
   for (const core::api::DesiredRevision& entry : cache->spec.revisions) {
-    auto object = GetOrNull(client_, core::resources::ModelRevisions(),
-                            entry.revision.namespace_name, entry.revision.name);
+    auto object = core::GetOrNull(client_, core::resources::ModelRevisions(),
+                                  entry.revision.namespace_name, entry.revision.name);
     if (!object) return unavailable(object.error());
     if (object->is_null()) continue;
     auto revision = core::api::ModelRevisionFromJson(*object);
@@ -150,7 +142,7 @@ core::ServerResponse CredentialsService::Handle(const core::ServerRequest& reque
   auto decision = AuthorizeCredentialRequest(options_.policy, cache->spec, revisions,
                                              secret_namespace, secret_name);
   if (!decision) return answer(http::status::forbidden, "refused", decision.error().message());
-  auto secret = GetOrNull(client_, Secrets(), secret_namespace, secret_name);
+  auto secret = core::GetOrNull(client_, Secrets(), secret_namespace, secret_name);
   if (!secret && secret.error().code() == core::ErrorCode::kPermissionDenied) {
     return answer(http::status::forbidden, "refused",
                   fmt::format("the operator may not read Secrets in namespace {} "

@@ -16,14 +16,6 @@ using nlohmann::json;
 // A webhook body is a few hundred bytes; metadata is the user's, so bound it.
 constexpr std::size_t kMaxBodyBytes = 64 * 1024;
 
-core::Result<json> GetOrNull(core::KubeClient& client, const core::ResourceType& type,
-                             const std::string& namespace_name, const std::string& name) {
-  auto object = client.Get(type, namespace_name, name);
-  if (object) return *object;
-  if (object.error().code() == core::ErrorCode::kNotFound) return json();
-  return std::unexpected(object.error());
-}
-
 // "a=b,c=d" from a Deployment's spec.selector.matchLabels.
 std::string LabelSelector(const json& deployment) {
   std::string selector;
@@ -59,17 +51,19 @@ core::Result<GateFacts> RolloutGateService::Gather(const std::string& namespace_
                                                    const std::string& target,
                                                    RolloutHook hook) const {
   GateFacts facts{.namespace_name = namespace_name, .target = target};
-  auto deployment = GetOrNull(client_, core::resources::Deployments(), namespace_name, target);
+  auto deployment =
+      core::GetOrNull(client_, core::resources::Deployments(), namespace_name, target);
   if (!deployment) return std::unexpected(deployment.error());
   facts.deployment = std::move(*deployment);
   const std::string revision = TargetRevision(facts);
   if (revision.empty()) return facts;
-  auto found = GetOrNull(client_, core::resources::ModelRevisions(), namespace_name, revision);
+  auto found =
+      core::GetOrNull(client_, core::resources::ModelRevisions(), namespace_name, revision);
   if (!found) return std::unexpected(found.error());
   facts.revision = std::move(*found);
   if (hook == RolloutHook::kConfirmPromotion) {
-    auto primary =
-        GetOrNull(client_, core::resources::Deployments(), namespace_name, target + "-primary");
+    auto primary = core::GetOrNull(client_, core::resources::Deployments(), namespace_name,
+                                   target + "-primary");
     if (!primary) return std::unexpected(primary.error());
     facts.primary = std::move(*primary);
   }
