@@ -10,6 +10,7 @@
 #include "core/api/object_key.h"
 #include "core/api/source_identity.h"
 #include "core/kube/resource_type.h"
+#include "core/workqueue/run_concurrently.h"
 
 namespace modelplane::controller {
 namespace {
@@ -358,17 +359,28 @@ void AdmissionController::WriteGrants(const std::vector<api::ModelCache>& caches
   };
   std::stable_sort(order.begin(), order.end(),
                    [&](const auto* a, const auto* b) { return streams_of(a) > streams_of(b); });
-  for (const api::ModelCache* cache_pointer : order) {
-    const api::ModelCache& cache = *cache_pointer;
+  struct Write {
+    const api::ModelCache* cache;
     std::vector<api::StreamGrant> desired;
-    if (auto node = by_node.find(cache.metadata.name); node != by_node.end()) {
+  };
+  std::vector<Write> writes;
+  for (const api::ModelCache* cache : order) {
+    std::vector<api::StreamGrant> desired;
+    if (auto node = by_node.find(cache->metadata.name); node != by_node.end()) {
       for (auto& [identity, grant] : node->second) desired.push_back(grant);
     }
-    const std::vector<api::StreamGrant>& current = cache.spec.grants;
+    const std::vector<api::StreamGrant>& current = cache->spec.grants;
     const bool fresh =
         std::all_of(current.begin(), current.end(),
                     [&](const api::StreamGrant& grant) { return grant.expires_at > renew_before; });
     if (SameGrants(desired, current) && (fresh || desired.empty())) continue;
+    writes.push_back({cache, std::move(desired)});
+  }
+  // Several at once, seeders first: a follower whose zero grant comes after its agent's start
+  // grace reads the origin at the safe capacity instead of waiting for its peers.
+  core::RunConcurrently(writes.size(), core::kConcurrentApiWrites, [&](std::size_t index) {
+    const api::ModelCache& cache = *writes[index].cache;
+    const std::vector<api::StreamGrant>& desired = writes[index].desired;
     const json patch = {{"apiVersion", api::kApiVersion},
                         {"kind", api::kModelCacheKind},
                         {"metadata", {{"name", cache.metadata.name}}},
@@ -379,16 +391,16 @@ void AdmissionController::WriteGrants(const std::vector<api::ModelCache>& caches
     if (!applied) {
       logger_.Warn("grants_write_failed",
                    {{"node", cache.metadata.name}, {"error", applied.error().ToString()}});
-      continue;
+      return;
     }
-    if (!SameGrants(desired, current)) {
+    if (!SameGrants(desired, cache.spec.grants)) {
       std::string summary;
       for (const api::StreamGrant& grant : desired) {
         summary += fmt::format("{}{}={}", summary.empty() ? "" : ",", grant.source, grant.streams);
       }
       logger_.Info("grants_written", {{"node", cache.metadata.name}, {"grants", summary}});
     }
-  }
+  });
 }
 
 }  // namespace modelplane::controller

@@ -1,6 +1,7 @@
 #include "operator/controllers/pod_gates.h"
 
 #include <algorithm>
+#include <mutex>
 #include <set>
 
 #include <fmt/format.h>
@@ -8,6 +9,7 @@
 #include "core/api/json_lookup.h"
 #include "core/api/model_cache.h"
 #include "core/kube/object_store.h"
+#include "core/workqueue/run_concurrently.h"
 #include "operator/gating/gate_patch.h"
 #include "operator/gating/serving_pods.h"
 
@@ -152,44 +154,49 @@ core::Status PodGates::Apply(const std::string& revision_key, const RevisionGate
   for (const core::ObjectPtr& node_object : context_.nodes.store().List()) {
     if (auto node = ReadNodeFacts(*node_object)) nodes.emplace(node->name, std::move(*node));
   }
-  for (std::size_t i = 0; i < gates.plan.decisions.size(); ++i) {
-    const PodGateDecision& decision = gates.plan.decisions[i];
-    const json& pod = gates.gated[i];
-    const std::string pod_key = PodString(pod, "namespace") + "/" + decision.pod;
-    if (!decision.ungate) {
-      Report(pod, "Normal", "WaitingForWeights", decision.message);
-      continue;
-    }
-    std::vector<NodeFacts> targets;
-    for (const std::string& name : decision.nodes) {
-      if (auto found = nodes.find(name); found != nodes.end()) targets.push_back(found->second);
-    }
-    auto patch = UngatePatch(pod, targets);
-    if (!patch) {
-      Report(pod, "Warning", "CannotNarrow", patch.error().message());
-      continue;
-    }
-    auto patched = context_.client.Patch(core::resources::Pods(), PodString(pod, "namespace"),
-                                         decision.pod, core::PatchType::kJson, *patch);
-    if (!patched) {
-      if (patched.error().code() == core::ErrorCode::kNotFound) continue;
-      context_.logger.Warn(
-          "pod_ungate_failed",
-          {{"pod", pod_key}, {"revision", revision_key}, {"error", patched.error().ToString()}});
-      if (!first_error) first_error = patched.error();
-      continue;
-    }
-    {
-      std::lock_guard lock(let_go_mutex_);
-      let_go_[PodString(pod, "uid")] = {.nodes = decision.nodes, .at = context_.clock.Now()};
-    }
-    context_.logger.Info("pod_ungated",
-                         {{"pod", pod_key},
-                          {"revision", revision_key},
-                          {"nodes", fmt::format("{}", fmt::join(decision.nodes, ","))}});
-    Report(pod, "Normal", "WeightsVerified",
-           decision.message + "; scheduling gate removed, the pod may run only there");
-  }
+  std::mutex first_error_mutex;
+  // Each pod is a patch and an Event: several pods at once, or a rollout of 32 replicas lets
+  // its last pod go many seconds after its first on a busy API server.
+  core::RunConcurrently(
+      gates.plan.decisions.size(), core::kConcurrentApiWrites, [&](std::size_t i) {
+        const PodGateDecision& decision = gates.plan.decisions[i];
+        const json& pod = gates.gated[i];
+        const std::string pod_key = PodString(pod, "namespace") + "/" + decision.pod;
+        if (!decision.ungate) {
+          Report(pod, "Normal", "WaitingForWeights", decision.message);
+          return;
+        }
+        std::vector<NodeFacts> targets;
+        for (const std::string& name : decision.nodes) {
+          if (auto found = nodes.find(name); found != nodes.end()) targets.push_back(found->second);
+        }
+        auto patch = UngatePatch(pod, targets);
+        if (!patch) {
+          Report(pod, "Warning", "CannotNarrow", patch.error().message());
+          return;
+        }
+        auto patched = context_.client.Patch(core::resources::Pods(), PodString(pod, "namespace"),
+                                             decision.pod, core::PatchType::kJson, *patch);
+        if (!patched) {
+          if (patched.error().code() == core::ErrorCode::kNotFound) return;
+          context_.logger.Warn("pod_ungate_failed", {{"pod", pod_key},
+                                                     {"revision", revision_key},
+                                                     {"error", patched.error().ToString()}});
+          const std::lock_guard lock(first_error_mutex);
+          if (!first_error) first_error = patched.error();
+          return;
+        }
+        {
+          std::lock_guard lock(let_go_mutex_);
+          let_go_[PodString(pod, "uid")] = {.nodes = decision.nodes, .at = context_.clock.Now()};
+        }
+        context_.logger.Info("pod_ungated",
+                             {{"pod", pod_key},
+                              {"revision", revision_key},
+                              {"nodes", fmt::format("{}", fmt::join(decision.nodes, ","))}});
+        Report(pod, "Normal", "WeightsVerified",
+               decision.message + "; scheduling gate removed, the pod may run only there");
+      });
   if (first_error) return std::unexpected(*first_error);
   return core::Ok();
 }
