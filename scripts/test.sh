@@ -141,6 +141,11 @@ if ((run_e2e)); then
   step "e2e admission: a seeder killed mid-fetch" env MODELPLANE_BUILD="$root/$build" \
     MODELPLANE_E2E_STATE=/tmp/modelplane-admission-$$ e2e/admission.sh --phases on \
     --kill-seeder --size 256MiB --check
+  # The fleet matrix's short version: each tier (cold, shared filesystem, node-local, peer,
+  # fallback) rolling out 8 replicas of a 64 MiB model on 10 nodes (docs/fleet.md).
+  step "e2e fleet: 8 replicas per tier" env MODELPLANE_SKIP_BUILD=1 MODELPLANE_BUILD="$root/$build" \
+    bench/fleet/run.sh --replicas 8 --size 64MiB --check --state /tmp/modelplane-fleet-$$ \
+    --out /tmp/modelplane-fleet-$$-table
 fi
 step "clang-tidy (started after the build)" tidy_wait
 
