@@ -261,15 +261,17 @@ void FetchEngine::Run::FetchRange(Blob& blob, std::size_t index, BufferLease lea
   // of its ranges is in flight), so it lands in that one.
   const std::uint32_t generation = blob.hasher->generation();
   PartialBlob& partial = *blob.partial;
-  // On the file's first range: a full disk shows before any byte of it is fetched.
-  if (auto allocated = partial.Preallocate(); !allocated) {
-    FailBlob(blob, allocated.error());
-    return;
-  }
   const std::uint64_t length = partial.RangeLength(index);
   const std::span<std::byte> bytes = lease.bytes().first(static_cast<std::size_t>(length));
   if (auto read = ReadRange(blob, index, bytes); !read) {
     if (read.error().code() != core::ErrorCode::kCancelled) FailBlob(blob, read.error());
+    return;
+  }
+  // Before the file's first write, after its first read: a full disk still shows before any
+  // byte of the file is written, and preallocating (which blocks the file's other writers)
+  // overlaps the requests already on their way instead of delaying the first one.
+  if (auto allocated = partial.Preallocate(); !allocated) {
+    FailBlob(blob, allocated.error());
     return;
   }
   if (write_throttle_ != nullptr) {

@@ -76,7 +76,8 @@ CacheStore::CacheStore(CacheStoreOptions options, core::UniqueFd lock, std::uint
       layout_(options_.root),
       lock_(std::move(lock)),
       ledger_(capacity, options_.headroom_bytes,
-              [root = options_.root] { return FilesystemAvailable(root); }) {}
+              [root = options_.root] { return FilesystemAvailable(root); }),
+      preallocate_(!IsMemoryFilesystem(options_.root)) {}
 
 CacheStore::~CacheStore() = default;
 
@@ -143,7 +144,8 @@ core::Result<std::unique_ptr<PartialBlob>> CacheStore::BeginBlob(const core::Sha
                                 {.digest = digest,
                                  .size = size,
                                  .range_size = range_size,
-                                 .allow_direct_io = options_.allow_direct_io},
+                                 .allow_direct_io = options_.allow_direct_io,
+                                 .preallocate = preallocate_},
                                 std::move(reservation));
   if (!partial) return std::unexpected(partial.error());
   staging_.insert(digest);

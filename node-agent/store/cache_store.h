@@ -194,6 +194,7 @@ class CacheStore final : public BlobCatalog {
   const StoreLayout layout_;
   core::UniqueFd lock_;
   SpaceLedger ledger_;
+  const bool preallocate_;  // false on a memory filesystem (store_files.h)
   RecoveryReport recovery_;
 
   // Serialises what writes or removes manifests and views (publication, removal), so a view is

@@ -125,15 +125,16 @@ core::Status PartialBlob::Preallocate() {
   if (preallocated_.load()) return core::Ok();
   // fallocate(2), not posix_fallocate: where the filesystem cannot preallocate, glibc's
   // fallback writes zeros, which could land on ranges already written.
-  if (options_.size > 0 &&
-      ::fallocate(read_fd_.get(), 0, 0, static_cast<off_t>(options_.size)) != 0) {
-    if (errno != EOPNOTSUPP)
-      return std::unexpected(ErrnoError(errno, "preallocating", partial_path_));
-    // No fallocate here: blocks come as ranges are written, and the ledger's reservation stays
-    // outside the filesystem's free figure until the blob is published.
-  } else {
+  if (!options_.preallocate) {
+    // Off (a memory filesystem): blocks come as ranges are written.
+  } else if (options_.size == 0 ||
+             ::fallocate(read_fd_.get(), 0, 0, static_cast<off_t>(options_.size)) == 0) {
     reservation_.MarkOnDisk();
+  } else if (errno != EOPNOTSUPP) {
+    return std::unexpected(ErrnoError(errno, "preallocating", partial_path_));
   }
+  // Not preallocated (off, or no fallocate here): the ledger's reservation stays outside the
+  // filesystem's free figure until the blob is published.
   preallocated_.store(true);
   return core::Ok();
 }

@@ -44,6 +44,9 @@ struct PartialBlobOptions {
   std::uint64_t size = 0;
   std::uint64_t range_size = 0;  // a multiple of kDirectIoAlignment
   bool allow_direct_io = true;
+  // Whether Preallocate allocates the file's blocks (fallocate). The store turns it off on
+  // memory filesystems (store_files.h, IsMemoryFilesystem).
+  bool preallocate = true;
 };
 
 class PartialBlob {
@@ -71,7 +74,8 @@ class PartialBlob {
   // disk shows before bytes are fetched rather than halfway. Writers call it before their first
   // write; it is not done on open because on tmpfs it costs as much as writing, and a fetch
   // opens all its files at once but writes few at a time. Where the filesystem has no
-  // fallocate the bytes are only reserved in the ledger.
+  // fallocate, or the options turn it off, the bytes are only reserved in the ledger and
+  // a full disk shows as kResourceExhausted from a write.
   [[nodiscard]] core::Status Preallocate();
 
   [[nodiscard]] bool IsRangeDone(std::size_t index) const;

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "node-agent/store/revision_view.h"
@@ -14,6 +16,12 @@ std::optional<core::Sha256Bytes> DigestFromName(std::string_view name) {
   auto digest = core::ParseDigest(name, /*allow_bare=*/true);
   if (!digest || core::ToHex(*digest) != name) return std::nullopt;
   return *digest;
+}
+
+bool IsMemoryFilesystem(const std::filesystem::path& path) {
+  struct statfs info {};
+  if (::statfs(path.c_str(), &info) != 0) return false;
+  return info.f_type == TMPFS_MAGIC || info.f_type == RAMFS_MAGIC;
 }
 
 std::optional<std::uint64_t> RegularFileSize(const std::filesystem::path& path) {

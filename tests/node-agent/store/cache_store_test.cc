@@ -4,7 +4,9 @@
 #include <fstream>
 #include <random>
 #include <string>
+#include <system_error>
 
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -12,6 +14,7 @@
 
 #include "core/digest/sha256.h"
 #include "node-agent/store/revision_view.h"
+#include "node-agent/store/store_files.h"
 
 namespace modelplane::agent {
 namespace {
@@ -102,6 +105,41 @@ TEST_F(CacheStoreTest, MismatchedBytesGoToQuarantineNotToBlobs) {
   EXPECT_TRUE(std::filesystem::is_empty(store->layout().BlobDirectory()));
   EXPECT_FALSE(std::filesystem::is_empty(store->layout().QuarantineDirectory()));
   EXPECT_EQ(store->Usage().reserved_bytes, 0u);
+}
+
+// On tmpfs, preallocating a file allocates the pages its writes would allocate anyway, all
+// before the first write: the store leaves it to the writes, and the bytes stay reserved in
+// the ledger until the blob is published.
+TEST_F(CacheStoreTest, StagingOnAMemoryFilesystemIsNotPreallocated) {
+  std::filesystem::create_directories(root_);
+  if (::geteuid() != 0 || ::mount("tmpfs", root_.c_str(), "tmpfs", 0, "size=16m") != 0) {
+    GTEST_SKIP() << "needs root to mount a tmpfs (" << std::system_category().message(errno)
+                 << ")";
+  }
+  struct Unmount {
+    std::filesystem::path path;
+    ~Unmount() { ::umount2(path.c_str(), MNT_DETACH); }
+  } unmount{root_};
+  ASSERT_TRUE(IsMemoryFilesystem(root_));
+  auto store = OpenStore();
+  ASSERT_TRUE(store);
+  const std::string content = RandomBytes(4 * kRange + 123, 7);
+  const core::Sha256Bytes digest = core::Sha256Of(content);
+  {
+    auto partial = store->BeginBlob(digest, content.size(), kRange);
+    ASSERT_TRUE(partial) << partial.error().ToString();
+    ASSERT_TRUE((*partial)->Preallocate());
+    struct stat info {};
+    ASSERT_EQ(::stat((*partial)->path().c_str(), &info), 0);
+    EXPECT_EQ(info.st_blocks, 0);
+    EXPECT_EQ(store->Usage().reserved_bytes, content.size());
+    store->AbandonBlob(std::move(*partial));
+  }
+  ASSERT_TRUE(Stage(*store, content, digest));
+  EXPECT_EQ(store->Usage().reserved_bytes, 0u);
+  EXPECT_EQ(store->Usage().used_bytes, content.size());
+  EXPECT_TRUE(store->VerifyBlob(digest)->ok);
+  store.reset();
 }
 
 TEST_F(CacheStoreTest, SecondOpenOfTheSameRootIsRefused) {
