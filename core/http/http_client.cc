@@ -37,9 +37,28 @@ Result<std::unique_ptr<HttpClient>> HttpClient::Create(ClientOptions options) {
     return MakeError(ErrorCode::kInvalidArgument,
                      "max_connections_per_origin and stream_buffer_size must be positive");
   }
-  auto tls = MakeClientTlsContext(options.tls.value_or(TlsClientOptions{}));
-  if (!tls) return std::unexpected(tls.error().Wrap("configuring client TLS"));
-  return std::unique_ptr<HttpClient>(new HttpClient(std::move(options), std::move(*tls)));
+  // TLS options of the caller's own are checked here, so a bad CA or key fails at once.
+  std::unique_ptr<boost::asio::ssl::context> tls;
+  if (options.tls) {
+    auto made = MakeClientTlsContext(*options.tls);
+    if (!made) return std::unexpected(made.error().Wrap("configuring client TLS"));
+    tls = std::move(*made);
+  }
+  return std::unique_ptr<HttpClient>(new HttpClient(std::move(options), std::move(tls)));
+}
+
+Result<boost::asio::ssl::context*> HttpClient::TlsContext() {
+  std::call_once(tls_once_, [this] {
+    if (tls_) return;
+    auto made = MakeClientTlsContext(TlsClientOptions{});
+    if (made) {
+      tls_ = std::move(*made);
+    } else {
+      tls_error_ = made.error().Wrap("configuring client TLS");
+    }
+  });
+  if (tls_error_) return std::unexpected(*tls_error_);
+  return tls_.get();
 }
 
 HttpClient::HttpClient(ClientOptions options, std::unique_ptr<boost::asio::ssl::context> tls)
@@ -139,7 +158,12 @@ Result<StreamResponse> HttpClient::TryOnce(const ClientRequest& request, const U
                                            bool fresh_connection, Attempt& attempt) {
   const milliseconds connect_timeout = request.connect_timeout.value_or(options_.connect_timeout);
   const milliseconds read_timeout = request.read_timeout.value_or(options_.read_timeout);
-  boost::asio::ssl::context* tls = url.tls ? tls_.get() : nullptr;
+  boost::asio::ssl::context* tls = nullptr;
+  if (url.tls) {
+    auto context = TlsContext();
+    if (!context) return std::unexpected(context.error());
+    tls = *context;
+  }
   const std::string& tls_server_name = options_.tls ? options_.tls->server_name : kNoServerName;
   const http_internal::ConnectionLimits limits{
       options_.header_limit, options_.stream_buffer_size,

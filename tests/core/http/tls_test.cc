@@ -95,6 +95,27 @@ TEST_F(TlsTest, ClientRejectsAServerSignedByAnotherCa) {
   EXPECT_EQ(server_->stats().requests, 0U);
 }
 
+// Without TLS options the client trusts the system's store, loaded on the first https request
+// (a plain-http client never parses it): a server signed by the test CA is refused.
+TEST_F(TlsTest, ClientWithoutTlsOptionsChecksTheSystemTrustStoreOnFirstUse) {
+  StartServer(/*mutual=*/false);
+  ClientOptions options;
+  options.retry.max_attempts = 1;
+  options.connect_timeout = 5s;
+  options.read_timeout = 5s;
+  auto client = HttpClient::Create(std::move(options));
+  ASSERT_TRUE(client) << client.error().ToString();
+  ClientRequest request;
+  request.url = "https://127.0.0.1:" + std::to_string(server_->port()) + "/whoami";
+  for (int attempt = 0; attempt < 2; ++attempt) {  // the second reuses the context made first
+    auto response = (*client)->Fetch(request);
+    ASSERT_FALSE(response);
+    EXPECT_EQ(response.error().code(), ErrorCode::kUnauthenticated)
+        << response.error().ToString();
+  }
+  EXPECT_EQ(server_->stats().requests, 0U);
+}
+
 TEST_F(TlsTest, AServerNameReplacesTheDialedHostInTheCertificateCheck) {
   StartServer(/*mutual=*/false);
   // Dialed by address, verified by name: the certificate names "localhost".
