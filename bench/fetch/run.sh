@@ -30,6 +30,7 @@
 #   BENCH_DESTINATIONS="ext4-on-ram tmpfs"
 #   BENCH_SHA256SUM=0          leave out the `s5cmd cp, then sha256sum` anchor (the slowest run)
 #   BENCH_SHARED_FS=0          leave out the shared-filesystem runs (fio, fetch from files)
+#   BENCH_BASELINE_AGENT=path  also run this (earlier) modelplane-node-agent, as "fetch-before"
 #
 # Needs root (drop_caches) and the e2e tools (MinIO, s5cmd: e2e/tools.sh build). Scratch data
 # lives in /tmp/modelplane-fetch-bench (kept: checkpoints and MinIO's copies are reused by later
@@ -76,7 +77,7 @@ for _ in $(seq 100); do curl -fsS "$S3_ENDPOINT_URL/minio/health/ready" >/dev/nu
 s5() { "$bin/s5cmd" --endpoint-url "$S3_ENDPOINT_URL" "$@"; }
 s5 ls s3://bench >/dev/null 2>&1 || s5 mb s3://bench >/dev/null
 bytes_of() { python3 -c 'import re,sys; n,u=re.fullmatch(r"(\d+)(|KiB|MiB|GiB)",sys.argv[1]).groups(); print(int(n)<<{"":0,"KiB":10,"MiB":20,"GiB":30}[u])' "$1"; }
-available_memory() { awk '/MemAvailable/{print $2 * 1024}' /proc/meminfo; }
+available_memory() { echo $(($(awk '/MemAvailable/{print $2}' /proc/meminfo) * 1024)); }
 available_disk() { df -B1 --output=avail "$work" | tail -1; }
 
 # prepare SIZE: the checkpoint (kept on disk when it fits twice there), MinIO's copy, and the
@@ -147,28 +148,29 @@ timed() {
   local destination=$1 size=$2 label=$3
   shift 3
   drop
-  local before started
+  local before started ended
   before=$(minio_cpu)
   started=$(date +%s.%N)
   /usr/bin/time -f "%e %M %U %S" -o "$work/time.txt" "$@" >"$work/$label.out" 2>"$work/$label.err" ||
     { cat "$work/$label.err" >&2; exit 1; }
+  ended=$(date +%s.%N)
   read -r seconds rss user system <"$work/time.txt"
   echo "$destination $size $label $seconds $rss $user $system $(minio_cpu) $before $ticks" |
     awk '{printf "%s %s %s %s %s %.2f %.2f\n", $1, $2, $3, $4, $5, $6 + $7, ($8 - $9) / $10}' \
       >>"$work/results.txt"
   if [[ $label == fetch-* && $label != fetch-cached ]]; then
-    python3 - "$work/$label.out" "$started" "$seconds" "$destination $size $label" \
+    python3 - "$work/$label.out" "$started" "$ended" "$destination $size $label" \
       >>"$work/phases.txt" <<'PY'
 import datetime, json, sys
 times = json.load(open(sys.argv[1]))["times"]
 at = lambda key: datetime.datetime.strptime(times[key], "%Y-%m-%dT%H:%M:%S.%fZ").replace(
     tzinfo=datetime.timezone.utc).timestamp()
-started, seconds = float(sys.argv[2]), float(sys.argv[3])
+started, ended = float(sys.argv[2]), float(sys.argv[3])
 # start -> queued (process start, manifest, sources, store), queued -> first byte, first ->
 # last byte, last byte -> published (hash tail, fsync, rename, manifest, view), then exit.
 print(sys.argv[4], *(f"{value:.3f}" for value in (
     at("queued") - started, at("firstByte") - at("queued"), at("lastByte") - at("firstByte"),
-    at("published") - at("lastByte"), started + seconds - at("published"))))
+    at("published") - at("lastByte"), ended - at("published"))))
 PY
   fi
 }
@@ -230,7 +232,7 @@ mount_destination() {
     ext4-on-ram)
       ((${#fitting[@]} > 0)) || return 0
       # Preallocated, as a device's capacity is.
-      fallocate -l $((largest + largest / 8 + gib)) "$backing"
+      fallocate -l $(((largest + largest / 8 + gib) >> 20 << 20)) "$backing"
       loop_device=$(losetup --find --show "$backing")
       mkfs.ext4 -q -E lazy_itable_init=0,lazy_journal_init=0 "$loop_device"
       mkdir -p "$ram_disk"
@@ -256,6 +258,11 @@ for destination in $destinations; do
       timed "$destination" "$size" fetch-s3 "$agent" fetch --revision "$work/s3-$size.yaml" \
         --cache-root "$dest/cache"
       rm -rf "$dest/cache"
+      if [[ -n ${BENCH_BASELINE_AGENT:-} ]]; then
+        timed "$destination" "$size" fetch-before "$BENCH_BASELINE_AGENT" fetch \
+          --revision "$work/s3-$size.yaml" --cache-root "$dest/cache"
+        rm -rf "$dest/cache"
+      fi
       if [[ $with_sha256sum == 1 ]]; then
         timed "$destination" "$size" s5cmd+sha256sum bash -c 'download_then_verify "$0" "$1"' \
           "$dest/s5cmd-out" "$size"
@@ -289,6 +296,8 @@ done
 echo "$repetitions repetitions; page cache dropped before each run"
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 [[ -f $work/left-out.txt ]] && sed 's/^/left out: /' "$work/left-out.txt"
+[[ -f $work/results.txt ]] || exit 0
+touch "$work/phases.txt"
 python3 - "$work/results.txt" "$work/phases.txt" "$sizes" \
   "$(for size in $sizes; do echo "$size=${total[$size]}"; done)" <<'PY'
 import statistics, sys
@@ -312,7 +321,7 @@ for (destination, size), runs in rows.items():
     print()
     print("| run | median s | MiB/s | peak RSS MiB | CPU s (client) | CPU s (MinIO) | all runs (s) |")
     print("|---|---|---|---|---|---|---|")
-    for label in [label for label in ["s5cmd", "fetch-s3", "s5cmd+sha256sum", "fio", "fetch-fs",
+    for label in [label for label in ["s5cmd", "fetch-s3", "fetch-before", "s5cmd+sha256sum", "fio", "fetch-fs",
                                       "fetch-cached"] if label in runs]:
         seconds = median(runs, label, 0)
         rss = max(row[1] for row in runs[label]) / 1024
@@ -322,6 +331,8 @@ for (destination, size), runs in rows.items():
     ratio = lambda anchor, run: median(runs, anchor, 0) / median(runs, run, 0)
     print()
     print(f"object store: fetch / s5cmd = {ratio('s5cmd', 'fetch-s3'):.2f}x (target >= 1.0)")
+    if "fetch-before" in runs:
+        print(f"object store: fetch before / s5cmd = {ratio('s5cmd', 'fetch-before'):.2f}x")
     if "s5cmd+sha256sum" in runs:
         print(f"object store: fetch / (s5cmd then sha256sum) = {ratio('s5cmd+sha256sum', 'fetch-s3'):.2f}x")
     if "fio" in runs:
@@ -336,8 +347,9 @@ print()
 print("Staging by size, object store (medians; time split from fetch's report, medians of each part):")
 print()
 print("| size | destination | s5cmd s | fetch s | fetch / s5cmd | fetch MiB/s | start | to first byte "
-      "| transfer | to published | exit | RSS MiB | CPU s fetch / s5cmd | CPU s MinIO fetch / s5cmd |")
-print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+      "| transfer | to published | exit | RSS MiB | CPU s fetch / s5cmd | CPU s MinIO fetch / s5cmd "
+      "| before / s5cmd |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 for destination in dict.fromkeys(key[0] for key in rows):
     for size in sizes:
         runs = rows.get((destination, size))
@@ -350,5 +362,6 @@ for destination in dict.fromkeys(key[0] for key in rows):
               f"{total[size] / fetch / 2**20:.0f} | " + " | ".join(f"{part:.2f}" for part in parts) +
               f" | {max(row[1] for row in runs['fetch-s3']) / 1024:.0f} | "
               f"{median(runs, 'fetch-s3', 2):.2f} / {median(runs, 's5cmd', 2):.2f} | "
-              f"{median(runs, 'fetch-s3', 3):.2f} / {median(runs, 's5cmd', 3):.2f} |")
+              f"{median(runs, 'fetch-s3', 3):.2f} / {median(runs, 's5cmd', 3):.2f} | " +
+              (f"{anchor / median(runs, 'fetch-before', 0):.2f}x |" if "fetch-before" in runs else "- |"))
 PY
