@@ -3,9 +3,8 @@
 #include <cstdlib>
 #include <utility>
 
-#include <sys/mman.h>
-
 #include <fmt/format.h>
+#include <sys/mman.h>
 
 namespace modelplane::agent {
 namespace {

@@ -6,8 +6,8 @@
 // the RangeScheduler (a few files at a time, round-robin, each within a window past its hash),
 // read the range from the file's current source into the buffer, preallocate the file before
 // its first write, write the range with pwrite into the staging file (O_DIRECT where allowed)
-// and record it in the staging's progress. Each file's SHA-256 runs in file order as its ranges land
-// (OrderedHasher), so verification costs no second read; ranges that land early wait parked
+// and record it in the staging's progress. Each file's SHA-256 runs in file order as its ranges
+// land (OrderedHasher), so verification costs no second read; ranges that land early wait parked
 // with their buffers, and the window bounds how many. Memory is the pool, whatever the model
 // size.
 //

@@ -110,8 +110,7 @@ TEST_F(TlsTest, ClientWithoutTlsOptionsChecksTheSystemTrustStoreOnFirstUse) {
   for (int attempt = 0; attempt < 2; ++attempt) {  // the second reuses the context made first
     auto response = (*client)->Fetch(request);
     ASSERT_FALSE(response);
-    EXPECT_EQ(response.error().code(), ErrorCode::kUnauthenticated)
-        << response.error().ToString();
+    EXPECT_EQ(response.error().code(), ErrorCode::kUnauthenticated) << response.error().ToString();
   }
   EXPECT_EQ(server_->stats().requests, 0U);
 }

@@ -113,8 +113,7 @@ TEST_F(CacheStoreTest, MismatchedBytesGoToQuarantineNotToBlobs) {
 TEST_F(CacheStoreTest, StagingOnAMemoryFilesystemIsNotPreallocated) {
   std::filesystem::create_directories(root_);
   if (::geteuid() != 0 || ::mount("tmpfs", root_.c_str(), "tmpfs", 0, "size=16m") != 0) {
-    GTEST_SKIP() << "needs root to mount a tmpfs (" << std::system_category().message(errno)
-                 << ")";
+    GTEST_SKIP() << "needs root to mount a tmpfs (" << std::system_category().message(errno) << ")";
   }
   struct Unmount {
     std::filesystem::path path;
