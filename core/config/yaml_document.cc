@@ -1,12 +1,11 @@
 #include "core/config/yaml_document.h"
 
-#include <filesystem>
-#include <fstream>
 #include <sstream>
-#include <system_error>
 
 #include <fmt/format.h>
 #include <yaml-cpp/eventhandler.h>
+
+#include "core/io/bounded_file.h"
 
 namespace modelplane::core {
 namespace {
@@ -111,23 +110,14 @@ Result<YamlDocument> LoadYamlString(std::string_view text, std::string source_na
 }
 
 Result<YamlDocument> LoadYamlFile(const std::string& path, const YamlLimits& limits) {
-  std::error_code exists_error;
-  if (!std::filesystem::exists(path, exists_error) && !exists_error) {
-    return MakeError(ErrorCode::kNotFound, fmt::format("{}: no such file", path));
+  auto text = ReadBoundedFile(path, limits.max_bytes);
+  if (!text) {
+    if (text.error().code() == ErrorCode::kNotFound) {
+      return MakeError(ErrorCode::kNotFound, fmt::format("{}: no such file", path));
+    }
+    return std::unexpected(text.error());
   }
-  std::ifstream file(path, std::ios::binary);
-  if (!file) return MakeError(ErrorCode::kIo, fmt::format("{}: cannot open for reading", path));
-  // Read at most one byte past the limit: enough to know the file is too big without reading a
-  // huge (or endless, e.g. /dev/zero) file.
-  std::string text(limits.max_bytes + 1, '\0');
-  file.read(text.data(), static_cast<std::streamsize>(text.size()));
-  if (file.bad()) return MakeError(ErrorCode::kIo, fmt::format("{}: read failed", path));
-  text.resize(static_cast<std::size_t>(file.gcount()));
-  if (text.size() > limits.max_bytes) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     fmt::format("{}: larger than the limit of {} bytes", path, limits.max_bytes));
-  }
-  return LoadYamlString(text, path, limits);
+  return LoadYamlString(*text, path, limits);
 }
 
 }  // namespace modelplane::core

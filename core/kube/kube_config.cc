@@ -2,33 +2,18 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include "core/io/bounded_file.h"
 #include "core/text/base64.h"
 
 namespace modelplane::core {
 namespace {
 
 // Kubeconfigs are small; anything bigger is not one.
-constexpr std::uintmax_t kMaxFileBytes = 4 << 20;
-
-Result<std::string> ReadSmallFile(const std::string& path) {
-  std::error_code error;
-  const auto size = std::filesystem::file_size(path, error);
-  if (error) return MakeError(ErrorCode::kIo, "cannot read " + path + ": " + error.message());
-  if (size > kMaxFileBytes) {
-    return MakeError(ErrorCode::kInvalidArgument, path + " is larger than 4 MiB");
-  }
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream content;
-  content << in.rdbuf();
-  if (!in) return MakeError(ErrorCode::kIo, "cannot read " + path);
-  return content.str();
-}
+constexpr std::size_t kMaxFileBytes = 4 << 20;
 
 std::string Resolve(const std::string& base_directory, const std::string& path) {
   if (path.empty() || path.front() == '/' || base_directory.empty()) return path;
@@ -66,7 +51,7 @@ Result<std::string> PemFrom(const YAML::Node& map, const std::string& key,
   if (!data.empty()) return DecodeBase64(data, key + "-data");
   const std::string path = Text(map, key.c_str());
   if (path.empty()) return std::string();
-  return ReadSmallFile(Resolve(base_directory, path));
+  return ReadBoundedFile(Resolve(base_directory, path), kMaxFileBytes);
 }
 
 Result<KubeConfig> ParseKubeconfig(const YAML::Node& root, const std::string& base_directory,
@@ -160,7 +145,7 @@ Result<std::string> TokenSource::Token() const {
   if (path_.empty()) return token_;
   const auto now = clock_->Now();
   if (read_at_ && now - *read_at_ < refresh_) return token_;
-  auto content = ReadSmallFile(path_);
+  auto content = ReadBoundedFile(path_, kMaxFileBytes);
   if (!content) {
     // Keep serving the last good token: a rotation in progress must not fail requests.
     if (!token_.empty()) return token_;
@@ -185,7 +170,7 @@ Result<KubeConfig> LoadKubeconfigString(const std::string& yaml, const std::stri
 }
 
 Result<KubeConfig> LoadKubeconfigFile(const std::string& path, const std::string& context) {
-  auto content = ReadSmallFile(path);
+  auto content = ReadBoundedFile(path, kMaxFileBytes);
   if (!content) return std::unexpected(content.error());
   auto config =
       LoadKubeconfigString(*content, std::filesystem::path(path).parent_path().string(), context);
@@ -205,12 +190,13 @@ Result<KubeConfig> LoadInClusterConfig(const EnvironmentLookup& getenv, const Cl
   // An IPv6 service address needs brackets in a URL.
   const bool ipv6 = host->find(':') != std::string::npos;
   config.server = "https://" + (ipv6 ? "[" + *host + "]" : *host) + ":" + *port;
-  auto authority = ReadSmallFile(account_directory + "/ca.crt");
+  auto authority = ReadBoundedFile(account_directory + "/ca.crt", kMaxFileBytes);
   if (!authority) return std::unexpected(authority.error());
   config.certificate_authority_pem = std::move(*authority);
   config.token = TokenSource::FromFile(account_directory + "/token", clock);
   if (auto token = config.token.Token(); !token) return std::unexpected(token.error());
-  if (auto ns = ReadSmallFile(account_directory + "/namespace"); ns && !ns->empty()) {
+  if (auto ns = ReadBoundedFile(account_directory + "/namespace", kMaxFileBytes);
+      ns && !ns->empty()) {
     config.default_namespace = *ns;
     while (config.default_namespace.ends_with('\n')) config.default_namespace.pop_back();
   }

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
+#include "core/io/bounded_file.h"
 #include "node-agent/store/durable_file.h"
 
 namespace modelplane::agent {
@@ -107,7 +108,7 @@ core::Result<std::unique_ptr<VolumeLeases>> VolumeLeases::Open(std::filesystem::
   }
   std::sort(paths.begin(), paths.end());
   for (const auto& path : paths) {
-    auto text = ReadSmallFile(path, kRecordSizeLimit);
+    auto text = core::ReadBoundedFile(path.string(), kRecordSizeLimit);
     auto lease =
         text ? ParseLease(*text) : core::Result<VolumeLease>(std::unexpected(text.error()));
     // A record filed under another target's name, an interrupted write (".<name>.<random>.tmp")

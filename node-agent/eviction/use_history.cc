@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/io/bounded_file.h"
 #include "node-agent/store/durable_file.h"
 
 namespace modelplane::agent {
@@ -153,7 +154,7 @@ core::Status UseHistory::Save(const std::filesystem::path& path) const {
 }
 
 core::Status UseHistory::Load(const std::filesystem::path& path) {
-  auto text = ReadSmallFile(path, kFileLimit);
+  auto text = core::ReadBoundedFile(path.string(), kFileLimit);
   if (!text) {
     if (text.error().code() == core::ErrorCode::kNotFound) return core::Ok();
     return std::unexpected(text.error());

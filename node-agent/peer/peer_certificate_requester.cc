@@ -4,8 +4,6 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <system_error>
 
 #include <fcntl.h>
@@ -16,6 +14,7 @@
 #include "core/api/json_lookup.h"
 #include "core/api/peer_identity.h"
 #include "core/api/timestamp.h"
+#include "core/io/bounded_file.h"
 #include "core/io/unique_fd.h"
 #include "core/kube/resource_type.h"
 #include "core/pki/certificate_info.h"
@@ -33,15 +32,11 @@ constexpr std::string_view kIdentityFile = "peer.pem";
 constexpr std::string_view kPendingKeyFile = "pending-key.pem";
 constexpr std::size_t kMaxFileBytes = 64 * 1024;
 
+// A file's content, or "" when it does not exist (no certificate yet).
 core::Result<std::string> ReadIfPresent(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) return std::string();
-  std::ostringstream content;
-  content << file.rdbuf();
-  if (content.str().size() > kMaxFileBytes) {
-    return core::MakeError(core::ErrorCode::kInvalidArgument, path + " is larger than 64 KiB");
-  }
-  return content.str();
+  auto content = core::ReadBoundedFile(path, kMaxFileBytes);
+  if (!content && content.error().code() == core::ErrorCode::kNotFound) return std::string();
+  return content;
 }
 
 // Writes `content` to `path` through a temporary file, readable by the owner only, so a reader

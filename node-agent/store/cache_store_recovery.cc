@@ -3,6 +3,7 @@
 // throws: an entry it cannot use is moved to quarantine (blobs) or removed (the rest).
 #include <fmt/format.h>
 
+#include "core/io/bounded_file.h"
 #include "node-agent/store/cache_store.h"
 #include "node-agent/store/durable_file.h"
 #include "node-agent/store/revision_view.h"
@@ -51,7 +52,7 @@ core::Status CacheStore::RecoverRevisions() {
       if (name.ends_with(".json")) ++recovery_.dropped_revisions;
       continue;
     }
-    auto text = ReadSmallFile(path, kManifestSizeLimit);
+    auto text = core::ReadBoundedFile(path.string(), kManifestSizeLimit);
     auto manifest =
         text ? ParseManifest(*text) : core::Result<RevisionManifest>(std::unexpected(text.error()));
     bool complete =

@@ -96,21 +96,4 @@ core::Status WriteFileDurably(const std::filesystem::path& path, std::string_vie
   return SyncDirectory(path.parent_path());
 }
 
-core::Result<std::string> ReadSmallFile(const std::filesystem::path& path, std::size_t limit) {
-  core::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd.valid()) return std::unexpected(ErrnoError(errno, "opening", path));
-  struct stat info {};
-  if (::fstat(fd.get(), &info) != 0) return std::unexpected(ErrnoError(errno, "inspecting", path));
-  if (static_cast<std::uint64_t>(info.st_size) > limit) {
-    return core::MakeError(core::ErrorCode::kInvalidArgument,
-                           fmt::format("{} is {} bytes, more than the {} allowed", path.string(),
-                                       info.st_size, limit));
-  }
-  std::string content(static_cast<std::size_t>(info.st_size), '\0');
-  if (auto read = ReadAllAt(fd.get(), content.data(), content.size(), 0, path); !read) {
-    return std::unexpected(read.error());
-  }
-  return content;
-}
-
 }  // namespace modelplane::agent

@@ -27,9 +27,6 @@ namespace modelplane::agent {
 [[nodiscard]] core::Status WriteFileDurably(const std::filesystem::path& path,
                                             std::string_view content);
 
-[[nodiscard]] core::Result<std::string> ReadSmallFile(const std::filesystem::path& path,
-                                                      std::size_t limit);
-
 // Full-length pwrite / pread, restarting after EINTR and short transfers.
 [[nodiscard]] core::Status WriteAllAt(int fd, const void* data, std::size_t length,
                                       std::uint64_t offset, const std::filesystem::path& path);

@@ -1,8 +1,6 @@
 #include "operator/certificates/peer_certificate_signer.h"
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -10,6 +8,7 @@
 #include "core/api/json_lookup.h"
 #include "core/api/peer_identity.h"
 #include "core/api/timestamp.h"
+#include "core/io/bounded_file.h"
 #include "core/kube/object_store.h"
 #include "core/kube/resource_type.h"
 #include "core/text/base64.h"
@@ -26,17 +25,6 @@ constexpr std::chrono::seconds kNodeWait{2};
 constexpr std::chrono::minutes kBackdate{5};
 constexpr std::size_t kMaxCaFileBytes = 64 * 1024;
 
-core::Result<std::string> ReadSmallFile(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) return core::MakeError(core::ErrorCode::kIo, "cannot open " + path);
-  std::ostringstream content;
-  content << file.rdbuf();
-  if (content.str().size() > kMaxCaFileBytes) {
-    return core::MakeError(core::ErrorCode::kInvalidArgument, path + " is larger than 64 KiB");
-  }
-  return content.str();
-}
-
 std::string JoinAddresses(const std::vector<std::string>& addresses) {
   return addresses.empty() ? "-" : fmt::format("{}", fmt::join(addresses, ","));
 }
@@ -50,9 +38,9 @@ core::Result<std::unique_ptr<PeerCertificateSigner>> PeerCertificateSigner::Crea
     return core::MakeError(core::ErrorCode::kInvalidArgument,
                            "the peer signer needs the node agent's ServiceAccount user name");
   }
-  auto certificate = ReadSmallFile(options.ca_certificate_file);
+  auto certificate = core::ReadBoundedFile(options.ca_certificate_file, kMaxCaFileBytes);
   if (!certificate) return std::unexpected(certificate.error().Wrap("reading the peer CA"));
-  auto key = ReadSmallFile(options.ca_key_file);
+  auto key = core::ReadBoundedFile(options.ca_key_file, kMaxCaFileBytes);
   if (!key) return std::unexpected(key.error().Wrap("reading the peer CA key"));
   auto authority = core::CertificateAuthority::FromPem(*certificate, *key);
   if (!authority) return std::unexpected(authority.error().Wrap("loading the peer CA"));

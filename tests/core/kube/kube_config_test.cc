@@ -91,7 +91,7 @@ TEST(KubeConfigTest, RejectsBrokenFilesClearly) {
   EXPECT_FALSE(LoadKubeconfigString("- a\n- b\n", "/").has_value());
   auto missing_file = LoadKubeconfigString(kKubeconfig, "/nonexistent");
   ASSERT_FALSE(missing_file.has_value()) << "the CA file does not exist there";
-  EXPECT_EQ(missing_file.error().code(), ErrorCode::kIo);
+  EXPECT_EQ(missing_file.error().code(), ErrorCode::kNotFound);
   EXPECT_FALSE(LoadKubeconfigFile("/nonexistent/kubeconfig").has_value());
 }
 
