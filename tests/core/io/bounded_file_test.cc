@@ -21,7 +21,7 @@ class BoundedFileTest : public ::testing::Test {
   }
   void TearDown() override { std::filesystem::remove_all(folder_); }
   std::string Write(const std::string& name, const std::string& content) {
-    const auto path = (folder_ / name).string();
+    auto path = (folder_ / name).string();
     std::ofstream(path, std::ios::binary) << content;
     return path;
   }
