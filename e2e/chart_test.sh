@@ -244,6 +244,10 @@ check_least_privilege() {
   cannot node-agent delete pods -n default
   can node-agent get nodes
   cannot node-agent list nodes
+  # The operator's Lease, read only: whether to keep waiting for a grant (docs/admission.md).
+  can node-agent get leases.coordination.k8s.io/modelplane-operator -n "${NS}"
+  cannot node-agent get leases.coordination.k8s.io/other -n "${NS}"
+  cannot node-agent update leases.coordination.k8s.io/modelplane-operator -n "${NS}"
   can scheduler create bindings -n default
   can scheduler update leases.coordination.k8s.io/"${RELEASE}-modelplane-scheduler" -n "${NS}"
   cannot scheduler update leases.coordination.k8s.io/other -n "${NS}"

@@ -255,6 +255,7 @@ admin: {address: 127.0.0.1, port: 0}
 kubernetes: {kubeconfig: $state/identities/node-agent-$node.kubeconfig}
 statusInterval: 500ms
 fetch: {rangeSize: 8Mi, inFlight: 8, bufferPool: 64Mi}
+admission: {operatorLease: {namespace: modelplane-system, name: modelplane-operator}}
 peers:
   listenAddress: 127.0.0.1
   port: $(free_port)

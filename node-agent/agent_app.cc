@@ -11,6 +11,7 @@
 #include "core/runtime/kube_connection.h"
 #include "node-agent/controller/cache_retention.h"
 #include "node-agent/controller/node_controller.h"
+#include "node-agent/controller/operator_lease_watch.h"
 #include "node-agent/controller/stager.h"
 #include "node-agent/csi/csi_plugin.h"
 #include "node-agent/csi/system_mounter.h"
@@ -138,6 +139,7 @@ int RunAgent(const AgentConfig& config, core::ComponentRuntime& runtime) {
   SourceAdmission admission(runtime.clock(), {.enabled = config.admission.enabled,
                                               .safe_streams = config.admission.safe_streams,
                                               .start_grace = config.admission.start_grace,
+                                              .first_grant_wait = config.admission.first_grant_wait,
                                               .follower_grace = config.admission.follower_grace});
   SourceTelemetryRecorder telemetry(runtime.clock(), config.admission.telemetry_window);
   // Unlimited until the controller sees serving pods (serving_protection.h); 8 MiB of burst
@@ -342,6 +344,15 @@ int RunAgent(const AgentConfig& config, core::ComponentRuntime& runtime) {
       return 1;
     }
   }
+  std::optional<OperatorLeaseWatch> operator_lease;
+  if (config.admission.enabled && !config.admission.operator_lease.name.empty()) {
+    const OperatorLeaseConfig& lease = config.admission.operator_lease;
+    operator_lease.emplace(*connection->client, admission, logger, runtime.clock(),
+                           OperatorLeaseWatchOptions{.lease_namespace = lease.namespace_name,
+                                                     .lease_name = lease.name,
+                                                     .poll_interval = lease.poll_interval});
+    operator_lease->Start();
+  }
   controller.SetRetention(
       {.retention = &retention,
        .leases = [&csi]() { return csi ? csi->Leases() : std::vector<VolumeLease>{}; },
@@ -362,6 +373,7 @@ int RunAgent(const AgentConfig& config, core::ComponentRuntime& runtime) {
   // First: calls in flight finish while the controller they ask is still there.
   if (csi) csi->Stop();
   stager.Stop();
+  if (operator_lease) operator_lease->Stop();
   controller.Stop();
   evictor.Stop();  // after the loop: nothing queues more; a removal stops at a blob boundary
   if (peer_serving) peer_serving->Stop();

@@ -21,11 +21,24 @@ void BindConfig(core::ConfigMap& map, FetchConfig& config) {
   }
 }
 
+void BindConfig(core::ConfigMap& map, OperatorLeaseConfig& config) {
+  map.Optional("namespace", config.namespace_name);
+  map.Optional("name", config.name);
+  map.Optional("pollInterval", config.poll_interval,
+               core::InRange(std::chrono::milliseconds(100), std::chrono::milliseconds(60'000)));
+  if (config.name.empty() != config.namespace_name.empty()) {
+    map.Fail("operatorLease needs both namespace and name");
+  }
+}
+
 void BindConfig(core::ConfigMap& map, AdmissionConfig& config) {
   map.Optional("enabled", config.enabled);
   map.Optional("safeStreams", config.safe_streams, core::InRange(1, 64));
   map.Optional("startGrace", config.start_grace,
                core::InRange(std::chrono::seconds(0), std::chrono::seconds(600)));
+  map.Optional("firstGrantWait", config.first_grant_wait,
+               core::InRange(std::chrono::seconds(0), std::chrono::seconds(3600)));
+  map.Optional("operatorLease", config.operator_lease);
   map.Optional("followerGrace", config.follower_grace,
                core::InRange(std::chrono::seconds(0), std::chrono::seconds(3600)));
   map.Optional("telemetryWindow", config.telemetry_window,
@@ -35,6 +48,9 @@ void BindConfig(core::ConfigMap& map, AdmissionConfig& config) {
   map.Optional("networkBandwidth", config.network_bandwidth);
   if (!(config.serving_share > 0.0 && config.serving_share <= 1.0)) {
     map.Fail("servingShare must be in (0, 1]");
+  }
+  if (config.first_grant_wait < config.start_grace) {
+    map.Fail("firstGrantWait must not be shorter than startGrace");
   }
 }
 

@@ -24,13 +24,25 @@ struct FetchConfig {
   int concurrent_stagings = 2;
 };
 
+// The operator's leader-election Lease, which tells the agent the operator is alive
+// (node-agent/controller/operator_lease_watch.h). Empty name: not read.
+struct OperatorLeaseConfig {
+  std::string namespace_name;
+  std::string name;
+  std::chrono::milliseconds poll_interval{2'000};
+};
+
 // Admission of remote reads (node-agent/fetch/source_admission.h, docs/admission.md).
 struct AdmissionConfig {
   // Off: no grants are expected, every source is read at its own concurrency (a cluster whose
   // operator runs without the admission controller).
   bool enabled = true;
   int safe_streams = 2;  // per remote source while no valid grant is held
+  // How long a staging waits for a first grant for a source; while the operator's Lease shows
+  // it alive, up to first_grant_wait instead.
   std::chrono::seconds start_grace{10};
+  std::chrono::seconds first_grant_wait{60};
+  OperatorLeaseConfig operator_lease;
   // How long a follower (granted 0 streams) waits for peers after its grant lapsed.
   std::chrono::seconds follower_grace{60};
   // The window the telemetry in ModelCache status covers.
@@ -137,6 +149,7 @@ struct AgentConfig {
 void BindConfig(core::ConfigMap& map, AgentConfig& config);
 void BindConfig(core::ConfigMap& map, FetchConfig& config);
 void BindConfig(core::ConfigMap& map, CredentialsConfig& config);
+void BindConfig(core::ConfigMap& map, OperatorLeaseConfig& config);
 void BindConfig(core::ConfigMap& map, AdmissionConfig& config);
 void BindConfig(core::ConfigMap& map, PeerConfig& config);
 void BindConfig(core::ConfigMap& map, CsiConfig& config);

@@ -235,7 +235,13 @@ admin: {{address: 127.0.0.1, port: {admin_port}}}
 kubernetes: {{kubeconfig: {os.environ["KUBECONFIG"]}}}
 statusInterval: 1s
 fetch: {{rangeSize: 4Mi, inFlight: 8, bufferPool: 64Mi, rangeTimeout: 20s}}
-admission: {{enabled: true, safeStreams: 2, startGrace: 10s, telemetryWindow: 3s, mediaProbe: 8Mi}}
+admission:
+  enabled: true
+  safeStreams: 2
+  startGrace: 10s
+  telemetryWindow: 3s
+  mediaProbe: 8Mi
+  operatorLease: {{namespace: modelplane-system, name: modelplane-operator}}
 eviction: {{enabled: false}}
 peers:
   enabled: true

@@ -6,16 +6,36 @@
 namespace modelplane::agent {
 
 SourceAdmission::SourceAdmission(const core::Clock& clock, AdmissionOptions options)
-    : clock_(clock), options_(options), started_(clock.Now()) {}
+    : clock_(clock), options_(options) {}
 
 void SourceAdmission::SetGrants(const std::vector<core::api::StreamGrant>& grants) {
   std::lock_guard lock(mutex_);
   grants_.clear();
   for (const core::api::StreamGrant& grant : grants) grants_[grant.source] = grant;
-  if (!grants.empty()) granted_once_ = true;
 }
 
-int SourceAdmission::CapLocked(std::string_view source) const {
+void SourceAdmission::SetOperatorAliveUntil(core::Clock::SteadyTime until) {
+  std::lock_guard lock(mutex_);
+  operator_alive_until_ = std::max(operator_alive_until_, until);
+}
+
+void SourceAdmission::NoteAskedLocked(State& state) const {
+  const auto now = clock_.Now();
+  if (!AskingLocked(state, now)) state.asking_since = now;
+  state.asked_at = now;
+}
+
+bool SourceAdmission::AskingLocked(const State& state, core::Clock::SteadyTime now) {
+  return state.asked_at && now - *state.asked_at <= kAskingGap;
+}
+
+bool SourceAdmission::AnyValidGrantLocked() const {
+  const auto wall_now = clock_.WallNow();
+  return std::any_of(grants_.begin(), grants_.end(),
+                     [&](const auto& entry) { return wall_now < entry.second.expires_at; });
+}
+
+int SourceAdmission::CapLocked(std::string_view source, const State& state) const {
   const auto wall_now = clock_.WallNow();
   const auto grant = grants_.find(source);
   if (grant != grants_.end()) {
@@ -24,17 +44,19 @@ int SourceAdmission::CapLocked(std::string_view source) const {
     if (streams == 0 && wall_now < grant->second.expires_at + options_.follower_grace) return 0;
     return streams == 0 ? options_.safe_streams : std::min(streams, options_.safe_streams);
   }
-  const bool valid_grants = std::any_of(grants_.begin(), grants_.end(), [&](const auto& entry) {
-    return wall_now < entry.second.expires_at;
-  });
   // The operator is granting, and not this source: it wants this node to wait.
-  if (valid_grants) return 0;
-  if (!granted_once_ && clock_.Now() < started_ + options_.start_grace) return 0;
+  if (AnyValidGrantLocked()) return 0;
+  const auto now = clock_.Now();
+  // A query between stagings (the status report's) sees what a new staging would get.
+  const auto waited = AskingLocked(state, now) ? now - state.asking_since
+                                               : core::Clock::SteadyTime::duration::zero();
+  if (waited < options_.start_grace) return 0;
+  if (waited < options_.first_grant_wait && now < operator_alive_until_) return 0;
   return options_.safe_streams;
 }
 
 int SourceAdmission::LimitLocked(std::string_view source, State& state) const {
-  const int cap = CapLocked(source);
+  const int cap = CapLocked(source, state);
   if (cap == 0) return 0;
   if (state.window <= 0 || state.window > cap) state.window = cap;
   return std::clamp(static_cast<int>(std::floor(state.window)), 1, cap);
@@ -45,6 +67,7 @@ bool SourceAdmission::TryAcquire(std::string_view source) {
   const auto now = clock_.Now();
   std::lock_guard lock(mutex_);
   State& state = states_.try_emplace(std::string(source)).first->second;
+  NoteAskedLocked(state);
   if (now < state.paused_until || now < state.next_start) return false;
   if (state.in_flight >= LimitLocked(source, state)) return false;
   ++state.in_flight;
@@ -60,7 +83,7 @@ void SourceAdmission::Release(std::string_view source, RequestOutcome outcome, s
   if (entry == states_.end()) return;
   State& state = entry->second;
   state.in_flight = std::max(0, state.in_flight - 1);
-  const int cap = CapLocked(source);
+  const int cap = CapLocked(source, state);
   if (outcome == RequestOutcome::kThrottled) {
     state.window = std::max(1.0, state.window * kCut);
   } else if (outcome == RequestOutcome::kOk && state.window > 0) {
@@ -82,6 +105,16 @@ int SourceAdmission::Limit(std::string_view source) const {
   std::lock_guard lock(mutex_);
   State& state = states_.try_emplace(std::string(source)).first->second;
   return LimitLocked(source, state);
+}
+
+bool SourceAdmission::AwaitingFirstGrant() const {
+  if (!options_.enabled) return false;
+  const auto now = clock_.Now();
+  std::lock_guard lock(mutex_);
+  if (AnyValidGrantLocked()) return false;
+  return std::any_of(states_.begin(), states_.end(), [&](const auto& entry) {
+    return !grants_.contains(entry.first) && AskingLocked(entry.second, now);
+  });
 }
 
 }  // namespace modelplane::agent

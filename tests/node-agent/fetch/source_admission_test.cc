@@ -23,6 +23,13 @@ class SourceAdmissionTest : public ::testing::Test {
     for (int index = 0; index < tries; ++index) admitted += admission.TryAcquire(kSource) ? 1 : 0;
     return admitted;
   }
+  // A staging that waits asks again and again (the fetch engine every few milliseconds).
+  void KeepAsking(SourceAdmission& admission, seconds duration) {
+    for (seconds waited(0); waited < duration; waited += seconds(1)) {
+      EXPECT_FALSE(admission.TryAcquire(kSource)) << "admitted after " << waited.count() << " s";
+      clock_.Advance(seconds(1));
+    }
+  }
 
   core::ManualClock clock_;
 };
@@ -45,8 +52,60 @@ TEST_F(SourceAdmissionTest, AZeroGrantAdmitsNothing) {
 TEST_F(SourceAdmissionTest, BeforeTheFirstGrantItWaitsThenFallsBackToTheSafeCapacity) {
   SourceAdmission admission(clock_, {.safe_streams = 2, .start_grace = seconds(10)});
   EXPECT_EQ(Admit(admission, 5), 0) << "the operator has not named a seeder yet";
-  clock_.Advance(seconds(11));
+  KeepAsking(admission, seconds(10));
   EXPECT_EQ(Admit(admission, 5), 2);
+}
+
+TEST_F(SourceAdmissionTest, TheGraceCountsFromTheStagingsFirstRequestNotFromTheAgentsStart) {
+  SourceAdmission admission(clock_, {.safe_streams = 2, .start_grace = seconds(10)});
+  clock_.Advance(std::chrono::hours(1));  // an agent idle since it started
+  EXPECT_EQ(Admit(admission, 5), 0) << "a new staging waits for the operator's grant";
+  KeepAsking(admission, seconds(10));
+  EXPECT_EQ(Admit(admission, 5), 2);
+}
+
+TEST_F(SourceAdmissionTest, AStagingAfterAQuietSpellWaitsForItsGrantAgain) {
+  SourceAdmission admission(clock_, {.safe_streams = 2, .start_grace = seconds(10)});
+  admission.SetGrants({Grant(4, seconds(30))});
+  EXPECT_EQ(Admit(admission, 5), 4);
+  for (int index = 0; index < 4; ++index) {
+    admission.Release(kSource, RequestOutcome::kOk, 0, std::nullopt);
+  }
+  admission.SetGrants({});  // the staging finished; the operator took the grants back
+  clock_.Advance(std::chrono::minutes(10));
+  EXPECT_EQ(Admit(admission, 5), 0) << "the next revision's staging waits for its grant";
+}
+
+TEST_F(SourceAdmissionTest, WhileTheOperatorIsAliveAStagingWaitsUpToTheFirstGrantWait) {
+  SourceAdmission admission(
+      clock_, {.safe_streams = 2, .start_grace = seconds(10), .first_grant_wait = seconds(60)});
+  EXPECT_FALSE(admission.AwaitingFirstGrant()) << "no staging asked yet";
+  EXPECT_EQ(Admit(admission, 1), 0);
+  EXPECT_TRUE(admission.AwaitingFirstGrant());
+  admission.SetOperatorAliveUntil(clock_.Now() + std::chrono::hours(1));
+  KeepAsking(admission, seconds(60));
+  EXPECT_EQ(Admit(admission, 5), 2) << "a slow operator is waited for only so long";
+}
+
+TEST_F(SourceAdmissionTest, AnOperatorNotSeenAliveLatelyDoesNotExtendTheWait) {
+  SourceAdmission admission(
+      clock_, {.safe_streams = 2, .start_grace = seconds(10), .first_grant_wait = seconds(60)});
+  admission.SetOperatorAliveUntil(clock_.Now() + seconds(4));  // its last renewal, then nothing
+  KeepAsking(admission, seconds(10));
+  EXPECT_EQ(Admit(admission, 5), 2);
+}
+
+TEST_F(SourceAdmissionTest, ItAwaitsAFirstGrantOnlyWhileAStagingAsksAndNoGrantIsValid) {
+  SourceAdmission admission(clock_, {});
+  EXPECT_EQ(Admit(admission, 1), 0);
+  EXPECT_TRUE(admission.AwaitingFirstGrant());
+  core::api::StreamGrant other = Grant(4);
+  other.source = "http/https://origin.example";
+  admission.SetGrants({other});
+  EXPECT_FALSE(admission.AwaitingFirstGrant()) << "the operator is granting: it is alive";
+  admission.SetGrants({});
+  clock_.Advance(seconds(6));
+  EXPECT_FALSE(admission.AwaitingFirstGrant()) << "no staging has asked for a while";
 }
 
 TEST_F(SourceAdmissionTest, AnExpiredGrantFallsBackToTheSafeCapacity) {
