@@ -163,7 +163,10 @@ TEST_F(PodGatesTest, APodIsLetGoOnlyWhereItsRevisionIsReady) {
   ASSERT_TRUE(
       WaitUntil([&] { return GetPod("llama-0")["spec"].value("nodeName", "") != ""; }, kWait));
   EXPECT_EQ(GetPod("llama-0")["spec"]["nodeName"], staging_node);
-  EXPECT_TRUE(HasEventContaining("llama-0", "scheduling gate removed"));
+  // The Event is written after the ungating patch; kube-scheduler may bind the pod first.
+  EXPECT_TRUE(
+      WaitUntil([&] { return HasEventContaining("llama-0", "scheduling gate removed"); }, kWait))
+      << ::testing::PrintToString(EventNotes("llama-0"));
 }
 
 TEST_F(PodGatesTest, APodWaitsForARevisionCreatedAfterIt) {
