@@ -157,7 +157,7 @@ std::set<std::string> AdmissionController::Stalled(
           if (entry.digest == revision->second.digest) bytes = entry.bytes_done;
         }
       }
-      const std::string key = cache.metadata.name + "|" + revision->second.digest;
+      const std::string key = StagingKey(cache.metadata.name, revision->second.digest);
       Progress progress = progress_.contains(key) ? progress_[key] : Progress{};
       if (progress.bytes_done != bytes) progress = {.bytes_done = bytes, .since = now};
       if (now - progress.since > options_.seeder_stall_timeout) stalled.insert(key);
@@ -207,6 +207,11 @@ void AdmissionController::RunPass() {
       logger_.Info("seeder_chosen", {{"group", group},
                                      {"node", node},
                                      {"replaced", before == seeders_.end() ? "" : before->second}});
+      // A new seeder's stall clock starts now: it has had no grant to make progress with, and
+      // judged by the time it waited as a follower it would be replaced at once, again and
+      // again, each successor reading the origin too.
+      const std::string_view digest = std::string_view(group).substr(group.find('|') + 1);
+      progress_[StagingKey(node, digest)].since = dependencies_.clock.Now();
     }
   }
   seeders_ = plan.seeders;

@@ -41,6 +41,12 @@ std::string GroupKey(const std::string& zone, const std::string& digest) {
 
 }  // namespace
 
+std::string StagingKey(std::string_view node, std::string_view digest) {
+  std::string key(node);
+  key.append("|").append(digest);
+  return key;
+}
+
 StagingPriority PriorityOfReason(std::string_view reason) {
   if (reason == api::kReasonInUse || reason == api::kReasonRollout) {
     return StagingPriority::kRolloutStep;
@@ -92,7 +98,7 @@ FleetPlan PlanFleet(const FleetPlanInput& input) {
     if (!zones_holding.contains(group)) {
       const std::string& digest = wishes.front().sources->digest;
       const auto stalled = [&](const Wish& wish) {
-        return input.stalled.contains(wish.node + "|" + digest);
+        return input.stalled.contains(StagingKey(wish.node, digest));
       };
       std::string replaced;  // a seeder that stalled: it does not take its own place back
       if (auto before = input.seeders.find(group); before != input.seeders.end()) {

@@ -38,7 +38,7 @@ struct FleetPlanInput {
   std::vector<core::api::ModelCache> caches;
   std::map<std::string, RevisionSources> revisions;  // "namespace/name"; valid, not revoked
   std::map<std::string, std::string> seeders;        // the last pass's: "zone|digest" -> node
-  std::set<std::string> stalled;  // "node|digest": staging without progress for too long
+  std::set<std::string> stalled;  // StagingKey: staging without progress for too long
   int wanted_streams = 16;        // what one staging asks of a source
 };
 
@@ -51,6 +51,9 @@ struct FleetPlan {
 };
 
 [[nodiscard]] StagingPriority PriorityOfReason(std::string_view reason);
+
+// One node's staging of one digest, as FleetPlanInput::stalled names it: "node|digest".
+[[nodiscard]] std::string StagingKey(std::string_view node, std::string_view digest);
 
 [[nodiscard]] FleetPlan PlanFleet(const FleetPlanInput& input);
 

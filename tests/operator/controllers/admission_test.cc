@@ -187,6 +187,53 @@ TEST_F(AdmissionTest, AStalledSeederIsReplacedByTheFollowerThatHoldsTheMost) {
       << "after the stall timeout the follower takes over";
 }
 
+TEST_F(AdmissionTest, ASuccessorSeederGetsAStallTimeoutOfItsOwn) {
+  ASSERT_TRUE(
+      client_->Create(core::resources::ModelRevisions(), namespace_, RevisionOnEveryNode("llama")));
+  ASSERT_TRUE(WaitUntil([&] { return CachesListing("llama").size() == kKwokNodes.size(); }, kWait));
+  const std::string digest = Digest("llama");
+  // One zone of four nodes, none of which moves a byte: every follower has waited as long as
+  // the seeder when the seeder's stall timeout passes.
+  for (std::string_view node : kKwokNodes) {
+    auto written = client_->Patch(
+        core::resources::ModelCaches(), "", std::string(node), core::PatchType::kMerge,
+        {{"status",
+          {{"zone", "one-zone"},
+           {"peerEndpoint", std::string(node) + ":7443"},
+           {"revisions",
+            json::array({{{"digest", digest}, {"state", "Staging"}, {"bytesDone", 0}}})}}}},
+        {.subresource = "status"});
+    ASSERT_TRUE(written) << written.error().ToString();
+    reported_caches_.insert(std::string(node));
+  }
+  const auto seeder = [&] {
+    for (const auto& [node, streams] : Grants()) {
+      if (streams > 0) return node;
+    }
+    return std::string();
+  };
+  std::string first;
+  ASSERT_TRUE(WaitUntil([&] { return !(first = seeder()).empty(); }, kWait));
+  std::string successor;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        successor = seeder();
+        return !successor.empty() && successor != first;
+      },
+      kWait))
+      << "the stalled seeder is replaced";
+  // Half the stall timeout (3 s) and more: the successor is not judged by its time as a
+  // follower.
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(1500);
+  while (std::chrono::steady_clock::now() < until) {
+    const std::string now = seeder();
+    if (!now.empty()) {
+      ASSERT_EQ(now, successor) << "replaced before its own timeout";
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+}
+
 TEST_F(AdmissionTest, ThrottlingCutsTheBudgetAndANewLeaderResumesFromIt) {
   ASSERT_TRUE(
       client_->Create(core::resources::ModelRevisions(), namespace_, RevisionOnEveryNode("llama")));
