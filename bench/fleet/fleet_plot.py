@@ -44,23 +44,34 @@ def bar_positions(tiers, replicas):
                    for t, tier in enumerate(tiers) for r, count in enumerate(replicas)}
 
 
-def finish(axes, figure, tiers, title, ylabel, path, log_scale=False):
-    axes.set_xticks(range(len(tiers)), [TIER_NAMES.get(t, t) for t in tiers], rotation=15)
+def grouped_figure(rows):
+    """The rows by cell, one bar slot per tier and replica count, and an empty figure."""
+    tiers, replicas, cell = grouped(rows)
+    width, position = bar_positions(tiers, replicas)
+    figure, axes = plt.subplots(figsize=(9, 4.5))
+    return tiers, replicas, cell, width, position, figure, axes
+
+
+def save(axes, figure, title, ylabel, path, log_scale=False, legend_title=None):
     axes.set_title(title)
     axes.set_ylabel(ylabel)
     if log_scale:
         axes.set_yscale("log")
     axes.grid(axis="y", alpha=0.3)
-    axes.legend(title="replicas at once")
+    axes.legend(title=legend_title)
     figure.tight_layout()
     figure.savefig(path, dpi=110)
     plt.close(figure)
 
 
+def finish(axes, figure, tiers, title, ylabel, path, log_scale=False):
+    """Labels a grouped figure's tiers and saves it."""
+    axes.set_xticks(range(len(tiers)), [TIER_NAMES.get(t, t) for t in tiers], rotation=15)
+    save(axes, figure, title, ylabel, path, log_scale, legend_title="replicas at once")
+
+
 def time_to_ready(rows, folder):
-    tiers, replicas, cell = grouped(rows)
-    width, position = bar_positions(tiers, replicas)
-    figure, axes = plt.subplots(figsize=(9, 4.5))
+    tiers, replicas, cell, width, position, figure, axes = grouped_figure(rows)
     for count in replicas:
         xs, p50s, lows, highs = [], [], [], []
         for tier in tiers:
@@ -81,9 +92,7 @@ def time_to_ready(rows, folder):
 
 
 def origin_bytes(rows, folder):
-    tiers, replicas, cell = grouped(rows)
-    width, position = bar_positions(tiers, replicas)
-    figure, axes = plt.subplots(figsize=(9, 4.5))
+    tiers, replicas, cell, width, position, figure, axes = grouped_figure(rows)
     for count in replicas:
         present = [tier for tier in tiers if (tier, count) in cell]
         axes.bar([position[(tier, count)] for tier in present],
@@ -114,19 +123,12 @@ def bytes_by_tier(rows, folder):
         axes.bar(range(len(labels)), values, 0.7, bottom=bottom, label=name)
         bottom = [b + v for b, v in zip(bottom, values)]
     axes.set_xticks(range(len(labels)), labels, fontsize=8)
-    axes.set_ylabel("bytes read / bytes the replicas needed")
-    axes.set_title("Where the replicas' bytes came from (read amplification = bar height)")
-    axes.grid(axis="y", alpha=0.3)
-    axes.legend()
-    figure.tight_layout()
-    figure.savefig(os.path.join(folder, "bytes-by-tier.png"), dpi=110)
-    plt.close(figure)
+    save(axes, figure, "Where the replicas' bytes came from (read amplification = bar height)",
+         "bytes read / bytes the replicas needed", os.path.join(folder, "bytes-by-tier.png"))
 
 
 def memory(rows, folder):
-    tiers, replicas, cell = grouped(rows)
-    width, position = bar_positions(tiers, replicas)
-    figure, axes = plt.subplots(figsize=(9, 4.5))
+    tiers, replicas, cell, width, position, figure, axes = grouped_figure(rows)
     for count in replicas:
         present = [tier for tier in tiers if (tier, count) in cell]
         xs = [position[(tier, count)] for tier in present]
