@@ -16,6 +16,7 @@
 #include "core/workqueue/rate_limiter.h"
 #include "node-agent/controller/peer_candidates.h"
 #include "node-agent/controller/pod_readiness.h"
+#include "node-agent/controller/retention_facts.h"
 
 namespace modelplane::agent {
 namespace {
@@ -56,27 +57,6 @@ json NormalizedStatus(const core::api::ModelCache& cache) {
   return cache.status ? core::api::ToJson(*cache.status) : json();
 }
 
-// Why a pod whose weights-ready is True must go back to False, if it must.
-struct LostWeights {
-  std::string_view reason;
-  std::string message;
-};
-
-std::optional<LostWeights> WeightsLost(const std::string& key,
-                                       const std::map<std::string, std::string>& revoked,
-                                       const std::map<std::string, std::string>& unverified) {
-  if (auto found = revoked.find(key); found != revoked.end()) {
-    return LostWeights{kReasonRevisionRevoked,
-                       fmt::format("revision {} ({}) is revoked", key, found->second)};
-  }
-  if (auto found = unverified.find(key); found != unverified.end()) {
-    return LostWeights{kReasonWeightsNotVerified,
-                       fmt::format("revision {} ({}) is no longer verified in this node's cache",
-                                   key, found->second)};
-  }
-  return std::nullopt;
-}
-
 struct Wanted {
   core::api::RevisionReference reference;
   std::string digest_hint;  // from the ModelCache spec; the revision's own digest wins
@@ -113,27 +93,6 @@ struct ToStage {
   const LoadedRevision* loaded = nullptr;
   std::string reason;
 };
-
-// Where other nodes hold a revision Ready: in this node's zone, or elsewhere.
-struct PeerCopies {
-  bool in_zone = false;
-  bool elsewhere = false;
-};
-
-bool PodIsLive(const core::Pod& pod) {
-  return pod.phase != "Succeeded" && pod.phase != "Failed";
-}
-
-// The revision a pod names in its annotation, gated or not.
-std::optional<std::string> NamedRevisionKey(const core::Pod& pod) {
-  const auto annotation = pod.metadata.annotations.find(std::string(kRevisionAnnotation));
-  if (annotation == pod.metadata.annotations.end() || annotation->second.empty()) {
-    return std::nullopt;
-  }
-  const std::string& value = annotation->second;
-  if (value.find('/') != std::string::npos) return value;
-  return core::api::ObjectKey(pod.metadata.namespace_name, value);
-}
 
 }  // namespace
 
@@ -330,30 +289,6 @@ void NodeController::RecordEvent(const core::api::ModelCache& cache, const std::
   }
 }
 
-std::string NodeController::NowStamp() const {
-  return core::api::FormatTimestamp(
-      std::chrono::time_point_cast<std::chrono::microseconds>(dependencies_.clock.WallNow()));
-}
-
-core::Status NodeController::SetWeightsNotReady(const core::Pod& pod, std::string_view reason,
-                                                const std::string& message) {
-  auto patched = dependencies_.client.Patch(core::resources::Pods(), pod.metadata.namespace_name,
-                                            pod.metadata.name, core::PatchType::kStrategicMerge,
-                                            WeightsNotReadyPatch(reason, message, NowStamp()),
-                                            {.subresource = "status"});
-  if (!patched && patched.error().code() != core::ErrorCode::kNotFound) {
-    return std::unexpected(
-        patched.error().Wrap("setting weights-ready False on pod " + pod.metadata.name));
-  }
-  if (patched) {
-    logger_.Warn("pod_weights_not_ready",
-                 {{"pod", core::api::ObjectKey(pod.metadata.namespace_name, pod.metadata.name)},
-                  {"reason", reason},
-                  {"message", message}});
-  }
-  return core::Ok();
-}
-
 core::Result<core::ReconcileResult> NodeController::Reconcile() {
   const auto now = dependencies_.clock.Now();
   const auto wall_now = dependencies_.clock.WallNow();
@@ -398,7 +333,10 @@ core::Result<core::ReconcileResult> NodeController::Reconcile() {
     auto pod = core::PodFromJson(*object);
     if (!pod) continue;
     if (PodIsLive(*pod)) {
-      if (auto key = NamedRevisionKey(*pod)) pod_users[*key].insert(pod->metadata.uid);
+      if (auto named = NamedRevision(*pod)) {
+        pod_users[core::api::ObjectKey(named->namespace_name, named->name)].insert(
+            pod->metadata.uid);
+      }
     }
     if (pod->metadata.deletion_timestamp) continue;
     auto reference = GatedRevision(*pod);
@@ -443,12 +381,9 @@ core::Result<core::ReconcileResult> NodeController::Reconcile() {
   status.peer_endpoint = PeerEndpoint();
   status.zone = options_.zone;
   std::map<std::string, core::api::CachedRevision> entries;  // by digest
-  std::map<std::string, std::string> digest_of_reference;    // "ns/name" -> digest when Ready
-  // "ns/name" -> digest, for pods whose weights-ready must go False again.
-  std::map<std::string, std::string> revoked_references;
-  std::map<std::string, std::string> unverified_references;  // valid, not in the store
+  WeightsVerdicts weights;                                   // for the gated pods
   std::set<core::Sha256Bytes> now_wanted;
-  std::map<core::Sha256Bytes, const Wanted*> wanted_digests;
+  std::map<core::Sha256Bytes, bool> wanted_pins;  // what the ModelCache wants -> pinned
   std::vector<ToStage> to_stage;
   bool moving = false;
   std::optional<core::Clock::SteadyTime> next_retry;
@@ -474,7 +409,7 @@ core::Result<core::ReconcileResult> NodeController::Reconcile() {
     const LoadedRevision& loaded = *indexed->loaded;
     if (core::api::IsRevoked(loaded.revision)) {
       // Never staged; what the node holds of it is purged (retention).
-      revoked_references[key] = core::FormatDigest(loaded.digest);
+      weights.revoked[key] = core::FormatDigest(loaded.digest);
       continue;
     }
     entry.digest = core::FormatDigest(loaded.digest);
@@ -483,7 +418,7 @@ core::Result<core::ReconcileResult> NodeController::Reconcile() {
     }
     // Wanted either way: a staging that just published keeps its stager entry (tier, times).
     now_wanted.insert(loaded.digest);
-    wanted_digests.emplace(loaded.digest, &item);
+    wanted_pins.emplace(loaded.digest, item.pinned);
     if (auto manifest = dependencies_.store.FindRevision(loaded.digest)) {
       entry.state = core::api::kCacheStateReady;
       entry.bytes_done = entry.bytes_total;
@@ -502,9 +437,9 @@ core::Result<core::ReconcileResult> NodeController::Reconcile() {
         entry.timestamps.published =
             core::api::Timestamp(std::chrono::seconds(manifest->published_unix_seconds));
       }
-      digest_of_reference[key] = entry.digest;
+      weights.ready[key] = entry.digest;
     } else {
-      unverified_references[key] = entry.digest;
+      weights.unverified[key] = entry.digest;
       to_stage.push_back({key, &loaded, item.reason});
     }
     entries[entry.digest] = entry;
@@ -513,86 +448,16 @@ core::Result<core::ReconcileResult> NodeController::Reconcile() {
   // Everything retention must weigh: what the store holds, what is wanted, what is revoked and
   // still has bytes here.
   if (retention != nullptr) {
-    std::map<core::Sha256Bytes, std::set<std::string>> users;
-    if (retention_.leases) {
-      for (const VolumeLease& lease : retention_.leases()) {
-        users[lease.revision_digest].insert(lease.pod_uid.empty() ? lease.target_path
-                                                                  : lease.pod_uid);
-      }
-    }
-    for (const auto& [key, uids] : pod_users) {
-      const RevisionIndex::Entry* indexed = index_.Find(key);
-      if (indexed == nullptr || !indexed->loaded) continue;
-      users[indexed->loaded->digest].insert(uids.begin(), uids.end());
-    }
-    std::map<core::Sha256Bytes, PeerCopies> peers;
-    for (const core::api::ModelCache& other : other_caches) {
-      if (!other.status || other.status->peer_endpoint.empty()) continue;
-      const bool same_zone = other.status->zone == options_.zone;
-      for (const core::api::CachedRevision& held : other.status->revisions) {
-        if (held.state != core::api::kCacheStateReady) continue;
-        auto digest = core::ParseDigest(held.digest);
-        if (!digest) continue;
-        (same_zone ? peers[*digest].in_zone : peers[*digest].elsewhere) = true;
-      }
-    }
-    std::map<core::Sha256Bytes, RevisionFacts> facts;
-    auto facts_for = [&](const core::Sha256Bytes& digest) -> RevisionFacts& {
-      auto [found, inserted] = facts.try_emplace(digest);
-      RevisionFacts& item = found->second;
-      if (inserted) {
-        item.digest = digest;
-        if (const LoadedRevision* loaded = index_.AnyWithDigest(digest)) {
-          item.name = core::api::ObjectKey(loaded->revision.metadata.namespace_name,
-                                           loaded->revision.metadata.name);
-          item.files = SpecFiles(*loaded);
-        }
-        item.origin_sources = index_.OriginSources(digest);
-        item.revoked = index_.Revoked(digest);
-        item.force_purge = index_.ForcePurge(digest);
-        if (auto user = users.find(digest); user != users.end()) {
-          item.users = user->second;
-          item.protection.Add(Protection::kInUse);
-        }
-        if (auto peer = peers.find(digest); peer != peers.end()) {
-          item.peer_in_zone = peer->second.in_zone;
-          item.peer_elsewhere = peer->second.elsewhere;
-        }
-        if (auto listed = wanted_digests.find(digest); listed != wanted_digests.end()) {
-          item.protection.Add(Protection::kWanted);
-          if (listed->second->pinned) item.protection.Add(Protection::kPinned);
-        }
-        if (stager_ != nullptr) {
-          auto staged = stager_->State(digest);
-          if (staged &&
-              (staged->phase == StagingPhase::kQueued || staged->phase == StagingPhase::kStaging)) {
-            item.protection.Add(Protection::kReserved);
-          }
-        }
-      }
-      return item;
-    };
-    for (const RevisionManifest& manifest : dependencies_.store.ListRevisions()) {
-      RevisionFacts& item = facts_for(manifest.revision_digest);
-      item.stored = true;
-      item.files = manifest.files;  // what the store holds is what eviction frees
-      if (item.name.empty()) item.name = manifest.name;
-      item.published = core::Clock::WallTime(std::chrono::seconds(manifest.published_unix_seconds));
-    }
-    for (const auto& [digest, item] : wanted_digests) (void)facts_for(digest);
-    for (const auto& [digest, keys] : index_.by_digest()) {
-      if (!index_.Revoked(digest)) continue;
-      const LoadedRevision* loaded = index_.AnyWithDigest(digest);
-      const bool held = std::ranges::any_of(loaded->revision.spec.files, [&](const auto& file) {
-        auto blob = core::ParseDigest(file.sha256);
-        return blob && dependencies_.store.HasBlob(*blob);
-      });
-      if (held) (void)facts_for(digest);
-    }
-    std::vector<RevisionFacts> list;
-    list.reserve(facts.size());
-    for (auto& [digest, item] : facts) list.push_back(std::move(item));
-    retention->BeginPass(std::move(list));
+    const std::vector<VolumeLease> leases =
+        retention_.leases ? retention_.leases() : std::vector<VolumeLease>{};
+    retention->BeginPass(CollectRetentionFacts({.index = index_,
+                                                .store = dependencies_.store,
+                                                .stager = stager_,
+                                                .leases = leases,
+                                                .pod_users = pod_users,
+                                                .other_caches = other_caches,
+                                                .zone = options_.zone,
+                                                .wanted = wanted_pins}));
   }
 
   // Which peers hold or stage each staging revision's blobs, from every node's status.
@@ -775,39 +640,8 @@ core::Result<core::ReconcileResult> NodeController::Reconcile() {
     }
   }
 
-  // Gated pods whose revision is verified here may go Ready; Ready ones whose revision is no
-  // longer verified here, or revoked, go back.
-  for (const core::Pod& pod : gated_pods) {
-    const auto reference = GatedRevision(pod);
-    const std::string key = core::api::ObjectKey(reference->namespace_name, reference->name);
-    if (WeightsReadyIsTrue(pod)) {
-      if (auto lost = WeightsLost(key, revoked_references, unverified_references)) {
-        if (auto patched = SetWeightsNotReady(pod, lost->reason, lost->message); !patched) {
-          return std::unexpected(patched.error());
-        }
-      }
-      continue;
-    }
-    const auto ready = digest_of_reference.find(key);
-    if (ready == digest_of_reference.end()) continue;
-    std::string tier;
-    for (const auto& entry : status.revisions) {
-      if (entry.digest == ready->second) tier = entry.source_tier;
-    }
-    auto patched = dependencies_.client.Patch(core::resources::Pods(), pod.metadata.namespace_name,
-                                              pod.metadata.name, core::PatchType::kStrategicMerge,
-                                              WeightsReadyPatch(ready->second, tier, NowStamp()),
-                                              {.subresource = "status"});
-    if (!patched && patched.error().code() != core::ErrorCode::kNotFound) {
-      return std::unexpected(
-          patched.error().Wrap("setting weights-ready on pod " + pod.metadata.name));
-    }
-    if (patched) {
-      logger_.Info("pod_weights_ready",
-                   {{"pod", core::api::ObjectKey(pod.metadata.namespace_name, pod.metadata.name)},
-                    {"digest", ready->second},
-                    {"tier", tier}});
-    }
+  if (auto updated = UpdateWeightsReady(gated_pods, weights, status.revisions); !updated) {
+    return std::unexpected(updated.error());
   }
 
   const json status_json = core::api::ToJson(status);

@@ -142,6 +142,18 @@ class NodeController final : public RevisionResolver {
   [[nodiscard]] core::Status EnsureCacheExists();
   // Writes `status` and returns the status the server holds afterwards, in ToJson's form.
   [[nodiscard]] core::Result<nlohmann::json> ApplyStatus(const nlohmann::json& status);
+  // What a pass found for the revisions gated pods name, by "ns/name" (each to its digest).
+  struct WeightsVerdicts {
+    std::map<std::string, std::string> ready;       // verified in the store
+    std::map<std::string, std::string> revoked;     // weights-ready must go False
+    std::map<std::string, std::string> unverified;  // valid, not (or no longer) in the store
+  };
+  // Gated pods whose revision is verified here go Ready (weights-ready True, with the tier of
+  // `entries` that served it); Ready ones whose revision is revoked or no longer verified go
+  // back (node_controller_readiness.cc).
+  [[nodiscard]] core::Status UpdateWeightsReady(
+      const std::vector<core::Pod>& gated_pods, const WeightsVerdicts& weights,
+      const std::vector<core::api::CachedRevision>& entries);
   [[nodiscard]] core::Status SetWeightsNotReady(const core::Pod& pod, std::string_view reason,
                                                 const std::string& message);
   [[nodiscard]] std::string NowStamp() const;

@@ -6,11 +6,7 @@
 
 namespace modelplane::agent {
 
-std::optional<core::api::RevisionReference> GatedRevision(const core::Pod& pod) {
-  const auto& gates = pod.readiness_gates;
-  if (std::find(gates.begin(), gates.end(), kWeightsReadyCondition) == gates.end()) {
-    return std::nullopt;
-  }
+std::optional<core::api::RevisionReference> NamedRevision(const core::Pod& pod) {
   const auto annotation = pod.metadata.annotations.find(std::string(kRevisionAnnotation));
   if (annotation == pod.metadata.annotations.end() || annotation->second.empty()) {
     return std::nullopt;
@@ -23,6 +19,18 @@ std::optional<core::api::RevisionReference> GatedRevision(const core::Pod& pod) 
   }
   return core::api::RevisionReference{.namespace_name = value.substr(0, slash),
                                       .name = value.substr(slash + 1)};
+}
+
+std::optional<core::api::RevisionReference> GatedRevision(const core::Pod& pod) {
+  const auto& gates = pod.readiness_gates;
+  if (std::find(gates.begin(), gates.end(), kWeightsReadyCondition) == gates.end()) {
+    return std::nullopt;
+  }
+  return NamedRevision(pod);
+}
+
+bool PodIsLive(const core::Pod& pod) {
+  return pod.phase != "Succeeded" && pod.phase != "Failed";
 }
 
 bool WeightsReadyIsTrue(const core::Pod& pod) {

@@ -21,8 +21,12 @@ namespace modelplane::agent {
 inline constexpr std::string_view kRevisionAnnotation = "modelplane.io/revision";
 inline constexpr std::string_view kWeightsReadyCondition = "modelplane.io/weights-ready";
 
+// The revision a pod names in its annotation, gated or not.
+[[nodiscard]] std::optional<core::api::RevisionReference> NamedRevision(const core::Pod& pod);
 // The revision a gated pod waits for; nullopt when the pod is not ours to gate.
 [[nodiscard]] std::optional<core::api::RevisionReference> GatedRevision(const core::Pod& pod);
+// Neither Succeeded nor Failed: its containers may still read the weights.
+[[nodiscard]] bool PodIsLive(const core::Pod& pod);
 
 [[nodiscard]] bool WeightsReadyIsTrue(const core::Pod& pod);
 

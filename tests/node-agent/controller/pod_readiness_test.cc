@@ -35,6 +35,28 @@ TEST(PodReadinessTest, PodsWithoutTheGateOrTheAnnotationAreNotOurs) {
   EXPECT_FALSE(GatedRevision(ungated));
 }
 
+TEST(PodReadinessTest, APodWithoutTheGateStillNamesItsRevision) {
+  core::Pod ungated = GatedPod("models/llama-r1");
+  ungated.readiness_gates.clear();
+  auto named = NamedRevision(ungated);
+  ASSERT_TRUE(named) << "it uses the weights: retention must count it";
+  EXPECT_EQ(named->namespace_name, "models");
+  EXPECT_EQ(named->name, "llama-r1");
+  EXPECT_FALSE(NamedRevision(GatedPod("")));
+}
+
+TEST(PodReadinessTest, OnlyPodsThatFinishedAreNotLive) {
+  core::Pod pod = GatedPod("llama-r1");
+  pod.phase = "Running";
+  EXPECT_TRUE(PodIsLive(pod));
+  pod.phase = "Pending";
+  EXPECT_TRUE(PodIsLive(pod));
+  for (const char* done : {"Succeeded", "Failed"}) {
+    pod.phase = done;
+    EXPECT_FALSE(PodIsLive(pod)) << done;
+  }
+}
+
 TEST(PodReadinessTest, ConditionIsTrueOnlyWhenTheAgentSetIt) {
   core::Pod pod = GatedPod("llama-r1");
   EXPECT_FALSE(WeightsReadyIsTrue(pod));
