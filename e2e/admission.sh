@@ -114,11 +114,7 @@ cleanup() {
 trap cleanup EXIT
 
 say "Building modelplane ($build)"
-if [[ ! -f $build/build.ninja ]]; then
-  cmake -G Ninja -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMODELPLANE_BUILD_TESTS=OFF \
-    -DMODELPLANE_BUILD_BENCH=OFF >/dev/null
-fi
-scripts/ninja-progress.sh -C "$build" modelplane-operator modelplane-node-agent
+scripts/release-build.sh "$build" modelplane-operator modelplane-node-agent
 
 say "Starting the local control plane ($nodes KWOK GPU nodes in 2 zones, MinIO)"
 stop_processes

@@ -96,11 +96,7 @@ if [[ ${MODELPLANE_SKIP_BUILD:-0} == 1 ]]; then
   say "Using the binaries in $build as they are (MODELPLANE_SKIP_BUILD=1)"
 else
   say "Building modelplane ($build)"
-  if [[ ! -f $build/build.ninja ]]; then
-    cmake -G Ninja -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMODELPLANE_BUILD_TESTS=OFF \
-      -DMODELPLANE_BUILD_BENCH=OFF >/dev/null
-  fi
-  scripts/ninja-progress.sh -C "$build" modelplane-operator modelplane-scheduler-extender \
+  scripts/release-build.sh "$build" modelplane-operator modelplane-scheduler-extender \
     modelplane-node-agent kubectl-modelplane
 fi
 bin=$build

@@ -134,13 +134,8 @@ binaries_folder() {
   for name in "${images[@]}"; do targets+=("$name"); done
   if [[ -z $build ]]; then
     build=$root/build/release
-    if [[ ! -f $build/build.ninja ]]; then
-      echo "images: configuring the release build in $build" >&2
-      cmake -G Ninja -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-        -DMODELPLANE_BUILD_TESTS=OFF -DMODELPLANE_BUILD_BENCH=OFF >&2
-    fi
     echo "images: building ${targets[*]} in $build" >&2
-    ninja -C "$build" "${targets[@]}" >&2
+    "$root/scripts/release-build.sh" "$build" "${targets[@]}" >&2
   fi
   for name in "${images[@]}"; do
     [[ -x $build/${image_folder[$name]}/$name ]] ||

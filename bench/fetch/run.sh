@@ -48,11 +48,7 @@ with_shared_fs=${BENCH_SHARED_FS:-1}
 gib=$((1 << 30))
 mkdir -p "$work"
 
-if [[ ! -f $build/build.ninja ]]; then
-  cmake -G Ninja -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DMODELPLANE_BUILD_TESTS=OFF -DMODELPLANE_BUILD_BENCH=OFF >/dev/null
-fi
-ninja -C "$build" -j2 modelplane-node-agent >/dev/null
+"$root/scripts/release-build.sh" "$build" modelplane-node-agent >/dev/null
 agent=$build/node-agent/modelplane-node-agent
 
 # MinIO of our own on a free loopback port; its data is kept between runs (uploads are slow).

@@ -32,11 +32,7 @@ while (($#)); do
 done
 [[ -x $python ]] || scripts/setup.sh
 if [[ ${MODELPLANE_SKIP_BUILD:-0} != 1 ]]; then
-  if [[ ! -f $build/build.ninja ]]; then
-    cmake -G Ninja -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMODELPLANE_BUILD_TESTS=OFF \
-      -DMODELPLANE_BUILD_BENCH=OFF >/dev/null
-  fi
-  scripts/ninja-progress.sh -C "$build" modelplane-operator modelplane-scheduler-extender modelplane-node-agent
+  scripts/release-build.sh "$build" modelplane-operator modelplane-scheduler-extender modelplane-node-agent
 fi
 ((check)) || "$python" -c 'import matplotlib' 2>/dev/null || "$python" -m pip install --quiet matplotlib
 PATH=$(e2e/tools.sh bindir):$PATH

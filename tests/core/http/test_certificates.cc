@@ -1,75 +1,19 @@
 #include "tests/core/http/test_certificates.h"
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <vector>
 
-#include <openssl/evp.h>
-#include <openssl/pem.h>
-#include <openssl/x509.h>
-#include <openssl/x509v3.h>
 #include <stdlib.h>
+
+#include "core/pki/certificate_request.h"
+#include "core/pki/private_key.h"
 
 namespace modelplane::core::testing {
 namespace {
 
-constexpr long kValiditySeconds = 7L * 24 * 3600;
-
-std::unexpected<Error> OpenSslError(const std::string& what) {
-  return MakeError(ErrorCode::kInternal, "openssl: " + what);
-}
-
-template <class Write>
-std::string ToPem(Write write) {
-  BIO* bio = BIO_new(BIO_s_mem());
-  if (bio == nullptr) return {};
-  std::string pem;
-  if (write(bio) == 1) {
-    char* data = nullptr;
-    const long length = BIO_get_mem_data(bio, &data);
-    if (length > 0) pem.assign(data, static_cast<std::size_t>(length));
-  }
-  BIO_free(bio);
-  return pem;
-}
-
-std::string KeyPem(EVP_PKEY* key) {
-  return ToPem([key](BIO* bio) {
-    return PEM_write_bio_PrivateKey(bio, key, nullptr, nullptr, 0, nullptr, nullptr);
-  });
-}
-
-std::string CertificatePem(X509* certificate) {
-  return ToPem([certificate](BIO* bio) { return PEM_write_bio_X509(bio, certificate); });
-}
-
-bool AddExtension(X509* certificate, X509* issuer, int nid, const char* value) {
-  X509V3_CTX context;
-  X509V3_set_ctx(&context, issuer, certificate, nullptr, nullptr, 0);
-  X509_EXTENSION* extension = X509V3_EXT_conf_nid(nullptr, &context, nid, value);
-  if (extension == nullptr) return false;
-  const bool added = X509_add_ext(certificate, extension, -1) == 1;
-  X509_EXTENSION_free(extension);
-  return added;
-}
-
-// A certificate for `key` named `common_name`; issuer fields are filled by the caller.
-X509* NewCertificate(EVP_PKEY* key, const std::string& common_name, long serial) {
-  X509* certificate = X509_new();
-  if (certificate == nullptr) return nullptr;
-  X509_set_version(certificate, 2);
-  ASN1_INTEGER_set(X509_get_serialNumber(certificate), serial);
-  X509_gmtime_adj(X509_getm_notBefore(certificate), -3600);
-  X509_gmtime_adj(X509_getm_notAfter(certificate), kValiditySeconds);
-  X509_set_pubkey(certificate, key);
-  X509_NAME* name = X509_get_subject_name(certificate);
-  X509_NAME_add_entry_by_txt(name, "O", MBSTRING_ASC,
-                             reinterpret_cast<const unsigned char*>("modelplane-test"), -1, -1, 0);
-  X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC,
-                             reinterpret_cast<const unsigned char*>(common_name.c_str()), -1, -1,
-                             0);
-  return certificate;
-}
+constexpr std::chrono::hours kValidity{7 * 24};
 
 Status WriteFile(const std::string& path, const std::string& content) {
   std::ofstream file(path, std::ios::binary | std::ios::trunc);
@@ -81,55 +25,28 @@ Status WriteFile(const std::string& path, const std::string& content) {
 
 }  // namespace
 
-void TestCertificateAuthority::KeyDeleter::operator()(EVP_PKEY* key) const {
-  EVP_PKEY_free(key);
-}
-void TestCertificateAuthority::CertificateDeleter::operator()(X509* certificate) const {
-  X509_free(certificate);
-}
-
-TestCertificateAuthority::TestCertificateAuthority(TestCertificateAuthority&&) noexcept = default;
-TestCertificateAuthority& TestCertificateAuthority::operator=(TestCertificateAuthority&&) noexcept =
-    default;
-TestCertificateAuthority::~TestCertificateAuthority() = default;
-
 Result<TestCertificateAuthority> TestCertificateAuthority::Create(const std::string& common_name) {
-  TestCertificateAuthority authority;
-  authority.key_.reset(EVP_EC_gen("P-256"));
-  if (!authority.key_) return OpenSslError("EVP_EC_gen");
-  authority.certificate_.reset(NewCertificate(authority.key_.get(), common_name, 1));
-  X509* certificate = authority.certificate_.get();
-  if (certificate == nullptr) return OpenSslError("X509_new");
-  X509_set_issuer_name(certificate, X509_get_subject_name(certificate));
-  if (!AddExtension(certificate, certificate, NID_basic_constraints, "critical,CA:TRUE") ||
-      !AddExtension(certificate, certificate, NID_key_usage, "critical,keyCertSign,cRLSign") ||
-      !AddExtension(certificate, certificate, NID_subject_key_identifier, "hash")) {
-    return OpenSslError("CA extensions");
-  }
-  if (X509_sign(certificate, authority.key_.get(), EVP_sha256()) == 0) {
-    return OpenSslError("X509_sign CA");
-  }
-  authority.certificate_pem_ = CertificatePem(certificate);
-  return authority;
+  auto authority =
+      CertificateAuthority::Generate(common_name, std::chrono::system_clock::now() + kValidity);
+  if (!authority) return std::unexpected(authority.error());
+  return TestCertificateAuthority(std::move(*authority));
 }
 
-Result<PemPair> TestCertificateAuthority::Issue(const std::string& common_name) {
-  std::unique_ptr<EVP_PKEY, KeyDeleter> key(EVP_EC_gen("P-256"));
-  if (!key) return OpenSslError("EVP_EC_gen");
-  std::unique_ptr<X509, CertificateDeleter> certificate(
-      NewCertificate(key.get(), common_name, next_serial_++));
-  if (!certificate) return OpenSslError("X509_new");
-  X509* leaf = certificate.get();
-  X509_set_issuer_name(leaf, X509_get_subject_name(certificate_.get()));
-  if (!AddExtension(leaf, certificate_.get(), NID_basic_constraints, "critical,CA:FALSE") ||
-      !AddExtension(leaf, certificate_.get(), NID_key_usage, "critical,digitalSignature") ||
-      !AddExtension(leaf, certificate_.get(), NID_ext_key_usage, "serverAuth,clientAuth") ||
-      !AddExtension(leaf, certificate_.get(), NID_subject_alt_name,
-                    "IP:127.0.0.1,IP:::1,DNS:localhost")) {
-    return OpenSslError("leaf extensions");
-  }
-  if (X509_sign(leaf, key_.get(), EVP_sha256()) == 0) return OpenSslError("X509_sign leaf");
-  return PemPair{CertificatePem(leaf), KeyPem(key.get())};
+Result<PemPair> TestCertificateAuthority::Issue(const std::string& common_name) const {
+  auto key = PrivateKey::Generate();
+  if (!key) return std::unexpected(key.error());
+  const CertificateNames names{
+      .common_name = common_name, .dns_names = {"localhost"}, .ip_addresses = {"127.0.0.1", "::1"}};
+  auto request_pem = MakeCertificateRequestPem(*key, names);
+  if (!request_pem) return std::unexpected(request_pem.error());
+  auto request = CertificateRequest::Parse(*request_pem);
+  if (!request) return std::unexpected(request.error());
+  const auto now = std::chrono::system_clock::now();
+  auto certificate = authority_.Issue(
+      *request,
+      {.names = names, .not_before = now - std::chrono::hours(1), .not_after = now + kValidity});
+  if (!certificate) return std::unexpected(certificate.error());
+  return PemPair{.certificate_pem = std::move(*certificate), .private_key_pem = key->ToPem()};
 }
 
 Result<TestPki> MakeTestPki(const std::string& directory, const std::string& client_common_name) {

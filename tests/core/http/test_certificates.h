@@ -1,16 +1,17 @@
-// A throwaway PKI for tests: a CA made with OpenSSL's C API that issues EC P-256 leaf
-// certificates (SAN IP:127.0.0.1, IP:::1, DNS:localhost), written as PEM files into a directory.
+// A throwaway PKI for tests: a CA (core::CertificateAuthority, the operator's own signer) that
+// issues EC P-256 leaf certificates (SAN IP:127.0.0.1, IP:::1, DNS:localhost), written as PEM
+// files into a directory. Issuing goes the product's way: a key, a certificate request for it,
+// the CA's signature.
 //
 // Test-only: keys are unprotected and validity is a few days. Thread safety: a CA object is used
 // by one thread at a time.
 #pragma once
 
-#include <memory>
 #include <string>
-
-#include <openssl/types.h>
+#include <utility>
 
 #include "core/error/error.h"
+#include "core/pki/certificate_authority.h"
 
 namespace modelplane::core::testing {
 
@@ -22,26 +23,15 @@ struct PemPair {
 class TestCertificateAuthority {
  public:
   [[nodiscard]] static Result<TestCertificateAuthority> Create(const std::string& common_name);
-  TestCertificateAuthority(TestCertificateAuthority&&) noexcept;
-  TestCertificateAuthority& operator=(TestCertificateAuthority&&) noexcept;
-  ~TestCertificateAuthority();
 
   // A leaf usable as TLS server and client, valid for loopback addresses and "localhost".
-  [[nodiscard]] Result<PemPair> Issue(const std::string& common_name);
-  [[nodiscard]] const std::string& certificate_pem() const { return certificate_pem_; }
+  [[nodiscard]] Result<PemPair> Issue(const std::string& common_name) const;
+  [[nodiscard]] const std::string& certificate_pem() const { return authority_.certificate_pem(); }
 
  private:
-  struct KeyDeleter {
-    void operator()(EVP_PKEY* key) const;
-  };
-  struct CertificateDeleter {
-    void operator()(X509* certificate) const;
-  };
-  TestCertificateAuthority() = default;
-  std::unique_ptr<EVP_PKEY, KeyDeleter> key_;
-  std::unique_ptr<X509, CertificateDeleter> certificate_;
-  std::string certificate_pem_;
-  long next_serial_ = 2;
+  explicit TestCertificateAuthority(CertificateAuthority authority)
+      : authority_(std::move(authority)) {}
+  CertificateAuthority authority_;
 };
 
 // Files of a complete two-party setup, all PEM, inside `directory`.

@@ -124,6 +124,15 @@ class PlacementClusterTest : public testing::ExtenderClusterTest {
       if (HasFatalFailure()) return;
     }
 
+    // Created now, its pod only after the five below are bound, so the extender's watch has
+    // long delivered it: a pod whose revision the inventory does not hold yet passes
+    // everywhere by design (the "unknown" pod below), and the CI run of 2026-12-02 saw the
+    // revoked pod placed when both were created back to back.
+    json revoked = Revision(namespace_);
+    revoked["metadata"]["name"] = "revoked-r";
+    revoked["spec"]["revoked"] = true;
+    ASSERT_TRUE(client_->Create(core::resources::ModelRevisions(), namespace_, revoked));
+
     for (int i = 0; i < 3; ++i) {
       const std::string name = "engine-" + std::to_string(i);
       EXPECT_EQ(ScheduleAndWait(Pod(name, "llama-r1")), kHolder) << extender_.Log();
@@ -164,10 +173,6 @@ class PlacementClusterTest : public testing::ExtenderClusterTest {
     EXPECT_NE(log.find("outcome=unknown_revision"), std::string::npos) << log;
 
     // A revoked revision runs nowhere: the pod stays Pending, and says why.
-    json revoked = Revision(namespace_);
-    revoked["metadata"]["name"] = "revoked-r";
-    revoked["spec"]["revoked"] = true;
-    ASSERT_TRUE(client_->Create(core::resources::ModelRevisions(), namespace_, revoked));
     ASSERT_TRUE(client_->Create(core::resources::Pods(), namespace_, Pod("revoked", "revoked-r")));
     std::string message;
     EXPECT_TRUE(WaitUntil(
