@@ -70,21 +70,35 @@ wait_for() {  # wait_for SECONDS DESCRIPTION COMMAND...
   local deadline=$((SECONDS + seconds))
   until "$@" >/dev/null 2>&1; do
     ((SECONDS < deadline)) || fail "timed out after ${seconds}s waiting for: $what"
+    fail_if_died
     sleep 0.5
   done
 }
-free_port() { "$python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+free_port() { "$python" e2e/free_ports.py; }
+# The processes this script stopped itself (a killed seeder until its restart): the others
+# must stay up, and one that exits fails the run at once instead of at the readiness deadline.
+stopped_on_purpose=" "
 start() {  # start NAME COMMAND...: a background process, its log in $state/logs/NAME.log
   local name=$1
   shift
   nohup "$@" >>"$state/logs/$name.log" 2>&1 &
   echo "$! $name" >>"$pids_file"
+  stopped_on_purpose=${stopped_on_purpose// $name / }
 }
 pid_of() { awk -v name="$1" '$2 == name {pid = $1} END {print pid}' "$pids_file"; }
 stop_named() {  # stop_named NAME [SIGNAL]
   local pid
   pid=$(pid_of "$1")
+  stopped_on_purpose+="$1 "
   [[ -n $pid ]] && kill "-${2:-TERM}" "$pid" 2>/dev/null || true
+}
+fail_if_died() {
+  [[ -f $pids_file ]] || return 0
+  local pid name
+  while read -r pid name; do
+    [[ $stopped_on_purpose == *" $name "* ]] && continue
+    kill -0 "$pid" 2>/dev/null || fail "$name exited on its own (its log: $state/logs/$name.log)"
+  done < <(awk '{pid[$2] = $1} END {for (name in pid) print pid[name], name}' "$pids_file")
 }
 stop_processes() {
   [[ -f $pids_file ]] || return 0
@@ -286,6 +300,7 @@ run_phase() {  # run_phase on|off
   while ((SECONDS < deadline)); do
     status=$(kubectl get modelrevision "llama-$phase" -n models -o jsonpath="$ready_expr" 2>/dev/null || true)
     [[ $status == "$nodes/"* ]] && break
+    fail_if_died
     sleep 1
   done
   local seconds=$((SECONDS - started))

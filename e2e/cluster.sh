@@ -89,19 +89,8 @@ wait_for() {
 }
 
 # --- ports --------------------------------------------------------------------------------
-# Ask the kernel for free loopback ports, holding all sockets until all are picked so the
-# same port is never handed out twice.
-pick_ports() {
-  python3 - "$1" <<'EOF'
-import socket, sys
-socks = []
-for _ in range(int(sys.argv[1])):
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    socks.append(s)
-print(" ".join(str(s.getsockname()[1]) for s in socks))
-EOF
-}
+# Free loopback ports below the ephemeral range (e2e/free_ports.py says why).
+pick_ports() { python3 "${E2E_DIR}/free_ports.py" "$1"; }
 
 # --- PKI ----------------------------------------------------------------------------------
 # ECDSA P-256 keys: an RSA-2048 key takes up to a second on a loaded 2-core machine and

@@ -69,7 +69,7 @@ wait_for() {
     sleep 0.5
   done
 }
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+free_port() { python3 "$root/e2e/free_ports.py"; }
 
 cleanup() {
   local code=$?

@@ -52,7 +52,7 @@ mkdir -p "$work"
 agent=$build/node-agent/modelplane-node-agent
 
 # MinIO of our own on a free loopback port; its data is kept between runs (uploads are slow).
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+port=$(python3 "$root/e2e/free_ports.py")
 mkdir -p "$work/minio"
 export AWS_ACCESS_KEY_ID=bench AWS_SECRET_ACCESS_KEY=bench-secret-key AWS_REGION=us-east-1
 export S3_ENDPOINT_URL=http://127.0.0.1:$port

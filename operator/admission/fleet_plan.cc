@@ -61,12 +61,14 @@ FleetPlan PlanFleet(const FleetPlanInput& input) {
   std::set<std::string> zones_holding;  // "zone|digest" with a Ready copy
   std::map<std::string, std::vector<Wish>> groups;
   for (const api::ModelCache& cache : input.caches) {
-    const std::string zone = cache.status ? cache.status->zone : std::string();
-    if (cache.status) {
-      for (const api::CachedRevision& entry : cache.status->revisions) {
-        if (entry.state == api::kCacheStateReady)
-          zones_holding.insert(GroupKey(zone, entry.digest));
-      }
+    // No status yet: the node's agent never reported (not started, crashed at start, cut off
+    // from the API server). It could not use a grant, and its zone is unknown, so it would seed
+    // a zone of its own and hold origin streams the others wait for (a CI run lost 15 minutes
+    // so). Its agent's first status report brings it in; until then it is not in the plan.
+    if (!cache.status) continue;
+    const std::string& zone = cache.status->zone;
+    for (const api::CachedRevision& entry : cache.status->revisions) {
+      if (entry.state == api::kCacheStateReady) zones_holding.insert(GroupKey(zone, entry.digest));
     }
     std::set<std::string> seen;
     for (const api::DesiredRevision& desired : cache.spec.revisions) {
@@ -85,7 +87,7 @@ FleetPlan PlanFleet(const FleetPlanInput& input) {
            .sources = &revision->second,
            .priority = PriorityOfReason(desired.reason),
            .bytes_done = entry != nullptr ? entry->bytes_done : 0,
-           .serves_peers = cache.status && !cache.status->peer_endpoint.empty()});
+           .serves_peers = !cache.status->peer_endpoint.empty()});
     }
   }
 

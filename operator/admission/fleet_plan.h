@@ -13,7 +13,8 @@
 // most of the revision. Nodes that serve no peers never seed.
 //
 // Every node with demand gets a grant entry for each source its stagings name, 0 for followers,
-// so its agent waits for its seeder instead of falling back to its safe capacity.
+// so its agent waits for its seeder instead of falling back to its safe capacity. A node whose
+// agent has not reported a status yet is left out: it cannot read, and its zone is unknown.
 #pragma once
 
 #include <map>

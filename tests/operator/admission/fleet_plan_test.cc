@@ -83,6 +83,18 @@ TEST(FleetPlanTest, ADeadSeederDoesNotTakeItsOwnPlaceBackFromFollowersThatWaited
   EXPECT_EQ(PlanFleet(input).seeders.at("a|" + kDigest), "a-2");
 }
 
+TEST(FleetPlanTest, ANodeWhoseAgentNeverReportedGetsNoGrantAndSeedsNothing) {
+  api::ModelCache silent = Node("b-1", "b");
+  silent.status.reset();  // its agent exited at start: the ModelCache has a spec, no status
+  const FleetPlan plan = PlanFleet(Input({silent, Node("b-2", "b")}));
+  EXPECT_FALSE(plan.node_sources.contains("b-1"));
+  ASSERT_EQ(plan.seeders.size(), 1u);
+  EXPECT_EQ(plan.seeders.at("b|" + kDigest), "b-2");
+  ASSERT_EQ(plan.demands.at(kBucket).size(), 1u);
+  EXPECT_EQ(plan.demands.at(kBucket)[0].node, "b-2");
+  EXPECT_TRUE(PlanFleet(Input({silent})).demands.empty()) << "alone it still seeds nothing";
+}
+
 TEST(FleetPlanTest, RefusedAndReadyEntriesAskForNothing) {
   api::ModelCache refused = Node("a-1", "a");
   refused.status->revisions.push_back(
