@@ -241,7 +241,11 @@ TEST_F(PlacementClusterTest, SchedulerWithoutAClientCertificateIsRefused) {
   auto pod = client_->Get(core::resources::Pods(), namespace_, "refused");
   ASSERT_TRUE(pod);
   EXPECT_EQ(pod->value("spec", json::object()).value("nodeName", ""), "");
-  EXPECT_NE(extender_.Log().find("event=tls_handshake_failed"), std::string::npos)
+  // The extender logs the refused handshake after its alert is on the wire, so the line may
+  // trail the scheduler's report of it.
+  EXPECT_TRUE(WaitUntil(
+      [&] { return extender_.Log().find("event=tls_handshake_failed") != std::string::npos; },
+      seconds(10)))
       << extender_.Log();
 }
 

@@ -364,7 +364,9 @@ TEST_F(AgentCsiClusterTest, ReadinessGoesFalseWhenTheRevisionIsRevoked) {
   ASSERT_TRUE(WaitUntil([&] { return WeightsReady("server-0").first == "True"; }, kWait)) << Log();
   Revoke();
   EXPECT_EQ(WaitForWeightsLost("server-0"), "RevisionRevoked") << Log();
-  EXPECT_GT(Count("event=pod_weights_not_ready"), 0u) << Log();
+  // The agent logs after its patch lands, so the line may trail the condition we saw.
+  EXPECT_TRUE(WaitUntil([&] { return Count("event=pod_weights_not_ready") > 0; }, kWait))
+      << Log();
 }
 
 TEST_F(AgentCsiClusterTest, ReadinessGoesFalseWhenTheManifestIsGoneFromTheStore) {
