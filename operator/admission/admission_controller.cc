@@ -398,6 +398,7 @@ void AdmissionController::WriteGrants(const std::vector<api::ModelCache>& caches
                    {{"node", cache.metadata.name}, {"error", applied.error().ToString()}});
       return;
     }
+    if (dependencies_.latest_caches != nullptr) dependencies_.latest_caches->Remember(*applied);
     if (!SameGrants(desired, cache.spec.grants)) {
       std::string summary;
       for (const api::StreamGrant& grant : desired) {

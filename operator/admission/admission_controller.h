@@ -30,6 +30,7 @@
 #include "core/clock/clock.h"
 #include "core/kube/informer.h"
 #include "core/kube/kube_client.h"
+#include "core/kube/latest_objects.h"
 #include "core/log/logger.h"
 #include "operator/admission/admission_metrics.h"
 #include "operator/admission/admission_options.h"
@@ -51,6 +52,9 @@ class AdmissionController {
     const core::Clock& clock;
     const AdmissionMetrics* metrics = nullptr;
     SourceRates* rates = nullptr;  // each budget's byte rate, for rollouts' predictions
+    // The controllers' newest ModelCache copies: the answers to grant writes go there, so an
+    // entry write right after one does not start from the version before it. Null: not kept.
+    core::LatestObjects* latest_caches = nullptr;
   };
 
   AdmissionController(Dependencies dependencies, AdmissionOptions options);

@@ -146,8 +146,8 @@ std::vector<api::DesiredRevision> ReplaceEntry(const std::vector<api::DesiredRev
   return out;
 }
 
-core::Status ApplyCacheEntries(core::KubeClient& client, const json& cache,
-                               const std::vector<api::DesiredRevision>& entries) {
+core::Result<json> ApplyCacheEntries(core::KubeClient& client, const json& cache,
+                                     const std::vector<api::DesiredRevision>& entries) {
   const json& metadata = cache.at("metadata");
   const std::string name = metadata.value("name", "");
   const json patch = {
@@ -155,28 +155,34 @@ core::Status ApplyCacheEntries(core::KubeClient& client, const json& cache,
       {"kind", api::kModelCacheKind},
       {"metadata", {{"name", name}, {"resourceVersion", metadata.value("resourceVersion", "")}}},
       {"spec", api::ToJson(api::ModelCacheSpec{.revisions = entries})}};
-  auto applied = client.Patch(core::resources::ModelCaches(), "", name, core::PatchType::kApply,
-                              patch, {.field_manager = std::string(kFieldManager), .force = true});
-  if (!applied) return std::unexpected(applied.error());
-  return core::Ok();
+  return client.Patch(core::resources::ModelCaches(), "", name, core::PatchType::kApply, patch,
+                      {.field_manager = std::string(kFieldManager), .force = true});
 }
 
-core::Result<bool> UpdateCacheEntries(core::KubeClient& client, const json& cache,
+core::Result<bool> UpdateCacheEntries(core::KubeClient& client, core::LatestObjects& latest,
+                                      const core::ObjectStore& caches, const std::string& name,
                                       const EntriesChange& change) {
-  json current = cache;
+  const auto turn = latest.LockWriters(name);
+  // Read after the turn is ours: the writer before us may have just written this cache.
+  core::ObjectPtr current = latest.Newest(caches.Get(name));
+  if (current == nullptr) return false;
   for (int attempt = 1;; ++attempt) {
-    auto parsed = api::ModelCacheFromJson(current);
+    auto parsed = api::ModelCacheFromJson(*current);
     if (!parsed) return std::unexpected(parsed.error());
     const std::vector<api::DesiredRevision> entries = change(parsed->spec.revisions);
     if (entries == parsed->spec.revisions) return false;
-    auto applied = ApplyCacheEntries(client, current, entries);
-    if (applied) return true;
+    auto applied = ApplyCacheEntries(client, *current, entries);
+    if (applied) {
+      latest.Remember(*applied);
+      return true;
+    }
     if (applied.error().code() != core::ErrorCode::kConflict || attempt >= kCacheWriteAttempts) {
       return std::unexpected(applied.error());
     }
-    auto fresh = client.Get(core::resources::ModelCaches(), "", parsed->metadata.name);
+    auto fresh = client.Get(core::resources::ModelCaches(), "", name);
     if (!fresh) return std::unexpected(fresh.error());
-    current = std::move(*fresh);
+    latest.Remember(*fresh);
+    current = std::make_shared<const json>(std::move(*fresh));
   }
 }
 

@@ -5,7 +5,8 @@
 // spec.revisions is an atomic list in the CRD (no list-map keys), so the operator writes it
 // whole, with server-side apply under one field manager, guarded by the resourceVersion it read:
 // two writers racing on one ModelCache get a 409 and the loser retries with a fresh view instead
-// of dropping the winner's entry.
+// of dropping the winner's entry. The operator's own writers take turns per cache and start from
+// the newest copy it knows (core/kube/latest_objects.h), so a 409 means another client wrote.
 // Thread safety: free functions; the KubeClient is thread-safe.
 #pragma once
 
@@ -20,6 +21,7 @@
 #include "core/api/model_cache.h"
 #include "core/error/error.h"
 #include "core/kube/kube_client.h"
+#include "core/kube/latest_objects.h"
 #include "core/kube/object_store.h"
 
 namespace modelplane::controller {
@@ -61,21 +63,28 @@ inline constexpr char kCachesByHeldDigest[] = "modelplane.io/held-digest";
     const api::DesiredRevision* desired);
 
 // Server-side apply of spec.revisions, with `cache`'s metadata.resourceVersion as precondition
-// (kConflict when someone wrote it since).
-[[nodiscard]] core::Status ApplyCacheEntries(core::KubeClient& client, const nlohmann::json& cache,
-                                             const std::vector<api::DesiredRevision>& entries);
+// (kConflict when someone wrote it since). Returns the API server's answer: the cache as written.
+[[nodiscard]] core::Result<nlohmann::json> ApplyCacheEntries(
+    core::KubeClient& client, const nlohmann::json& cache,
+    const std::vector<api::DesiredRevision>& entries);
 
 using EntriesChange = std::function<std::vector<api::DesiredRevision>(
     const std::vector<api::DesiredRevision>& entries)>;
 
-// Rewrites the cache's spec entries through `change`, writing only when they differ. On a
-// conflict (a stale informer view, another worker writing the same cache) it reads the cache
-// afresh from the API server and tries again, up to kCacheWriteAttempts, as client-go's
+// Rewrites the named cache's spec entries through `change`, writing only when they differ.
+// Writers of one cache in this process take turns, and each starts from the newest copy this
+// process knows (`latest`: the informer's, or the API server's answer to a write the informer
+// has not delivered yet), so the operator's own writes do not make each other conflict. On a
+// conflict all the same (another client wrote, the node agent's status among them) it reads the
+// cache afresh from the API server and tries again, up to kCacheWriteAttempts, as client-go's
 // RetryOnConflict does: hundreds of revisions on one busy ModelCache then settle within their
-// reconciles instead of through the work queue's rate limiter. Returns whether it wrote.
+// reconciles instead of through the work queue's rate limiter. Returns whether it wrote; false
+// too when the informer holds no such cache.
 inline constexpr int kCacheWriteAttempts = 8;
 [[nodiscard]] core::Result<bool> UpdateCacheEntries(core::KubeClient& client,
-                                                    const nlohmann::json& cache,
+                                                    core::LatestObjects& latest,
+                                                    const core::ObjectStore& caches,
+                                                    const std::string& name,
                                                     const EntriesChange& change);
 
 }  // namespace modelplane::controller

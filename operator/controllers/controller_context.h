@@ -12,6 +12,7 @@
 #include "core/kube/event_recorder.h"
 #include "core/kube/informer.h"
 #include "core/kube/kube_client.h"
+#include "core/kube/latest_objects.h"
 #include "core/log/logger.h"
 #include "core/policy/source_policy.h"
 #include "operator/admission/source_rates.h"
@@ -27,6 +28,8 @@ struct ControllerContext {
   const core::Informer& caches;     // every ModelCache, indexed by the revisions they list
   const core::Informer& nodes;
   ParsedObjects<core::api::ModelCache>& parsed_caches;  // `caches`' objects, parsed once each
+  // The newest ModelCache copies this process wrote, and one writer at a time per cache.
+  core::LatestObjects& latest_caches;
   ParsedObjects<core::Node>& parsed_nodes;              // `nodes`' objects, parsed once each
   const core::Informer& pods;         // non-terminal pods, trimmed (gating/serving_pods.h), indexed
                                       // by node and by the revision they name

@@ -173,7 +173,8 @@ ControllerManager::ControllerManager(core::KubeClient& client, const core::Watch
                   .logger = logger,
                   .clock = clock,
                   .metrics = &metrics.admission(),
-                  .rates = &source_rates_},
+                  .rates = &source_rates_,
+                  .latest_caches = &latest_caches_},
                  options_.admission) {
   revisions_.AddIndexer(kRevisionsByDigest, RevisionsByDigestIndex());
   caches_.AddIndexer(kCachesByRevision, CachesByRevisionIndex());
@@ -194,6 +195,7 @@ ControllerContext ControllerManager::Context(core::KubeClient& client, Controlle
           .caches = caches_,
           .nodes = nodes_,
           .parsed_caches = parsed_caches_,
+          .latest_caches = latest_caches_,
           .parsed_nodes = parsed_nodes_,
           .pods = pods_,
           .revocations = revocations_,
@@ -231,6 +233,7 @@ void ControllerManager::WireHandlers() {
   caches_.AddHandlers({
       .on_add =
           [this](const core::ObjectPtr& object) {
+            latest_caches_.Observe(*object);
             cache_queue_.Add(core::ObjectStore::KeyOf(*object));
             EnqueueRevisionsOfCache(*object);
             // A new cache is a new placement candidate.
@@ -239,6 +242,7 @@ void ControllerManager::WireHandlers() {
           },
       .on_update =
           [this](const core::ObjectPtr& old_object, const core::ObjectPtr& object) {
+            latest_caches_.Observe(*object);
             cache_queue_.Add(core::ObjectStore::KeyOf(*object));
             if (ResourceVersionOf(*old_object) == ResourceVersionOf(*object)) {
               EnqueueRevisionsOfCache(*object);  // a resync: look at everything again
@@ -249,6 +253,7 @@ void ControllerManager::WireHandlers() {
           },
       .on_delete =
           [this](const core::ObjectPtr& object) {
+            latest_caches_.Forget(core::ObjectStore::KeyOf(*object));
             cache_queue_.Add(core::ObjectStore::KeyOf(*object));
             EnqueueRevisionsOfCache(*object);
           },

@@ -31,6 +31,7 @@
 #include "core/cancel/cancellation_token.h"
 #include "core/kube/event_recorder.h"
 #include "core/kube/informer.h"
+#include "core/kube/latest_objects.h"
 #include "core/kube/watch_stream.h"
 #include "core/policy/source_policy.h"
 #include "core/workqueue/controller_runner.h"
@@ -114,6 +115,7 @@ class ControllerManager {
     return node;
   }};
   WorkloadInventory workload_inventory_;
+  core::LatestObjects latest_caches_;  // the controllers and admission_ write ModelCaches
   SourceRates source_rates_;  // admission_ writes, the revision controller reads
   core::EventRecorder events_;
   core::WorkQueue revision_queue_;

@@ -100,7 +100,8 @@ core::Status ModelCacheController::PruneEntries(const json& cache_object) {
   const std::string name = cache_object.at("metadata").value("name", "");
   std::vector<std::string> pruned;
   auto written = UpdateCacheEntries(
-      context_.client, cache_object, [&](const std::vector<api::DesiredRevision>& entries) {
+      context_.client, context_.latest_caches, context_.caches.store(), name,
+      [&](const std::vector<api::DesiredRevision>& entries) {
         pruned.clear();
         std::vector<api::DesiredRevision> kept;
         for (const api::DesiredRevision& entry : entries) {

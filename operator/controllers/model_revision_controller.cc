@@ -380,8 +380,6 @@ core::Status ModelRevisionController::SyncEntries(
   // last of 32 nodes started staging half a minute after the first.
   core::RunConcurrently(names.size(), core::kConcurrentApiWrites, [&](std::size_t index) {
     const std::string& name = names[index];
-    const core::ObjectPtr cache_object = context_.caches.store().Get(name);
-    if (!cache_object) return;
     const auto wanted = desired.find(name);
     const bool want = wanted != desired.end();
     api::DesiredRevision entry{.revision = reference, .digest = digest};
@@ -394,7 +392,8 @@ core::Status ModelRevisionController::SyncEntries(
       }
     }
     auto written = UpdateCacheEntries(
-        context_.client, *cache_object, [&](const std::vector<api::DesiredRevision>& entries) {
+        context_.client, context_.latest_caches, context_.caches.store(), name,
+        [&](const std::vector<api::DesiredRevision>& entries) {
           return ReplaceEntry(entries, reference, want ? &entry : nullptr);
         });
     if (!written) {
