@@ -120,9 +120,9 @@ tidy_wait() {
 }
 step "unit tests" unit_tests
 # The checker the scenario runs on kube-apiserver's audit log (RBAC against what the code calls),
-# on a synthetic chart and log; a second each.
-step "RBAC audit checker tests" .venv/bin/python -m pytest -q -p no:cacheprovider \
-  tests/e2e/test_rbac_audit.py
+# on a synthetic chart and log, and the harnesses' port picker; seconds in all.
+step "harness tests (RBAC audit checker, port picker)" .venv/bin/python -m pytest -q \
+  -p no:cacheprovider tests/e2e/test_rbac_audit.py tests/e2e/test_free_ports.py
 step "Kubernetes client tests on a local control plane" cluster_tests
 if [[ -x scripts/fuzz.sh ]]; then
   step "fuzzers (bounded run)" scripts/fuzz.sh 20

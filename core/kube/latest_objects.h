@@ -36,7 +36,8 @@ class LatestObjects {
   // Held while one writer reads, changes and writes an object; others of this process wait.
   class WriterTurn {
    public:
-    explicit WriterTurn(std::shared_ptr<Slot> slot) : slot_(std::move(slot)), lock_(slot_->writers) {}
+    explicit WriterTurn(std::shared_ptr<Slot> slot)
+        : slot_(std::move(slot)), lock_(slot_->writers) {}
 
    private:
     std::shared_ptr<Slot> slot_;  // declared first: outlives the lock on its mutex

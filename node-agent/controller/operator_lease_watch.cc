@@ -5,12 +5,20 @@
 
 namespace modelplane::agent {
 
+core::Clock::WallTime::duration LeaseHolderAliveFor(const core::Lease& lease,
+                                                    core::Clock::WallTime now,
+                                                    std::chrono::seconds clock_skew) {
+  using Duration = core::Clock::WallTime::duration;
+  if (lease.holder_identity.empty() || lease.lease_duration_seconds <= 0) return Duration::zero();
+  const auto renewed = core::api::ParseTimestamp(lease.renew_time);
+  if (!renewed) return Duration::zero();
+  const auto until = *renewed + std::chrono::seconds(lease.lease_duration_seconds) + clock_skew;
+  return until > now ? std::chrono::duration_cast<Duration>(until - now) : Duration::zero();
+}
+
 bool LeaseShowsLiveHolder(const core::Lease& lease, core::Clock::WallTime now,
                           std::chrono::seconds clock_skew) {
-  if (lease.holder_identity.empty() || lease.lease_duration_seconds <= 0) return false;
-  const auto renewed = core::api::ParseTimestamp(lease.renew_time);
-  if (!renewed) return false;
-  return now < *renewed + std::chrono::seconds(lease.lease_duration_seconds) + clock_skew;
+  return LeaseHolderAliveFor(lease, now, clock_skew) > core::Clock::WallTime::duration::zero();
 }
 
 OperatorLeaseWatch::OperatorLeaseWatch(core::KubeClient& client, SourceAdmission& admission,
@@ -37,7 +45,7 @@ bool OperatorLeaseWatch::LookOnce() {
       client_.Get(core::resources::Leases(), options_.lease_namespace, options_.lease_name);
   std::string outcome;
   std::string detail;
-  bool alive = false;
+  core::Clock::WallTime::duration alive_for{};
   if (!fetched) {
     outcome = fetched.error().code() == core::ErrorCode::kNotFound ? "missing" : "unreadable";
     detail = fetched.error().ToString();
@@ -45,11 +53,15 @@ bool OperatorLeaseWatch::LookOnce() {
     outcome = "unreadable";
     detail = lease.error().ToString();
   } else {
-    alive = LeaseShowsLiveHolder(*lease, clock_.WallNow(), options_.clock_skew);
-    outcome = alive ? "alive" : "stale";
+    alive_for = LeaseHolderAliveFor(*lease, clock_.WallNow(), options_.clock_skew);
+    outcome = alive_for > alive_for.zero() ? "alive" : "stale";
     detail = lease->holder_identity;
   }
-  if (alive) admission_.SetOperatorAliveUntil(clock_.Now() + 2 * options_.poll_interval);
+  const bool alive = alive_for > alive_for.zero();
+  if (alive) {
+    admission_.SetOperatorAliveUntil(
+        clock_.Now() + std::chrono::duration_cast<core::Clock::SteadyTime::duration>(alive_for));
+  }
   if (outcome != last_outcome_) {
     last_outcome_ = outcome;
     const auto lease = options_.lease_namespace + "/" + options_.lease_name;

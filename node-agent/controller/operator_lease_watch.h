@@ -34,8 +34,14 @@ struct OperatorLeaseWatchOptions {
   std::chrono::seconds clock_skew{5};
 };
 
+// How much longer the Lease's holder counts as alive at `now`: until its renew time plus its
+// duration plus `clock_skew`; zero once that has passed, and for a released lease (no holder)
+// or one without a renew time.
+[[nodiscard]] core::Clock::WallTime::duration LeaseHolderAliveFor(const core::Lease& lease,
+                                                                  core::Clock::WallTime now,
+                                                                  std::chrono::seconds clock_skew);
 // Whether the Lease has a holder that renewed it within its duration (plus `clock_skew`) of
-// `now`. A released lease (no holder) or one without a renew time shows no one.
+// `now`: LeaseHolderAliveFor is above zero.
 [[nodiscard]] bool LeaseShowsLiveHolder(const core::Lease& lease, core::Clock::WallTime now,
                                         std::chrono::seconds clock_skew);
 
@@ -52,8 +58,11 @@ class OperatorLeaseWatch {
   // Waits for the loop to end (a read in flight ends at the client's request timeout).
   void Stop();
 
-  // Reads the Lease once and, if it shows the operator alive, tells the admission so (alive
-  // for two poll intervals: the next looks renew it). Returns whether it did.
+  // Reads the Lease once and, if it shows the operator alive, tells the admission so, for as
+  // long as the Lease itself vouches for it (LeaseHolderAliveFor), not just until the next
+  // look: on a loaded API server a read takes seconds or fails, and a window of a poll
+  // interval or two lapsed between reads and let waiting followers read the origin while the
+  // operator was alive and renewing (docs/fleet.md). Returns whether it did.
   bool LookOnce();
 
  private:

@@ -30,7 +30,7 @@ struct ControllerContext {
   ParsedObjects<core::api::ModelCache>& parsed_caches;  // `caches`' objects, parsed once each
   // The newest ModelCache copies this process wrote, and one writer at a time per cache.
   core::LatestObjects& latest_caches;
-  ParsedObjects<core::Node>& parsed_nodes;              // `nodes`' objects, parsed once each
+  ParsedObjects<core::Node>& parsed_nodes;  // `nodes`' objects, parsed once each
   const core::Informer& pods;         // non-terminal pods, trimmed (gating/serving_pods.h), indexed
                                       // by node and by the revision they name
   const core::Informer& revocations;  // every ModelRevocation (revocation by digest)

@@ -116,7 +116,7 @@ class ControllerManager {
   }};
   WorkloadInventory workload_inventory_;
   core::LatestObjects latest_caches_;  // the controllers and admission_ write ModelCaches
-  SourceRates source_rates_;  // admission_ writes, the revision controller reads
+  SourceRates source_rates_;           // admission_ writes, the revision controller reads
   core::EventRecorder events_;
   core::WorkQueue revision_queue_;
   core::WorkQueue cache_queue_;

@@ -391,11 +391,11 @@ core::Status ModelRevisionController::SyncEntries(
         entry.pinned_until = std::chrono::floor<std::chrono::seconds>(*wanted->second.pinned_until);
       }
     }
-    auto written = UpdateCacheEntries(
-        context_.client, context_.latest_caches, context_.caches.store(), name,
-        [&](const std::vector<api::DesiredRevision>& entries) {
-          return ReplaceEntry(entries, reference, want ? &entry : nullptr);
-        });
+    auto written =
+        UpdateCacheEntries(context_.client, context_.latest_caches, context_.caches.store(), name,
+                           [&](const std::vector<api::DesiredRevision>& entries) {
+                             return ReplaceEntry(entries, reference, want ? &entry : nullptr);
+                           });
     if (!written) {
       // The runner logs the first error as reconcile_failed; the rest are detail.
       context_.logger.Debug(

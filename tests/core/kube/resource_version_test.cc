@@ -20,7 +20,7 @@ TEST(ResourceVersionTest, NumbersBeyondSixtyFourBitsStillCompare) {
 TEST(ResourceVersionTest, VersionsNotOfTheComparableFormAreUnknown) {
   EXPECT_FALSE(CompareResourceVersions("", "1"));
   EXPECT_FALSE(CompareResourceVersions("1", ""));
-  EXPECT_FALSE(CompareResourceVersions("0", "1"));    // zero is never handed out
+  EXPECT_FALSE(CompareResourceVersions("0", "1"));     // zero is never handed out
   EXPECT_FALSE(CompareResourceVersions("012", "13"));  // leading zero
   EXPECT_FALSE(CompareResourceVersions("12a", "13"));
   EXPECT_FALSE(CompareResourceVersions("-5", "13"));

@@ -65,8 +65,8 @@ class CountingClient final : public core::KubeClient {
                       const std::string& name, const core::DeleteOptions& options) override {
     return real_.Delete(type, ns, name, options);
   }
-  core::Result<json> Request(const std::string& method, const std::string& path,
-                             const json& body, const std::string& content_type) override {
+  core::Result<json> Request(const std::string& method, const std::string& path, const json& body,
+                             const std::string& content_type) override {
     return real_.Request(method, path, body, content_type);
   }
   const core::KubeConfig& config() const override { return real_.config(); }
@@ -100,10 +100,9 @@ class CacheEntryWritesTest : public core::testing::ClusterTest {
   }
 
   core::Result<bool> Add(core::KubeClient& client, const std::string& revision) {
-    const api::DesiredRevision entry{
-        .revision = {.namespace_name = namespace_, .name = revision},
-        .digest = "sha256:" + std::string(64, 'a'),
-        .reason = "prestage"};
+    const api::DesiredRevision entry{.revision = {.namespace_name = namespace_, .name = revision},
+                                     .digest = "sha256:" + std::string(64, 'a'),
+                                     .reason = "prestage"};
     return UpdateCacheEntries(client, latest_, informer_, cache_name_,
                               [&](const std::vector<api::DesiredRevision>& entries) {
                                 return ReplaceEntry(entries, entry.revision, &entry);
@@ -161,9 +160,9 @@ TEST_F(CacheEntryWritesTest, AnotherClientsWriteStillConflictsAndTheRetryKeepsEv
   CountingClient counting(*client_);
   ASSERT_TRUE(Add(counting, "first").value_or(false));
   // The node agent writes the status in between: the kept answer is now stale.
-  auto status = client_->Patch(core::resources::ModelCaches(), "", cache_name_,
-                               core::PatchType::kMerge, {{"status", {{"capacityBytes", 1024}}}},
-                               {.subresource = "status"});
+  auto status =
+      client_->Patch(core::resources::ModelCaches(), "", cache_name_, core::PatchType::kMerge,
+                     {{"status", {{"capacityBytes", 1024}}}}, {.subresource = "status"});
   ASSERT_TRUE(status) << status.error().ToString();
   ASSERT_TRUE(Add(counting, "second").value_or(false));
   EXPECT_EQ(counting.conflicts.load(), 1);

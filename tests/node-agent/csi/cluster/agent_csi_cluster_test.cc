@@ -365,8 +365,7 @@ TEST_F(AgentCsiClusterTest, ReadinessGoesFalseWhenTheRevisionIsRevoked) {
   Revoke();
   EXPECT_EQ(WaitForWeightsLost("server-0"), "RevisionRevoked") << Log();
   // The agent logs after its patch lands, so the line may trail the condition we saw.
-  EXPECT_TRUE(WaitUntil([&] { return Count("event=pod_weights_not_ready") > 0; }, kWait))
-      << Log();
+  EXPECT_TRUE(WaitUntil([&] { return Count("event=pod_weights_not_ready") > 0; }, kWait)) << Log();
 }
 
 TEST_F(AgentCsiClusterTest, ReadinessGoesFalseWhenTheManifestIsGoneFromTheStore) {
