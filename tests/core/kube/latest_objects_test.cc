@@ -69,6 +69,7 @@ TEST(LatestObjectsTest, WritersOfOneObjectTakeTurnsAndOthersDoNot) {
   std::atomic<int> inside{0};
   std::atomic<int> most{0};
   std::vector<std::thread> writers;
+  writers.reserve(4);
   for (int i = 0; i < 4; ++i) {
     writers.emplace_back([&] {
       for (int round = 0; round < 25; ++round) {

@@ -134,6 +134,7 @@ TEST_F(CacheEntryWritesTest, ManyWritersOfOneCacheCostOneWriteEachAndNoConflict)
   constexpr int kWriters = 6;
   constexpr int kEach = 5;
   std::vector<std::thread> writers;
+  writers.reserve(kWriters);
   std::atomic<int> failures{0};
   for (int writer = 0; writer < kWriters; ++writer) {
     writers.emplace_back([&, writer] {
