@@ -165,7 +165,10 @@ start_operator() {  # start_operator PHASE ADMISSION(true|false)
   cat >"$state/$1/operator.yaml" <<YAML
 admin: {address: 127.0.0.1, port: 0}
 kubernetes: {kubeconfig: $KUBECONFIG}
-leaderElection: {namespace: modelplane-system, leaseDuration: 8s, renewDeadline: 6s, retryPeriod: 1s}
+# The operator's defaults (15 s, 10 s, 2 s), not shorter: under CI's load (clang-tidy beside the
+# run) the API server once took 2 s per write, a renewal overran a 6 s deadline, and the
+# operator stepped down mid-test. With --kill-operator the successor waits out the 15 s lease.
+leaderElection: {namespace: modelplane-system, leaseDuration: 15s, renewDeadline: 10s, retryPeriod: 2s}
 # 10 s, not the chart's 30 s, so a killed seeder is replaced within the run; not 4 s: under CI's
 # load a seeder reading at 23 MB/s was once judged stalled at 4 s (its progress is read from
 # status writes), and its successor read the zone's copy again.
