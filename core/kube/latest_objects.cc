@@ -34,9 +34,8 @@ void LatestObjects::Remember(const nlohmann::json& object) {
   auto copy = std::make_shared<const nlohmann::json>(object);
   const std::string key = ObjectStore::KeyOf(object);
   const std::lock_guard lock(mutex_);
-  auto& slot = slots_[key];
-  if (slot == nullptr) slot = std::make_shared<Slot>();
-  if (slot->written == nullptr || Later(*copy, *slot->written)) slot->written = std::move(copy);
+  Slot& slot = *SlotLocked(key);
+  if (slot.written == nullptr || Later(*copy, *slot.written)) slot.written = std::move(copy);
 }
 
 void LatestObjects::Observe(const nlohmann::json& informer_copy) {
@@ -52,11 +51,15 @@ void LatestObjects::Forget(const std::string& key) {
 }
 
 LatestObjects::WriterTurn LatestObjects::LockWriters(const std::string& key) {
-  return WriterTurn(SlotFor(key));
+  std::shared_ptr<Slot> slot;
+  {
+    const std::lock_guard lock(mutex_);
+    slot = SlotLocked(key);
+  }
+  return WriterTurn(std::move(slot));  // waits for the turn without holding mutex_
 }
 
-std::shared_ptr<LatestObjects::Slot> LatestObjects::SlotFor(const std::string& key) {
-  const std::lock_guard lock(mutex_);
+const std::shared_ptr<LatestObjects::Slot>& LatestObjects::SlotLocked(const std::string& key) {
   auto& slot = slots_[key];
   if (slot == nullptr) slot = std::make_shared<Slot>();
   return slot;

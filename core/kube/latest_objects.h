@@ -61,7 +61,8 @@ class LatestObjects {
   [[nodiscard]] std::size_t RememberedCount() const;
 
  private:
-  std::shared_ptr<Slot> SlotFor(const std::string& key);
+  // The key's slot, made on first use; mutex_ must be held.
+  const std::shared_ptr<Slot>& SlotLocked(const std::string& key);
 
   mutable std::mutex mutex_;  // guards slots_ and every Slot::written
   std::unordered_map<std::string, std::shared_ptr<Slot>> slots_;
