@@ -255,9 +255,13 @@ int RunOperator(const OperatorConfig& config, core::ComponentRuntime& runtime) {
     controllers.Stop();
     logger.Info("controllers_stopped");
   };
-  auto follow = [&] {
+  auto follow = [&](const std::string& reason) {
     is_leader.Set(0);
-    logger.Info("leadership_lost");
+    if (reason == "stopped") {
+      logger.Info("leadership_released");
+    } else {
+      logger.Warn("leadership_lost", {{"reason", reason}});
+    }
   };
 
   runtime.SetReady(true);

@@ -75,12 +75,12 @@ bool LeaderElector::TryAcquireOrRenew() {
           {"renewTime", FormatMicroTime(now_wall)},
           {"leaseTransitions", 0}}}};
     auto created = client_.Create(resources::Leases(), options_.lease_namespace, fresh);
-    if (!created) return false;
+    if (!created) return Failed("creating the lease failed: " + created.error().ToString());
     observed_spec_ = (*created)["spec"];
     observed_time_ = now;
-    return true;
+    return Held();
   }
-  if (!lease) return false;
+  if (!lease) return Failed("reading the lease failed: " + lease.error().ToString());
 
   const json spec = lease->value("spec", json::object());
   if (spec != observed_spec_) {
@@ -90,7 +90,8 @@ bool LeaderElector::TryAcquireOrRenew() {
   const std::string holder = spec.value("holderIdentity", "");
   const auto held_for = std::chrono::seconds(spec.value("leaseDurationSeconds", 0));
   if (!holder.empty() && holder != options_.identity && observed_time_ + held_for > now) {
-    return false;  // someone else holds a lease that has not expired by our clock
+    // Someone else holds a lease that has not expired by our clock.
+    return Failed("the lease is held by " + holder);
   }
 
   json updated = *lease;
@@ -105,10 +106,27 @@ bool LeaderElector::TryAcquireOrRenew() {
   // The update carries the resourceVersion we read: if another candidate wrote in between,
   // the API server answers Conflict and we have not acquired.
   auto written = client_.Update(resources::Leases(), updated);
-  if (!written) return false;
+  if (!written) return Failed("writing the lease failed: " + written.error().ToString());
   observed_spec_ = (*written)["spec"];
   observed_time_ = now;
+  return Held();
+}
+
+bool LeaderElector::Failed(std::string why) {
+  const std::lock_guard lock(failure_mutex_);
+  last_failure_ = std::move(why);
+  return false;
+}
+
+bool LeaderElector::Held() {
+  const std::lock_guard lock(failure_mutex_);
+  last_failure_.clear();
   return true;
+}
+
+std::string LeaderElector::LastFailure() const {
+  const std::lock_guard lock(failure_mutex_);
+  return last_failure_;
 }
 
 void LeaderElector::Release() {
@@ -126,8 +144,12 @@ void LeaderElector::Release() {
 
 void LeaderElector::Run() {
   // Campaign until acquired or stopped.
+  bool acquired = false;
   while (!stop_.cancelled()) {
-    if (TryAcquireOrRenew()) break;
+    if (TryAcquireOrRenew()) {
+      acquired = true;
+      break;
+    }
     if (const std::string holder = observed_spec_.value("holderIdentity", "");
         callbacks_.on_new_leader && holder != reported_leader_ && !holder.empty()) {
       reported_leader_ = holder;
@@ -135,7 +157,12 @@ void LeaderElector::Run() {
     }
     if (!stop_.SleepFor(Jittered(options_.retry_period))) return;
   }
-  if (stop_.cancelled()) return;
+  if (stop_.cancelled()) {
+    // A stop that lands just after the acquiring write still hands the lease back: otherwise
+    // others would see a live holder for a whole lease duration after we are gone.
+    if (acquired && options_.release_on_cancel) Release();
+    return;
+  }
 
   leading_ = true;
   if (callbacks_.on_new_leader) callbacks_.on_new_leader(options_.identity);
@@ -147,6 +174,7 @@ void LeaderElector::Run() {
   // on a dead API server must not keep us "leading" past the point where others take over.
   auto last_renewed = clock_.Now();
   std::future<bool> attempt;
+  std::string lost_because = "stopped";
   while (
       stop_.SleepFor(std::chrono::duration_cast<std::chrono::nanoseconds>(options_.retry_period))) {
     attempt = std::async(std::launch::async, [this] { return TryAcquireOrRenew(); });
@@ -155,13 +183,20 @@ void LeaderElector::Run() {
       last_renewed = clock_.Now();
       continue;
     }
-    if (clock_.Now() - last_renewed >= options_.renew_deadline) break;
+    if (clock_.Now() - last_renewed >= options_.renew_deadline) {
+      // No failure since the last renewal: every attempt since then is still in flight.
+      const std::string failure = LastFailure();
+      lost_because = fmt::format("no renewal within the renew deadline of {} ms; last attempt: {}",
+                                 options_.renew_deadline.count(),
+                                 failure.empty() ? "still waiting for the API server" : failure);
+      break;
+    }
   }
   // Stop acting as leader before anything else, so no work happens on an expired lease.
   leading_ = false;
   leader_work.Cancel();
   worker.join();
-  callbacks_.on_stopped_leading();
+  callbacks_.on_stopped_leading(lost_because);
   if (attempt.valid()) attempt.wait();  // it uses our members
   if (stop_.cancelled() && options_.release_on_cancel) Release();
 }

@@ -14,6 +14,7 @@
 
 #include <chrono>
 #include <functional>
+#include <mutex>
 #include <optional>
 #include <random>
 #include <string>
@@ -39,7 +40,9 @@ struct LeaderElectionOptions {
 struct LeaderCallbacks {
   // Runs on its own thread while this candidate leads; it must return once `stop` fires.
   std::function<void(CancellationToken& stop)> on_started_leading;
-  std::function<void()> on_stopped_leading;
+  // `reason` says why leading ended: "stopped" after Stop(), otherwise why no renewal landed
+  // within the renew deadline, so that a lost lease can be told apart from a shutdown.
+  std::function<void(const std::string& reason)> on_stopped_leading;
   std::function<void(const std::string& identity)> on_new_leader;  // may be empty
 };
 
@@ -63,6 +66,11 @@ class LeaderElector {
   LeaderElector(KubeClient& client, LeaderElectionOptions options, LeaderCallbacks callbacks,
                 const Clock& clock);
   void Release();
+  // Keep why the last acquire-or-renew attempt did not hold the lease (cleared when one does),
+  // for the reason given to on_stopped_leading.
+  bool Failed(std::string why);
+  bool Held();
+  std::string LastFailure() const;
   std::chrono::nanoseconds Jittered(std::chrono::milliseconds period);
 
   KubeClient& client_;
@@ -76,6 +84,9 @@ class LeaderElector {
   Clock::SteadyTime observed_time_{};
   std::string observed_resource_version_;
   std::string reported_leader_;
+  // Written by renewal attempts on their own threads, read by Run.
+  mutable std::mutex failure_mutex_;
+  std::string last_failure_;
   std::mt19937_64 random_{std::random_device{}()};
 };
 

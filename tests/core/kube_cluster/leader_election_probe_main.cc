@@ -78,7 +78,7 @@ static int Run(int argc, char** argv) {
                                   while (stop.SleepFor(std::chrono::hours(1))) {
                                   }
                                 },
-                            .on_stopped_leading = [&] { note("stopped"); }};
+                            .on_stopped_leading = [&](const std::string&) { note("stopped"); }};
   auto elector = LeaderElector::Create(**client, options, callbacks, clock);
   if (!elector) {
     std::fprintf(stderr, "%s\n", elector.error().ToString().c_str());

@@ -1,9 +1,13 @@
-// Leader election between two real processes on the real API server: never two leaders at
+// Leader election on the real API server. Between two real processes: never two leaders at
 // once, takeover after kill -9 within the lease (plus retry periods), and an immediate
-// takeover after a clean release.
+// takeover after a clean release. In-process: a stop that arrives with the acquiring write
+// still releases, and the end of leading says why (stopped, or which renewals failed).
+#include <atomic>
 #include <fstream>
+#include <functional>
 #include <optional>
 #include <sstream>
+#include <thread>
 #include <vector>
 
 #include <signal.h>
@@ -12,6 +16,8 @@
 
 #include <gtest/gtest.h>
 
+#include "core/kube/leader_elector.h"
+#include "tests/core/kube/forwarding_kube_client.h"
 #include "tests/core/kube_cluster/cluster_fixture.h"
 
 namespace modelplane::core::testing {
@@ -152,6 +158,103 @@ TEST_F(LeaderElectionTest, OneLeaderTakeoverAfterCrashAndAfterRelease) {
   EXPECT_EQ((*lease)["spec"]["holderIdentity"], "third");
   EXPECT_EQ((*lease)["spec"]["leaseTransitions"], 2);
   ExpectNoOverlap();
+}
+
+// The real client; the answer to every Lease write passes through `on_answer`, which may act
+// on it (stop the elector as a SIGTERM arriving with that write would) or replace it (an API
+// server that stopped answering).
+class InterceptLeaseWrites final : public ForwardingKubeClient {
+ public:
+  using ForwardingKubeClient::ForwardingKubeClient;
+  std::function<Result<nlohmann::json>(Result<nlohmann::json>)> on_answer;
+
+  Result<nlohmann::json> Create(const ResourceType& type, const std::string& namespace_name,
+                                const nlohmann::json& object) override {
+    return on_answer(ForwardingKubeClient::Create(type, namespace_name, object));
+  }
+  Result<nlohmann::json> Update(const ResourceType& type, const nlohmann::json& object) override {
+    return on_answer(ForwardingKubeClient::Update(type, object));
+  }
+};
+
+class LeaderElectorTest : public ClusterTest {
+ protected:
+  std::unique_ptr<LeaderElector> Elector(KubeClient& client, std::atomic<bool>& started,
+                                         std::string& stopped_because) {
+    auto elector = LeaderElector::Create(
+        client,
+        {.lease_namespace = namespace_,
+         .lease_name = "leader",
+         .identity = "in-process",
+         .lease_duration = std::chrono::milliseconds(kLeaseMs),
+         .renew_deadline = std::chrono::milliseconds(kRenewMs),
+         .retry_period = std::chrono::milliseconds(kRetryMs)},
+        {.on_started_leading = [&started](CancellationToken&) { started = true; },
+         .on_stopped_leading =
+             [&stopped_because](const std::string& reason) { stopped_because = reason; }},
+        clock_);
+    EXPECT_TRUE(elector) << elector.error().ToString();
+    return elector ? std::move(*elector) : nullptr;
+  }
+
+  std::string HolderOfTheLease() {
+    auto lease = client_->Get(resources::Leases(), namespace_, "leader");
+    EXPECT_TRUE(lease) << lease.error().ToString();
+    return lease ? (*lease)["spec"].value("holderIdentity", "") : "";
+  }
+};
+
+TEST_F(LeaderElectorTest, AStopArrivingWithTheAcquiringWriteStillReleasesTheLease) {
+  InterceptLeaseWrites client(*client_);
+  std::atomic<bool> started = false;
+  std::string stopped_because;
+  auto elector = Elector(client, started, stopped_because);
+  ASSERT_NE(elector, nullptr);
+  std::atomic<int> writes = 0;
+  client.on_answer = [&](Result<nlohmann::json> answer) {
+    if (answer && writes++ == 0) elector->Stop();
+    return answer;
+  };
+  elector->Run();
+
+  EXPECT_FALSE(started) << "a stopped candidate must not start leading";
+  EXPECT_EQ(HolderOfTheLease(), "") << "the lease still names the stopped candidate: others "
+                                       "would wait a whole lease";
+}
+
+TEST_F(LeaderElectorTest, RenewalsTheServerRefusesEndLeadingAndSayWhy) {
+  InterceptLeaseWrites client(*client_);
+  std::atomic<bool> started = false;
+  std::string stopped_because;
+  auto elector = Elector(client, started, stopped_because);
+  ASSERT_NE(elector, nullptr);
+  std::atomic<int> writes = 0;
+  client.on_answer = [&](Result<nlohmann::json> answer) -> Result<nlohmann::json> {
+    if (writes++ == 0) return answer;  // the acquiring write lands
+    return MakeError(ErrorCode::kUnavailable, "injected: the API server answered 503");
+  };
+  elector->Run();  // returns by itself once the renew deadline has passed
+
+  EXPECT_TRUE(started);
+  EXPECT_NE(stopped_because.find("no renewal within the renew deadline of 3000 ms"),
+            std::string::npos)
+      << stopped_because;
+  EXPECT_NE(stopped_because.find("writing the lease failed"), std::string::npos) << stopped_because;
+  EXPECT_NE(stopped_because.find("injected: the API server answered 503"), std::string::npos)
+      << stopped_because;
+}
+
+TEST_F(LeaderElectorTest, AStopSaysSo) {
+  std::atomic<bool> started = false;
+  std::string stopped_because;
+  auto elector = Elector(*client_, started, stopped_because);
+  ASSERT_NE(elector, nullptr);
+  std::thread campaign([&] { elector->Run(); });
+  ASSERT_TRUE(WaitUntil([&] { return started.load(); }, std::chrono::seconds(20)));
+  elector->Stop();
+  campaign.join();
+  EXPECT_EQ(stopped_because, "stopped");
+  EXPECT_EQ(HolderOfTheLease(), "");
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "core/kube/latest_objects.h"
 #include "core/kube/object_store.h"
 #include "operator/controllers/cache_entries.h"
+#include "tests/core/kube/forwarding_kube_client.h"
 #include "tests/core/kube_cluster/cluster_fixture.h"
 
 namespace modelplane::controller {
@@ -22,9 +23,9 @@ namespace {
 using nlohmann::json;
 
 // The real client, counting what the writers send and what the server answered.
-class CountingClient final : public core::KubeClient {
+class CountingClient final : public core::testing::ForwardingKubeClient {
  public:
-  explicit CountingClient(core::KubeClient& real) : real_(real) {}
+  using ForwardingKubeClient::ForwardingKubeClient;
 
   std::atomic<int> gets{0};
   std::atomic<int> patches{0};
@@ -33,46 +34,16 @@ class CountingClient final : public core::KubeClient {
   core::Result<json> Get(const core::ResourceType& type, const std::string& ns,
                          const std::string& name) override {
     ++gets;
-    return real_.Get(type, ns, name);
-  }
-  core::Result<core::ListPage> List(const core::ResourceType& type, const std::string& ns,
-                                    const core::ListOptions& options) override {
-    return real_.List(type, ns, options);
-  }
-  core::Result<core::ListPage> ListAll(const core::ResourceType& type, const std::string& ns,
-                                       core::ListOptions options) override {
-    return real_.ListAll(type, ns, std::move(options));
-  }
-  core::Result<json> Create(const core::ResourceType& type, const std::string& ns,
-                            const json& object) override {
-    return real_.Create(type, ns, object);
-  }
-  core::Result<json> Update(const core::ResourceType& type, const json& object) override {
-    return real_.Update(type, object);
-  }
-  core::Result<json> UpdateStatus(const core::ResourceType& type, const json& object) override {
-    return real_.UpdateStatus(type, object);
+    return ForwardingKubeClient::Get(type, ns, name);
   }
   core::Result<json> Patch(const core::ResourceType& type, const std::string& ns,
                            const std::string& name, core::PatchType patch_type, const json& patch,
                            const core::PatchOptions& options) override {
     ++patches;
-    auto answer = real_.Patch(type, ns, name, patch_type, patch, options);
+    auto answer = ForwardingKubeClient::Patch(type, ns, name, patch_type, patch, options);
     if (!answer && answer.error().code() == core::ErrorCode::kConflict) ++conflicts;
     return answer;
   }
-  core::Status Delete(const core::ResourceType& type, const std::string& ns,
-                      const std::string& name, const core::DeleteOptions& options) override {
-    return real_.Delete(type, ns, name, options);
-  }
-  core::Result<json> Request(const std::string& method, const std::string& path, const json& body,
-                             const std::string& content_type) override {
-    return real_.Request(method, path, body, content_type);
-  }
-  const core::KubeConfig& config() const override { return real_.config(); }
-
- private:
-  core::KubeClient& real_;
 };
 
 class CacheEntryWritesTest : public core::testing::ClusterTest {

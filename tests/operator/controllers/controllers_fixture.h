@@ -117,6 +117,13 @@ class ControllersTest : public core::testing::ClusterTest {
     return revision ? *revision : json();
   }
 
+  // The revision's status, or an empty object while the revision or its status does not exist
+  // yet, so that polls can call value() on it from the first try.
+  json RevisionStatus(const std::string& name) {
+    const json revision = GetRevision(name);
+    return revision.is_object() ? revision.value("status", json::object()) : json::object();
+  }
+
   // Names of the ModelCaches whose spec lists namespace_/name.
   std::set<std::string> CachesListing(const std::string& name) {
     std::set<std::string> names;

@@ -73,12 +73,11 @@ TEST_F(ControllersTest, PrestagesAcrossZonesAndReportsStatusFromTheCaches) {
                                          {"sourceTier", "objectStore"}}}));
   ASSERT_TRUE(WaitUntil(
       [&] {
-        const json r = GetRevision(name);
-        return r["status"].value("phase", "") == "Staging" &&
-               r["status"].value("stagingNodes", 0) == 1;
+        const json status = RevisionStatus(name);
+        return status.value("phase", "") == "Staging" && status.value("stagingNodes", 0) == 1;
       },
       kWait))
-      << GetRevision(name)["status"].dump();
+      << RevisionStatus(name).dump();
 
   WriteCacheStatus(node_a, json::array({{{"digest", *digest},
                                          {"state", "Ready"},
@@ -94,12 +93,12 @@ TEST_F(ControllersTest, PrestagesAcrossZonesAndReportsStatusFromTheCaches) {
                                            {"published", "2026-11-29T10:00:03Z"}}}}}));
   ASSERT_TRUE(WaitUntil(
       [&] {
-        const json r = GetRevision(name);
-        return r["status"].value("phase", "") == "Ready" && r["status"].value("readyNodes", 0) == 2;
+        const json status = RevisionStatus(name);
+        return status.value("phase", "") == "Ready" && status.value("readyNodes", 0) == 2;
       },
       kWait))
-      << GetRevision(name)["status"].dump();
-  const json status = GetRevision(name)["status"];
+      << RevisionStatus(name).dump();
+  const json status = RevisionStatus(name);
   EXPECT_EQ(status["stagingNodes"], 0);
   EXPECT_EQ(status["failedNodes"], 0);
   EXPECT_DOUBLE_EQ(status["bytesToReadySeconds"]["p50"].get<double>(), 2.0);
@@ -136,7 +135,7 @@ TEST_F(ControllersTest, ShrinkingKeepsTheReadyCopyAndRevokingRemovesEveryEntry) 
   std::string digest;
   ASSERT_TRUE(WaitUntil(
       [&] {
-        digest = GetRevision(name)["status"].value("digest", "");
+        digest = RevisionStatus(name).value("digest", "");
         return !digest.empty();
       },
       kWait));
@@ -146,8 +145,7 @@ TEST_F(ControllersTest, ShrinkingKeepsTheReadyCopyAndRevokingRemovesEveryEntry) 
                                              {"timestamps",
                                               {{"queued", "2026-11-29T10:00:00Z"},
                                                {"published", "2026-11-29T10:00:01Z"}}}}}));
-  ASSERT_TRUE(
-      WaitUntil([&] { return GetRevision(name)["status"].value("readyNodes", 0) == 1; }, kWait));
+  ASSERT_TRUE(WaitUntil([&] { return RevisionStatus(name).value("readyNodes", 0) == 1; }, kWait));
   ASSERT_TRUE(client_->Patch(core::resources::ModelRevisions(), namespace_, name,
                              core::PatchType::kMerge, {{"spec", {{"prestage", {{"nodes", 1}}}}}}));
   EXPECT_TRUE(
@@ -155,54 +153,56 @@ TEST_F(ControllersTest, ShrinkingKeepsTheReadyCopyAndRevokingRemovesEveryEntry) 
       << CachesListing(name).size();
   EXPECT_TRUE(WaitUntil(
       [&] {
-        const json status = GetRevision(name)["status"];
+        const json status = RevisionStatus(name);
         return status.value("phase", "") == "Ready" && status.value("desiredNodes", 0) == 1;
       },
       kWait))
-      << GetRevision(name)["status"].dump();
+      << RevisionStatus(name).dump();
 
   ASSERT_TRUE(client_->Patch(core::resources::ModelRevisions(), namespace_, name,
                              core::PatchType::kMerge, {{"spec", {{"revoked", true}}}}));
   EXPECT_TRUE(WaitUntil(
       [&] {
-        return CachesListing(name).empty() &&
-               GetRevision(name)["status"].value("phase", "") == "Revoked";
+        return CachesListing(name).empty() && RevisionStatus(name).value("phase", "") == "Revoked";
       },
       kWait))
-      << GetRevision(name)["status"].dump();
+      << RevisionStatus(name).dump();
   // The purge: the node still holds its bytes (the agent says Evicting, reason Revoked) until
   // it reports them gone.
   auto purge_condition = [&] {
-    for (const json& condition : GetRevision(name)["status"].value("conditions", json::array())) {
+    for (const json& condition : RevisionStatus(name).value("conditions", json::array())) {
       if (condition["type"] == "Purged") return condition.value("status", "");
     }
     return std::string();
   };
   EXPECT_TRUE(WaitUntil(
       [&] {
-        const json purge = GetRevision(name)["status"].value("purge", json::object());
+        const json purge = RevisionStatus(name).value("purge", json::object());
         return purge.value("nodesHolding", -1) == 1 &&
                purge.value("nodes", json::array()) == json::array({ready_node}) &&
                purge_condition() == "False";
       },
       kWait))
-      << GetRevision(name)["status"].dump();
+      << RevisionStatus(name).dump();
   WriteCacheStatus(ready_node, json::array({{{"digest", digest},
                                              {"state", "Evicting"},
                                              {"reason", "Revoked"},
                                              {"bytesDone", 1000},
                                              {"bytesTotal", 4196}}}));
   EXPECT_TRUE(WaitUntil(
-      [&] { return GetRevision(name)["status"]["purge"].value("bytesHeld", 0) == 1000; }, kWait))
-      << GetRevision(name)["status"].dump();
+      [&] {
+        return RevisionStatus(name).value("purge", json::object()).value("bytesHeld", 0) == 1000;
+      },
+      kWait))
+      << RevisionStatus(name).dump();
   WriteCacheStatus(ready_node, json::array());
   EXPECT_TRUE(WaitUntil(
       [&] {
-        return GetRevision(name)["status"]["purge"].value("nodesHolding", -1) == 0 &&
+        return RevisionStatus(name).value("purge", json::object()).value("nodesHolding", -1) == 0 &&
                purge_condition() == "True";
       },
       kWait))
-      << GetRevision(name)["status"].dump();
+      << RevisionStatus(name).dump();
 }
 
 // Revocation by digest: a ModelRevocation of the weights file's sha256 covers every revision
@@ -225,17 +225,17 @@ TEST_F(ControllersTest, ARevocationByDigestCoversEveryRevisionWithThatDigest) {
        {"metadata", {{"name", revocation_name}}},
        {"spec", {{"digest", "sha256:" + std::string(64, '1')}, {"reason", "poisoned shard"}}}}));
   const auto revoked_by = [&](const std::string& name) {
-    return GetRevision(name)["status"].value("revokedBy", json::object()).value("name", "");
+    return RevisionStatus(name).value("revokedBy", json::object()).value("name", "");
   };
   for (const std::string name : {"tiny", "tiny-engine2"}) {
     EXPECT_TRUE(WaitUntil(
         [&] {
           return revoked_by(name) == revocation_name &&
-                 GetRevision(name)["status"].value("phase", "") == "Revoked" &&
+                 RevisionStatus(name).value("phase", "") == "Revoked" &&
                  CachesListing(name).empty();
         },
         kWait))
-        << name << ": " << GetRevision(name)["status"].dump();
+        << name << ": " << RevisionStatus(name).dump();
   }
   EXPECT_EQ(GetRevision("tiny")["status"]["revokedBy"].value("reason", ""), "poisoned shard");
   EXPECT_EQ(revoked_by("other-files"), "");
@@ -256,11 +256,11 @@ TEST_F(ControllersTest, ARevocationByDigestCoversEveryRevisionWithThatDigest) {
   EXPECT_TRUE(WaitUntil(
       [&] {
         return revoked_by("tiny").empty() &&
-               GetRevision("tiny")["status"].value("phase", "") != "Revoked" &&
+               RevisionStatus("tiny").value("phase", "") != "Revoked" &&
                CachesListing("tiny").size() == 1;
       },
       kWait))
-      << GetRevision("tiny")["status"].dump();
+      << RevisionStatus("tiny").dump();
 }
 
 TEST_F(ControllersTest, CordonedNodesGetNoNewCopies) {
@@ -315,7 +315,7 @@ TEST_F(ControllersTest, InvalidSpecIsReportedOnceWithoutRetrying) {
   EXPECT_EQ(valid["reason"], "InvalidSpec");
   EXPECT_NE(valid["message"].get<std::string>().find("UnsafePath"), std::string::npos)
       << valid.dump();
-  EXPECT_FALSE(GetRevision(name)["status"].contains("digest"));
+  EXPECT_FALSE(RevisionStatus(name).contains("digest"));
 
   // One Warning Event about it.
   ASSERT_TRUE(WaitUntil(

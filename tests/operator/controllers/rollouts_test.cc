@@ -290,12 +290,12 @@ TEST_F(RolloutsTest, ADeploymentRollsForwardAndBackOverPrestagedNodes) {
   // The same pass writes the status after the entries.
   ASSERT_TRUE(WaitUntil(
       [&] {
-        const json status = GetRevision("llama-r1")["status"];
+        const json status = RevisionStatus("llama-r1");
         return status.contains("workloads") && status["workloads"][0]["role"] == "previous" &&
                status["workloads"][0].contains("completedAt");
       },
       kWait))
-      << GetRevision("llama-r1")["status"].dump();
+      << RevisionStatus("llama-r1").dump();
   EXPECT_EQ(GetRevision("llama-r2")["status"]["workloads"][0]["role"], "current");
 
   // kubectl rollout undo: back to r1, which every node still holds: nothing to stage.
@@ -349,7 +349,7 @@ TEST_F(RolloutsTest, ThePreviousRevisionIsUnpinnedAfterItsRollbackWindow) {
       << ::testing::PrintToString(Entries("llama-r1"));
   ASSERT_TRUE(WaitUntil([&] { return Entries("llama-r1").empty(); }, kWait))
       << ::testing::PrintToString(Entries("llama-r1"));
-  const json status = GetRevision("llama-r1")["status"];
+  const json status = RevisionStatus("llama-r1");
   EXPECT_EQ(status["workloads"][0]["role"], "previous") << "still the revision undo returns to";
 }
 

@@ -44,7 +44,7 @@ class OperatorLeaseWatchClusterTest : public core::testing::ClusterTest {
          .retry_period = milliseconds(500)},
         {.on_started_leading =
              [](core::CancellationToken& stop) { (void)stop.SleepFor(std::chrono::hours(1)); },
-         .on_stopped_leading = [] {}},
+         .on_stopped_leading = [](const std::string&) {}},
         clock_);
     EXPECT_TRUE(elector) << elector.error().ToString();
     return elector ? std::move(*elector) : nullptr;
