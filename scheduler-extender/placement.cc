@@ -28,13 +28,16 @@ std::vector<NodeVerdict> Placement::Evaluate(
     std::span<const std::int64_t> held_bytes) const {
   std::vector<NodeVerdict> verdicts;
   verdicts.reserve(nodes.size());
+  const std::size_t digest_hash = std::hash<std::string>{}(revision.digest);
   for (std::size_t i = 0; i < nodes.size(); ++i) {
+    PrefetchAhead(caches, i);
     const NodeCacheInfo* cache = i < caches.size() ? caches[i].get() : nullptr;
-    const NodeContext context{.revision = revision,
-                              .node = nodes[i],
-                              .cache = cache,
-                              .held_bytes = i < held_bytes.size() ? held_bytes[i] : 0,
-                              .entry = cache == nullptr ? nullptr : cache->Find(revision.digest)};
+    const NodeContext context{
+        .revision = revision,
+        .node = nodes[i],
+        .cache = cache,
+        .held_bytes = i < held_bytes.size() ? held_bytes[i] : 0,
+        .entry = cache == nullptr ? nullptr : cache->Find(revision.digest, digest_hash)};
     NodeVerdict verdict{.node = nodes[i]};
     std::int64_t weighted = 0;
     std::int64_t total_weight = 0;  // of the rules that scored this node

@@ -22,7 +22,7 @@ RevisionInfo Revision(std::int64_t bytes = 100 * kPlacementGiB) {
 
 std::shared_ptr<const NodeCacheInfo> Cache(
     std::string node, std::int64_t capacity, std::int64_t used, std::int64_t reserved,
-    std::unordered_map<std::string, CachedRevisionInfo> revisions = {}) {
+    CachedRevisionMap revisions = {}) {
   return std::make_shared<const NodeCacheInfo>(NodeCacheInfo{.node = std::move(node),
                                                              .has_status = true,
                                                              .capacity_bytes = capacity,
