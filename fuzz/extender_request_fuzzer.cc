@@ -95,7 +95,7 @@ void CheckAnswers(const ExtenderArgs& args) {
     }
     Require(filter.at("NodeNames").is_null() && filter.at("Nodes").at("items") == expected);
   }
-  const json scores = modelplane::extender::HostPriorityListToJson(priorities);
+  const json scores = json::parse(modelplane::extender::HostPriorityListBody(priorities));
   Require(scores.size() == args.node_names.size());
   for (const json& score : scores) Require(score.at("Score") >= 0 && score.at("Score") <= 10);
 }

@@ -1,6 +1,8 @@
 #include "scheduler-extender/extender_protocol.h"
 
 #include <algorithm>
+#include <string>
+#include <string_view>
 #include <unordered_set>
 
 namespace modelplane::extender {
@@ -13,6 +15,23 @@ const json* Member(const json& object, std::string_view key) {
   const auto found = object.find(key);
   if (found == object.end() || found->is_null()) return nullptr;
   return &*found;
+}
+
+// Node names are DNS-1123 subdomains, which JSON needs no escape for: copied as they are.
+// Anything else a request carried goes through the JSON library's escaping, as the documents
+// the extender writes elsewhere do.
+void AppendJsonString(std::string& out, std::string_view text) {
+  const bool plain = std::ranges::all_of(text, [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+           c == '.';
+  });
+  if (plain) {
+    out += '"';
+    out += text;
+    out += '"';
+    return;
+  }
+  out += json(text).dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 json FailedMap(const std::map<std::string, std::string>& failed) {
@@ -52,13 +71,18 @@ json FilterResultToJson(const ExtenderArgs& args, const FilterResult& result) {
   return out;
 }
 
-json HostPriorityListToJson(const std::vector<HostPriority>& priorities) {
-  json out = json::array();
+std::string HostPriorityListBody(const std::vector<HostPriority>& priorities) {
+  std::string out = "[";
+  out.reserve(priorities.size() * 40);
   for (const HostPriority& priority : priorities) {
-    out.push_back(
-        {{"Host", priority.host},
-         {"Score", std::clamp(priority.score, kMinExtenderPriority, kMaxExtenderPriority)}});
+    if (out.size() > 1) out += ',';
+    out += R"({"Host":)";
+    AppendJsonString(out, priority.host);
+    out += R"(,"Score":)";
+    out += std::to_string(std::clamp(priority.score, kMinExtenderPriority, kMaxExtenderPriority));
+    out += '}';
   }
+  out += ']';
   return out;
 }
 

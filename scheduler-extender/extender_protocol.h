@@ -69,7 +69,8 @@ struct HostPriority {
 [[nodiscard]] nlohmann::json FilterResultToJson(const ExtenderArgs& args,
                                                 const FilterResult& result);
 
-// HostPriorityList; scores are clamped to 0..10.
-[[nodiscard]] nlohmann::json HostPriorityListToJson(const std::vector<HostPriority>& priorities);
+// HostPriorityList as the response body; scores are clamped to 0..10. Written as text, not built
+// as a document: one object per candidate made this the largest part of a 5,000-node answer.
+[[nodiscard]] std::string HostPriorityListBody(const std::vector<HostPriority>& priorities);
 
 }  // namespace modelplane::extender

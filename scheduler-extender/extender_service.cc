@@ -200,9 +200,12 @@ core::ServerResponse ExtenderService::Handle(Verb verb, const core::ServerReques
         "bad_request");
   }
   const PodDecision decision = Decide(*args, inventory_, placement_);
-  core::ServerResponse response = verb == Verb::kFilter
-                                      ? Json(FilterResultToJson(*args, ToFilterResult(decision)))
-                                      : Json(HostPriorityListToJson(ToHostPriorities(decision)));
+  core::ServerResponse response =
+      verb == Verb::kFilter
+          ? Json(FilterResultToJson(*args, ToFilterResult(decision)))
+          : core::ServerResponse::Text(http::status::ok,
+                                       HostPriorityListBody(ToHostPriorities(decision)),
+                                       "application/json");
   LogDecision(verb, *args, decision, std::chrono::steady_clock::now() - started);
   return finish(std::move(response), OutcomeName(decision.outcome));
 }

@@ -299,8 +299,13 @@ void RunBreakdown(const Flags& flags, Workload& work) {
       const std::string filter_body =
           extender::FilterResultToJson(*args, extender::ToFilterResult(decision)).dump();
       const auto t4 = Cpu();
+#ifdef MODELPLANE_EXTENDER_BASELINE
       const std::string prioritize_body =
           extender::HostPriorityListToJson(extender::ToHostPriorities(decision)).dump();
+#else
+      const std::string prioritize_body =
+          extender::HostPriorityListBody(extender::ToHostPriorities(decision));
+#endif
       const auto t5 = Cpu();
       find += (t1 - t0) * 1e6;
       held_total += (t2 - t1) * 1e6;

@@ -98,13 +98,31 @@ TEST(ExtenderProtocolTest, FilterResultCarriesAnError) {
 }
 
 TEST(ExtenderProtocolTest, HostPriorityListUsesGoFieldNamesAndClampsScores) {
-  const json out = HostPriorityListToJson({{.host = "a", .score = 10},
-                                           {.host = "b", .score = 0},
-                                           {.host = "c", .score = 42},
-                                           {.host = "d", .score = -3}});
+  const json out = json::parse(HostPriorityListBody({{.host = "a", .score = 10},
+                                                     {.host = "b", .score = 0},
+                                                     {.host = "c", .score = 42},
+                                                     {.host = "d", .score = -3}}));
   EXPECT_EQ(out, json::parse(R"([{"Host":"a","Score":10},{"Host":"b","Score":0},
                                  {"Host":"c","Score":10},{"Host":"d","Score":0}])"));
   for (const json& entry : out) EXPECT_EQ(Keys(entry), (std::set<std::string>{"Host", "Score"}));
+  EXPECT_EQ(json::parse(HostPriorityListBody({})), json::array());
+}
+
+// Names are answered back as sent; one that is not a DNS name must still come out as valid
+// JSON that reads back the same.
+TEST(ExtenderProtocolTest, HostPriorityListEscapesNamesThatNeedIt) {
+  const std::vector<std::string> names = {"gpu-node-0.zone-a", "quote\"d",  "back\\slash",
+                                          "new\nline",         "tab\there", "ctl\x01",
+                                          "ünïcødé",           ""};
+  std::vector<HostPriority> priorities;
+  priorities.reserve(names.size());
+  for (const std::string& name : names) priorities.push_back({.host = name, .score = 5});
+  const json out = json::parse(HostPriorityListBody(priorities));
+  ASSERT_EQ(out.size(), names.size());
+  for (std::size_t index = 0; index < names.size(); ++index) {
+    EXPECT_EQ(out[index]["Host"], names[index]);
+    EXPECT_EQ(out[index]["Score"], 5);
+  }
 }
 
 }  // namespace

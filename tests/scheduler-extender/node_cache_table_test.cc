@@ -57,6 +57,7 @@ TEST(NodeCacheTableTest, AgreesWithAMapThroughRandomUpsertsAndRemovals) {
     if (step % 1000 != 999) continue;
     ASSERT_EQ(table.size(), model.size()) << "step " << step;
     std::vector<std::string> names;
+    names.reserve(700);
     for (int index = 0; index < 700; ++index) names.push_back("gpu-node-" + std::to_string(index));
     const auto found = table.FindMany(names);
     ASSERT_EQ(found.size(), names.size());

@@ -20,9 +20,9 @@ RevisionInfo Revision(std::int64_t bytes = 100 * kPlacementGiB) {
   return {.key = "models/llama-r1", .digest = kPlacementDigest, .bytes = bytes};
 }
 
-std::shared_ptr<const NodeCacheInfo> Cache(
-    std::string node, std::int64_t capacity, std::int64_t used, std::int64_t reserved,
-    CachedRevisionMap revisions = {}) {
+std::shared_ptr<const NodeCacheInfo> Cache(std::string node, std::int64_t capacity,
+                                           std::int64_t used, std::int64_t reserved,
+                                           CachedRevisionMap revisions = {}) {
   return std::make_shared<const NodeCacheInfo>(NodeCacheInfo{.node = std::move(node),
                                                              .has_status = true,
                                                              .capacity_bytes = capacity,
