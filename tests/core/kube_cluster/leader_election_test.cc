@@ -179,8 +179,8 @@ class InterceptLeaseWrites final : public ForwardingKubeClient {
 
 class LeaderElectorTest : public ClusterTest {
  protected:
-  std::unique_ptr<LeaderElector> Elector(KubeClient& client, std::atomic<bool>& started,
-                                         std::string& stopped_because) {
+  // An elector whose callbacks record into started_ and stopped_because_.
+  std::unique_ptr<LeaderElector> Elector(KubeClient& client) {
     auto elector = LeaderElector::Create(
         client,
         {.lease_namespace = namespace_,
@@ -189,9 +189,8 @@ class LeaderElectorTest : public ClusterTest {
          .lease_duration = std::chrono::milliseconds(kLeaseMs),
          .renew_deadline = std::chrono::milliseconds(kRenewMs),
          .retry_period = std::chrono::milliseconds(kRetryMs)},
-        {.on_started_leading = [&started](CancellationToken&) { started = true; },
-         .on_stopped_leading =
-             [&stopped_because](const std::string& reason) { stopped_because = reason; }},
+        {.on_started_leading = [this](CancellationToken&) { started_ = true; },
+         .on_stopped_leading = [this](const std::string& reason) { stopped_because_ = reason; }},
         clock_);
     EXPECT_TRUE(elector) << elector.error().ToString();
     return elector ? std::move(*elector) : nullptr;
@@ -202,13 +201,14 @@ class LeaderElectorTest : public ClusterTest {
     EXPECT_TRUE(lease) << lease.error().ToString();
     return lease ? (*lease)["spec"].value("holderIdentity", "") : "";
   }
+
+  std::atomic<bool> started_ = false;
+  std::string stopped_because_;
 };
 
 TEST_F(LeaderElectorTest, AStopArrivingWithTheAcquiringWriteStillReleasesTheLease) {
   InterceptLeaseWrites client(*client_);
-  std::atomic<bool> started = false;
-  std::string stopped_because;
-  auto elector = Elector(client, started, stopped_because);
+  auto elector = Elector(client);
   ASSERT_NE(elector, nullptr);
   std::atomic<int> writes = 0;
   client.on_answer = [&](Result<nlohmann::json> answer) {
@@ -217,16 +217,14 @@ TEST_F(LeaderElectorTest, AStopArrivingWithTheAcquiringWriteStillReleasesTheLeas
   };
   elector->Run();
 
-  EXPECT_FALSE(started) << "a stopped candidate must not start leading";
+  EXPECT_FALSE(started_) << "a stopped candidate must not start leading";
   EXPECT_EQ(HolderOfTheLease(), "") << "the lease still names the stopped candidate: others "
                                        "would wait a whole lease";
 }
 
 TEST_F(LeaderElectorTest, RenewalsTheServerRefusesEndLeadingAndSayWhy) {
   InterceptLeaseWrites client(*client_);
-  std::atomic<bool> started = false;
-  std::string stopped_because;
-  auto elector = Elector(client, started, stopped_because);
+  auto elector = Elector(client);
   ASSERT_NE(elector, nullptr);
   std::atomic<int> writes = 0;
   client.on_answer = [&](Result<nlohmann::json> answer) -> Result<nlohmann::json> {
@@ -235,25 +233,24 @@ TEST_F(LeaderElectorTest, RenewalsTheServerRefusesEndLeadingAndSayWhy) {
   };
   elector->Run();  // returns by itself once the renew deadline has passed
 
-  EXPECT_TRUE(started);
-  EXPECT_NE(stopped_because.find("no renewal within the renew deadline of 3000 ms"),
+  EXPECT_TRUE(started_);
+  EXPECT_NE(stopped_because_.find("no renewal within the renew deadline of 3000 ms"),
             std::string::npos)
-      << stopped_because;
-  EXPECT_NE(stopped_because.find("writing the lease failed"), std::string::npos) << stopped_because;
-  EXPECT_NE(stopped_because.find("injected: the API server answered 503"), std::string::npos)
-      << stopped_because;
+      << stopped_because_;
+  EXPECT_NE(stopped_because_.find("writing the lease failed"), std::string::npos)
+      << stopped_because_;
+  EXPECT_NE(stopped_because_.find("injected: the API server answered 503"), std::string::npos)
+      << stopped_because_;
 }
 
 TEST_F(LeaderElectorTest, AStopSaysSo) {
-  std::atomic<bool> started = false;
-  std::string stopped_because;
-  auto elector = Elector(*client_, started, stopped_because);
+  auto elector = Elector(*client_);
   ASSERT_NE(elector, nullptr);
   std::thread campaign([&] { elector->Run(); });
-  ASSERT_TRUE(WaitUntil([&] { return started.load(); }, std::chrono::seconds(20)));
+  ASSERT_TRUE(WaitUntil([&] { return started_.load(); }, std::chrono::seconds(20)));
   elector->Stop();
   campaign.join();
-  EXPECT_EQ(stopped_because, "stopped");
+  EXPECT_EQ(stopped_because_, "stopped");
   EXPECT_EQ(HolderOfTheLease(), "");
 }
 
