@@ -79,8 +79,7 @@ void CheckAnswers(const ExtenderArgs& args) {
     }
     priorities.push_back({.host = args.node_names[i], .score = static_cast<std::int64_t>(i)});
   }
-  const json filter = json::parse(modelplane::extender::FilterResultToJson(args, result)
-                                      .dump(-1, ' ', false, json::error_handler_t::replace));
+  const json filter = json::parse(modelplane::extender::FilterResultBody(args, result));
   if (args.form == NodeForm::kNodeNames) {
     Require(filter.at("Nodes").is_null() && filter.at("NodeNames").size() == result.passed.size());
   } else {

@@ -17,14 +17,13 @@ const json* Member(const json& object, std::string_view key) {
   return &*found;
 }
 
-// Node names are DNS-1123 subdomains, which JSON needs no escape for: copied as they are.
-// Anything else a request carried goes through the JSON library's escaping, as the documents
-// the extender writes elsewhere do.
+// Node names (DNS-1123 subdomains) and the extender's own reasons are printable ASCII, which
+// JSON takes as it is unless it is a quote or a backslash: copied. Anything else a request
+// carried goes through the JSON library's escaping, as the documents the extender writes
+// elsewhere do.
 void AppendJsonString(std::string& out, std::string_view text) {
-  const bool plain = std::ranges::all_of(text, [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
-           c == '.';
-  });
+  const bool plain = std::ranges::all_of(
+      text, [](char c) { return c >= ' ' && c <= '~' && c != '"' && c != '\\'; });
   if (plain) {
     out += '"';
     out += text;
@@ -34,40 +33,66 @@ void AppendJsonString(std::string& out, std::string_view text) {
   out += json(text).dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
-json FailedMap(const std::map<std::string, std::string>& failed) {
-  json out = json::object();
-  for (const auto& [node, reason] : failed) out[node] = reason;
-  return out;
+void AppendNameArray(std::string& out, const std::vector<std::string>& names) {
+  out += '[';
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) out += ',';
+    AppendJsonString(out, names[i]);
+  }
+  out += ']';
+}
+
+void AppendFailedMap(std::string& out, const std::map<std::string, std::string>& failed) {
+  out += '{';
+  bool first = true;
+  for (const auto& [node, reason] : failed) {
+    if (!first) out += ',';
+    first = false;
+    AppendJsonString(out, node);
+    out += ':';
+    AppendJsonString(out, reason);
+  }
+  out += '}';
+}
+
+// kNodeList: the NodeList as sent, with only the passed nodes' objects in its items, in the
+// order sent; the rest of the list (apiVersion, kind, metadata) is kept.
+json PassedNodeList(const ExtenderArgs& args, const std::vector<std::string>& passed_names) {
+  const std::unordered_set<std::string> passed(passed_names.begin(), passed_names.end());
+  json list = json::object();
+  for (const auto& [key, value] : args.node_list.items()) {
+    if (key != "items") list[key] = value;
+  }
+  json items = json::array();
+  if (const json* sent = Member(args.node_list, "items")) {
+    for (std::size_t i = 0; i < sent->size() && i < args.node_names.size(); ++i) {
+      if (passed.contains(args.node_names[i])) items.push_back((*sent)[i]);
+    }
+  }
+  list["items"] = std::move(items);
+  return list;
 }
 
 }  // namespace
 
-json FilterResultToJson(const ExtenderArgs& args, const FilterResult& result) {
-  json out = json::object();
+std::string FilterResultBody(const ExtenderArgs& args, const FilterResult& result) {
+  std::string out;
+  out.reserve(128 + (result.passed.size() + result.failed.size()) * 48);
+  out += R"({"Nodes":)";
   if (args.form == NodeForm::kNodeNames) {
-    out["Nodes"] = nullptr;
-    out["NodeNames"] = result.passed;
+    out += R"(null,"NodeNames":)";
+    AppendNameArray(out, result.passed);
   } else {
-    // The passed nodes' objects as sent, in the order sent; the rest of the list (apiVersion,
-    // kind, metadata) is kept.
-    const std::unordered_set<std::string> passed(result.passed.begin(), result.passed.end());
-    json list = json::object();
-    for (const auto& [key, value] : args.node_list.items()) {
-      if (key != "items") list[key] = value;
-    }
-    json items = json::array();
-    if (const json* sent = Member(args.node_list, "items")) {
-      for (std::size_t i = 0; i < sent->size() && i < args.node_names.size(); ++i) {
-        if (passed.contains(args.node_names[i])) items.push_back((*sent)[i]);
-      }
-    }
-    list["items"] = std::move(items);
-    out["Nodes"] = std::move(list);
-    out["NodeNames"] = nullptr;
+    out += PassedNodeList(args, result.passed).dump(-1, ' ', false, json::error_handler_t::replace);
+    out += R"(,"NodeNames":null)";
   }
-  out["FailedNodes"] = FailedMap(result.failed);
-  out["FailedAndUnresolvableNodes"] = FailedMap(result.unresolvable);
-  out["Error"] = result.error;
+  out += R"(,"FailedNodes":)";
+  AppendFailedMap(out, result.failed);
+  out += R"(,"FailedAndUnresolvableNodes":)";
+  AppendFailedMap(out, result.unresolvable);
+  out += R"(,"Error":)";
+  AppendJsonString(out, result.error);
+  out += '}';
   return out;
 }
 

@@ -64,10 +64,10 @@ struct HostPriority {
   std::int64_t score = 0;  // kMinExtenderPriority..kMaxExtenderPriority
 };
 
-// ExtenderFilterResult in the form the request used: NodeNames, or Nodes carrying the passed
-// nodes' objects exactly as sent. Every key is present, as Go's encoder would write it.
-[[nodiscard]] nlohmann::json FilterResultToJson(const ExtenderArgs& args,
-                                                const FilterResult& result);
+// ExtenderFilterResult as the response body, in the form the request used: NodeNames, or Nodes
+// carrying the passed nodes' objects exactly as sent. Every key is present, as Go's encoder
+// would write it. Written as text like the priorities below, save the NodeList form's objects.
+[[nodiscard]] std::string FilterResultBody(const ExtenderArgs& args, const FilterResult& result);
 
 // HostPriorityList as the response body; scores are clamped to 0..10. Written as text, not built
 // as a document: one object per candidate made this the largest part of a 5,000-node answer.

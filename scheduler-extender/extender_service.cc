@@ -15,12 +15,6 @@ namespace http = boost::beast::http;
 // Joined lists in a log line stay bounded however many nodes a cluster has.
 constexpr std::size_t kMaxLoggedNodes = 200;
 
-core::ServerResponse Json(const nlohmann::json& body) {
-  return core::ServerResponse::Text(
-      http::status::ok, body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
-      "application/json");
-}
-
 // "a:10,b:0" / "a,b" / "a: reason|b: reason", at most kMaxLoggedNodes entries then "+N more".
 template <typename Format>
 std::string JoinVerdicts(const std::vector<NodeVerdict>& verdicts, char separator,
@@ -200,12 +194,11 @@ core::ServerResponse ExtenderService::Handle(Verb verb, const core::ServerReques
         "bad_request");
   }
   const PodDecision decision = Decide(*args, inventory_, placement_);
-  core::ServerResponse response =
-      verb == Verb::kFilter
-          ? Json(FilterResultToJson(*args, ToFilterResult(decision)))
-          : core::ServerResponse::Text(http::status::ok,
-                                       HostPriorityListBody(ToHostPriorities(decision)),
-                                       "application/json");
+  core::ServerResponse response = core::ServerResponse::Text(
+      http::status::ok,
+      verb == Verb::kFilter ? FilterResultBody(*args, ToFilterResult(decision))
+                            : HostPriorityListBody(ToHostPriorities(decision)),
+      "application/json");
   LogDecision(verb, *args, decision, std::chrono::steady_clock::now() - started);
   return finish(std::move(response), OutcomeName(decision.outcome));
 }

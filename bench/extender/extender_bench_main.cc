@@ -296,13 +296,16 @@ void RunBreakdown(const Flags& flags, Workload& work) {
       const auto t3 = Cpu();
       verdicts += decision.verdicts.size();
       for (const auto& verdict : decision.verdicts) passed += verdict.passed ? 1 : 0;
+#ifdef MODELPLANE_EXTENDER_BASELINE
       const std::string filter_body =
           extender::FilterResultToJson(*args, extender::ToFilterResult(decision)).dump();
       const auto t4 = Cpu();
-#ifdef MODELPLANE_EXTENDER_BASELINE
       const std::string prioritize_body =
           extender::HostPriorityListToJson(extender::ToHostPriorities(decision)).dump();
 #else
+      const std::string filter_body =
+          extender::FilterResultBody(*args, extender::ToFilterResult(decision));
+      const auto t4 = Cpu();
       const std::string prioritize_body =
           extender::HostPriorityListBody(extender::ToHostPriorities(decision));
 #endif

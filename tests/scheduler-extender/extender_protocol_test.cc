@@ -54,7 +54,7 @@ TEST(ExtenderProtocolTest, ParsesAnEmptyNodeListWhoseItemsAreNull) {
   ASSERT_TRUE(args) << args.error().ToString();
   EXPECT_EQ(args->form, NodeForm::kNodeList);
   EXPECT_TRUE(args->node_names.empty());
-  const json result = FilterResultToJson(*args, {});
+  const json result = json::parse(FilterResultBody(*args, {}));
   EXPECT_EQ(result["Nodes"]["items"], json::array());
 }
 
@@ -63,7 +63,7 @@ TEST(ExtenderProtocolTest, FilterResultInNodeNamesFormCarriesNamesOnly) {
   ASSERT_TRUE(args);
   FilterResult result{.passed = {"gpu-node-0", "gpu-node-2"},
                       .failed = {{"gpu-node-1", "modelplane: no room"}}};
-  const json out = FilterResultToJson(*args, result);
+  const json out = json::parse(FilterResultBody(*args, result));
   EXPECT_EQ(Keys(out), FilterResultKeys());
   EXPECT_TRUE(out["Nodes"].is_null());
   EXPECT_EQ(out["NodeNames"], json::parse(R"(["gpu-node-0","gpu-node-2"])"));
@@ -78,7 +78,7 @@ TEST(ExtenderProtocolTest, FilterResultInNodeListFormEchoesTheNodeObjectsAsSent)
   ASSERT_TRUE(args);
   FilterResult result{.passed = {"gpu-node-2", "gpu-node-0"},  // order follows the request
                       .failed = {{"gpu-node-1", "modelplane: no room"}}};
-  const json out = FilterResultToJson(*args, result);
+  const json out = json::parse(FilterResultBody(*args, result));
   EXPECT_EQ(Keys(out), FilterResultKeys());
   EXPECT_TRUE(out["NodeNames"].is_null());
   const json sent = json::parse(body)["Nodes"];
@@ -92,7 +92,7 @@ TEST(ExtenderProtocolTest, FilterResultInNodeListFormEchoesTheNodeObjectsAsSent)
 TEST(ExtenderProtocolTest, FilterResultCarriesAnError) {
   auto args = ParseExtenderArgs(ReadTestData("filter_node_names.json"), kLimits);
   ASSERT_TRUE(args);
-  const json out = FilterResultToJson(*args, {.error = "inventory unavailable"});
+  const json out = json::parse(FilterResultBody(*args, {.error = "inventory unavailable"}));
   EXPECT_EQ(out["Error"], "inventory unavailable");
   EXPECT_EQ(out["NodeNames"], json::array());
 }
@@ -110,19 +110,49 @@ TEST(ExtenderProtocolTest, HostPriorityListUsesGoFieldNamesAndClampsScores) {
 
 // Names are answered back as sent; one that is not a DNS name must still come out as valid
 // JSON that reads back the same.
+const std::vector<std::string> kNamesThatNeedEscaping = {
+    "gpu-node-0.zone-a", "quote\"d", "back\\slash", "new\nline", "tab\there",
+    "ctl\x01",           "del\x7f",  "ünïcødé",     "",          "spaces and: colons"};
+
 TEST(ExtenderProtocolTest, HostPriorityListEscapesNamesThatNeedIt) {
-  const std::vector<std::string> names = {"gpu-node-0.zone-a", "quote\"d",  "back\\slash",
-                                          "new\nline",         "tab\there", "ctl\x01",
-                                          "ünïcødé",           ""};
   std::vector<HostPriority> priorities;
-  priorities.reserve(names.size());
-  for (const std::string& name : names) priorities.push_back({.host = name, .score = 5});
+  priorities.reserve(kNamesThatNeedEscaping.size());
+  for (const std::string& name : kNamesThatNeedEscaping) {
+    priorities.push_back({.host = name, .score = 5});
+  }
   const json out = json::parse(HostPriorityListBody(priorities));
-  ASSERT_EQ(out.size(), names.size());
-  for (std::size_t index = 0; index < names.size(); ++index) {
-    EXPECT_EQ(out[index]["Host"], names[index]);
+  ASSERT_EQ(out.size(), kNamesThatNeedEscaping.size());
+  for (std::size_t index = 0; index < kNamesThatNeedEscaping.size(); ++index) {
+    EXPECT_EQ(out[index]["Host"], kNamesThatNeedEscaping[index]);
     EXPECT_EQ(out[index]["Score"], 5);
   }
+}
+
+TEST(ExtenderProtocolTest, FilterResultEscapesNamesReasonsAndTheError) {
+  auto args = ParseExtenderArgs(ReadTestData("filter_node_names.json"), kLimits);
+  ASSERT_TRUE(args);
+  FilterResult result{.error = "bad \"pod\"\n"};
+  for (const std::string& name : kNamesThatNeedEscaping) {
+    result.passed.push_back(name);
+    result.failed[name] = "why: " + name;
+    result.unresolvable[name + "!"] = name;
+  }
+  const json out = json::parse(FilterResultBody(*args, result));
+  EXPECT_EQ(out["NodeNames"], json(result.passed));
+  EXPECT_EQ(out["FailedNodes"], json(result.failed));
+  EXPECT_EQ(out["FailedAndUnresolvableNodes"], json(result.unresolvable));
+  EXPECT_EQ(out["Error"], result.error);
+}
+
+// Bytes that are not UTF-8 cannot be answered back as they came; they still make a document
+// kube-scheduler can read, with U+FFFD in their place.
+TEST(ExtenderProtocolTest, FilterResultReplacesBytesThatAreNotUtf8) {
+  auto args = ParseExtenderArgs(ReadTestData("filter_node_names.json"), kLimits);
+  ASSERT_TRUE(args);
+  const FilterResult result{.passed = {"bad\xff"}, .failed = {{"node\xc3", "reason\xfe"}}};
+  const json out = json::parse(FilterResultBody(*args, result));
+  EXPECT_EQ(out["NodeNames"][0], "bad\xef\xbf\xbd");
+  EXPECT_EQ(out["FailedNodes"]["node\xef\xbf\xbd"], "reason\xef\xbf\xbd");
 }
 
 }  // namespace
