@@ -95,6 +95,7 @@ check_schema_rejects() {
   must_reject --set operator.webhook.url=http://127.0.0.1:9443
   must_reject --set operator.webhook.certificate.source=vault
   must_reject --set operator.webhook.volumeMode=nfs
+  must_reject --set operator.kubernetes.qps=0
   must_reject --set 'sourcePolicy.sharedFilesystems[0].root=relative'
   must_reject --set 'sourcePolicy.objectStores[0].endpoint=http://minio:9000'
   must_reject --set 'sourcePolicy.httpOrigins[0].url=http://models.internal/' \
@@ -159,6 +160,9 @@ check_server_dry_run() {
   done
   ! grep -q "modelplane-operator$" <(grep 'name:' "${WORK}/no-operator.yaml") ||
     { echo "operator.enabled=false still renders the operator"; return 1; }
+  # The operator's client rate limit reaches its config file, above the binary's 50 / 100.
+  grep -A2 '^    kubernetes:$' "${WORK}/defaults.yaml" | grep -qx '      qps: 200' ||
+    { echo "the operator's config does not carry operator.kubernetes.qps"; return 1; }
   # CSI on (the default): the CSIDriver and a privileged agent; off: neither.
   grep -q "^kind: CSIDriver$" "${WORK}/defaults.yaml" || { echo "no CSIDriver rendered"; return 1; }
   ! grep -qE "^kind: CSIDriver$|privileged: true|mountPropagation" "${WORK}/no-csi.yaml" ||
