@@ -110,20 +110,22 @@ TEST(ExtenderProtocolTest, HostPriorityListUsesGoFieldNamesAndClampsScores) {
 
 // Names are answered back as sent; one that is not a DNS name must still come out as valid
 // JSON that reads back the same.
-const std::vector<std::string> kNamesThatNeedEscaping = {
-    "gpu-node-0.zone-a", "quote\"d", "back\\slash", "new\nline", "tab\there",
-    "ctl\x01",           "del\x7f",  "ünïcødé",     "",          "spaces and: colons"};
+std::vector<std::string> NamesThatNeedEscaping() {
+  return {"gpu-node-0.zone-a", "quote\"d", "back\\slash", "new\nline", "tab\there",
+          "ctl\x01",           "del\x7f",  "ünïcødé",     "",          "spaces and: colons"};
+}
 
 TEST(ExtenderProtocolTest, HostPriorityListEscapesNamesThatNeedIt) {
+  const std::vector<std::string> names = NamesThatNeedEscaping();
   std::vector<HostPriority> priorities;
-  priorities.reserve(kNamesThatNeedEscaping.size());
-  for (const std::string& name : kNamesThatNeedEscaping) {
+  priorities.reserve(names.size());
+  for (const std::string& name : names) {
     priorities.push_back({.host = name, .score = 5});
   }
   const json out = json::parse(HostPriorityListBody(priorities));
-  ASSERT_EQ(out.size(), kNamesThatNeedEscaping.size());
-  for (std::size_t index = 0; index < kNamesThatNeedEscaping.size(); ++index) {
-    EXPECT_EQ(out[index]["Host"], kNamesThatNeedEscaping[index]);
+  ASSERT_EQ(out.size(), names.size());
+  for (std::size_t index = 0; index < names.size(); ++index) {
+    EXPECT_EQ(out[index]["Host"], names[index]);
     EXPECT_EQ(out[index]["Score"], 5);
   }
 }
@@ -132,7 +134,7 @@ TEST(ExtenderProtocolTest, FilterResultEscapesNamesReasonsAndTheError) {
   auto args = ParseExtenderArgs(ReadTestData("filter_node_names.json"), kLimits);
   ASSERT_TRUE(args);
   FilterResult result{.error = "bad \"pod\"\n"};
-  for (const std::string& name : kNamesThatNeedEscaping) {
+  for (const std::string& name : NamesThatNeedEscaping()) {
     result.passed.push_back(name);
     result.failed[name] = "why: " + name;
     result.unresolvable[name + "!"] = name;
