@@ -16,6 +16,7 @@
 #                             (e.g. http://127.0.0.1:8888/scheduler); see write_scheduler_config
 #   MODELPLANE_E2E_AUDIT_POLICY  if set, an audit policy file (e.g. e2e/audit-policy.yaml):
 #                             kube-apiserver writes its audit log to logs/audit.log (JSON lines)
+#   MODELPLANE_E2E_PROFILING  true: kube-apiserver serves /debug/pprof (bench/operator profiles it)
 #
 # Everything listens on 127.0.0.1 only, on ports picked free at `up`.
 set -euo pipefail
@@ -260,7 +261,7 @@ start_apiserver() {
     --service-account-key-file="${PKI}/sa.pub" \
     --service-account-signing-key-file="${PKI}/sa.key" \
     --service-cluster-ip-range=10.96.0.0/16 \
-    --allow-privileged=true --profiling=false \
+    --allow-privileged=true --profiling="${MODELPLANE_E2E_PROFILING:-false}" \
     --watch-cache-sizes=configmaps#0 \
     "${audit[@]}"
 }

@@ -169,20 +169,25 @@ std::set<std::string> AdmissionController::Stalled(
 }
 
 void AdmissionController::RunPass() {
+  const std::vector<core::ObjectPtr> cache_objects = dependencies_.caches.store().List();
   std::vector<api::ModelCache> caches;
-  for (const core::ObjectPtr& object : dependencies_.caches.store().List()) {
-    if (auto cache = api::ModelCacheFromJson(*object)) caches.push_back(std::move(*cache));
+  caches.reserve(cache_objects.size());
+  for (const core::ObjectPtr& object : cache_objects) {
+    if (const auto cache = dependencies_.parsed_caches.Get(object); *cache) {
+      caches.push_back(**cache);
+    }
   }
   std::map<std::string, RevisionSources> revisions;
   std::map<std::string, SourceCeiling> ceilings;
   for (const core::ObjectPtr& object : dependencies_.revisions.store().List()) {
-    auto revision = api::ModelRevisionFromJson(*object);
-    if (!revision || core::api::IsRevoked(*revision) || Invalid(*revision) ||
-        revision->status->digest.empty()) {
+    const auto parsed = parsed_revisions_.Get(object);
+    if (!*parsed) continue;
+    const api::ModelRevision& revision = **parsed;
+    if (core::api::IsRevoked(revision) || Invalid(revision) || revision.status->digest.empty()) {
       continue;
     }
-    RevisionSources sources{.digest = revision->status->digest};
-    for (const api::ModelSource& source : revision->spec.sources) {
+    RevisionSources sources{.digest = revision.status->digest};
+    for (const api::ModelSource& source : revision.spec.sources) {
       const std::string identity = api::SourceIdentity(source);
       sources.identities.push_back(identity);
       SourceCeiling& ceiling = ceilings[identity];
@@ -192,7 +197,7 @@ void AdmissionController::RunPass() {
             Tighter(ceiling.max_bytes_per_second, source.capacity->max_bytes_per_second);
       }
     }
-    revisions[api::ObjectKey(revision->metadata.namespace_name, revision->metadata.name)] =
+    revisions[api::ObjectKey(revision.metadata.namespace_name, revision.metadata.name)] =
         std::move(sources);
   }
   FleetPlanInput input{.caches = caches,

@@ -25,12 +25,14 @@
 #include <thread>
 
 #include "core/api/model_cache.h"
+#include "core/api/model_revision.h"
 #include "core/api/source_budget.h"
 #include "core/cancel/cancellation_token.h"
 #include "core/clock/clock.h"
 #include "core/kube/informer.h"
 #include "core/kube/kube_client.h"
 #include "core/kube/latest_objects.h"
+#include "core/kube/parsed_objects.h"
 #include "core/log/logger.h"
 #include "operator/admission/admission_metrics.h"
 #include "operator/admission/admission_options.h"
@@ -48,6 +50,8 @@ class AdmissionController {
     core::KubeClient& client;
     const core::Informer& caches;
     const core::Informer& revisions;
+    // `caches`' objects parsed once each, shared with the controllers.
+    core::ParsedObjects<core::api::ModelCache>& parsed_caches;
     const core::Logger& logger;
     const core::Clock& clock;
     const AdmissionMetrics* metrics = nullptr;
@@ -96,6 +100,9 @@ class AdmissionController {
   const Dependencies dependencies_;
   const AdmissionOptions options_;
   const core::Logger logger_;
+  // `revisions`' objects parsed once each: a pass reads every one of them every interval.
+  core::ParsedObjects<core::api::ModelRevision> parsed_revisions_{
+      [](const nlohmann::json& object) { return core::api::ModelRevisionFromJson(object); }};
   std::map<std::string, Budget> budgets_;       // by source identity
   std::map<std::string, std::string> seeders_;  // the last plan's
   std::map<std::string, Progress> progress_;    // "node|digest"

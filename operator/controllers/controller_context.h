@@ -13,11 +13,11 @@
 #include "core/kube/informer.h"
 #include "core/kube/kube_client.h"
 #include "core/kube/latest_objects.h"
+#include "core/kube/parsed_objects.h"
 #include "core/log/logger.h"
 #include "core/policy/source_policy.h"
 #include "operator/admission/source_rates.h"
 #include "operator/controllers/controller_metrics.h"
-#include "operator/controllers/parsed_objects.h"
 #include "operator/controllers/workload_inventory.h"
 
 namespace modelplane::controller {
@@ -27,10 +27,10 @@ struct ControllerContext {
   const core::Informer& revisions;  // ModelRevisions in scope, indexed by status digest
   const core::Informer& caches;     // every ModelCache, indexed by the revisions they list
   const core::Informer& nodes;
-  ParsedObjects<core::api::ModelCache>& parsed_caches;  // `caches`' objects, parsed once each
+  core::ParsedObjects<core::api::ModelCache>& parsed_caches;  // `caches`' objects, parsed once each
   // The newest ModelCache copies this process wrote, and one writer at a time per cache.
   core::LatestObjects& latest_caches;
-  ParsedObjects<core::Node>& parsed_nodes;  // `nodes`' objects, parsed once each
+  core::ParsedObjects<core::Node>& parsed_nodes;  // `nodes`' objects, parsed once each
   const core::Informer& pods;         // non-terminal pods, trimmed (gating/serving_pods.h), indexed
                                       // by node and by the revision they name
   const core::Informer& revocations;  // every ModelRevocation (revocation by digest)

@@ -170,6 +170,7 @@ ControllerManager::ControllerManager(core::KubeClient& client, const core::Watch
       admission_({.client = client,
                   .caches = caches_,
                   .revisions = revisions_,
+                  .parsed_caches = parsed_caches_,
                   .logger = logger,
                   .clock = clock,
                   .metrics = &metrics.admission(),

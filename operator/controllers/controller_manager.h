@@ -32,6 +32,7 @@
 #include "core/kube/event_recorder.h"
 #include "core/kube/informer.h"
 #include "core/kube/latest_objects.h"
+#include "core/kube/parsed_objects.h"
 #include "core/kube/watch_stream.h"
 #include "core/policy/source_policy.h"
 #include "core/workqueue/controller_runner.h"
@@ -39,7 +40,6 @@
 #include "operator/admission/admission_controller.h"
 #include "operator/controllers/model_cache_controller.h"
 #include "operator/controllers/model_revision_controller.h"
-#include "operator/controllers/parsed_objects.h"
 #include "operator/controllers/revocation_controller.h"
 #include "operator/controllers/workload_inventory.h"
 
@@ -101,12 +101,12 @@ class ControllerManager {
   core::Informer controller_revisions_;
   // Kept without what the informer's store holds already and no reader of them uses: the raw
   // object and the metadata the parser does not know (managedFields is most of it).
-  ParsedObjects<core::api::ModelCache> parsed_caches_{[](const nlohmann::json& object) {
+  core::ParsedObjects<core::api::ModelCache> parsed_caches_{[](const nlohmann::json& object) {
     auto cache = core::api::ModelCacheFromJson(object);
     if (cache) cache->metadata.unknown_fields = nlohmann::json::object();
     return cache;
   }};
-  ParsedObjects<core::Node> parsed_nodes_{[](const nlohmann::json& object) {
+  core::ParsedObjects<core::Node> parsed_nodes_{[](const nlohmann::json& object) {
     auto node = core::NodeFromJson(object);
     if (node) {
       node->raw = nullptr;

@@ -214,7 +214,9 @@ ModelRevisionController::Plan ModelRevisionController::Observe(const json& raw, 
   if (deleting || observation.revoked) return plan;
 
   const std::string key = core::ObjectStore::KeyOf(raw);
-  const std::vector<PlacementCandidate> candidates = Candidates(key, observation.digest);
+  const std::vector<PlacementCandidate> candidates = Candidates(
+      key, observation.digest,
+      spec.prestage ? spec.prestage->node_selector : std::map<std::string, std::string>{});
   if (observation.requested_nodes > 0) {
     const PlacementResult placed = ChooseNodes({.node_selector = spec.prestage->node_selector,
                                                 .nodes = observation.requested_nodes,
@@ -283,8 +285,9 @@ void ModelRevisionController::ObserveNodes(Plan& plan) {
   }
 }
 
-std::vector<PlacementCandidate> ModelRevisionController::Candidates(const std::string& key,
-                                                                    const std::string& digest) {
+std::vector<PlacementCandidate> ModelRevisionController::Candidates(
+    const std::string& key, const std::string& digest,
+    const std::map<std::string, std::string>& node_selector) {
   std::vector<PlacementCandidate> candidates;
   // This revision's files, and what other digests hold of them (stores are content-addressed).
   const std::map<std::string, std::int64_t> files =
@@ -310,10 +313,11 @@ std::vector<PlacementCandidate> ModelRevisionController::Candidates(const std::s
     // and its add event brings this revision back.
     const core::ObjectPtr cache_object = context_.caches.store().Get(node.metadata.name);
     if (!cache_object) continue;
-    PlacementCandidate candidate{.name = node.metadata.name,
-                                 .labels = node.metadata.labels,
-                                 .ready = node.ready,
-                                 .unschedulable = node.unschedulable};
+    PlacementCandidate candidate{
+        .name = node.metadata.name,
+        .labels = LabelsPlacementReads(node.metadata.labels, node_selector),
+        .ready = node.ready,
+        .unschedulable = node.unschedulable};
     const auto parsed_cache = context_.parsed_caches.Get(cache_object);
     if (!*parsed_cache) {
       context_.logger.Warn("model_cache_unreadable", {{"cache", node.metadata.name},

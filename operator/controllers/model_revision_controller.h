@@ -59,7 +59,9 @@ class ModelRevisionController {
   std::optional<api::RevokedBy> RevokedBy(const api::ModelRevision& revision,
                                           const std::string& digest) const;
   void ObserveNodes(Plan& plan);
-  std::vector<PlacementCandidate> Candidates(const std::string& key, const std::string& digest);
+  std::vector<PlacementCandidate> Candidates(
+      const std::string& key, const std::string& digest,
+      const std::map<std::string, std::string>& node_selector);
   core::Status SyncEntries(const api::RevisionReference& reference, const std::string& digest,
                            const std::map<std::string, EntryIntent>& desired);
   core::Status SetFinalizer(const nlohmann::json& raw, bool present);

@@ -6,9 +6,12 @@
 namespace modelplane::controller {
 namespace {
 
-std::string ZoneOf(const PlacementCandidate& candidate) {
-  const auto zone = candidate.labels.find(std::string(kZoneLabel));
-  return zone == candidate.labels.end() ? std::string() : zone->second;
+// A reference, and the key made once: PickSpread asks for zones in every comparison.
+const std::string& ZoneOf(const PlacementCandidate& candidate) {
+  static const std::string kZoneKey(kZoneLabel);
+  static const std::string kNoZone;
+  const auto zone = candidate.labels.find(kZoneKey);
+  return zone == candidate.labels.end() ? kNoZone : zone->second;
 }
 
 bool Eligible(const PlacementCandidate& candidate, std::int64_t total_bytes) {
@@ -55,6 +58,18 @@ bool MatchesSelector(const std::map<std::string, std::string>& selector,
     const auto label = labels.find(requirement.first);
     return label != labels.end() && label->second == requirement.second;
   });
+}
+
+std::map<std::string, std::string> LabelsPlacementReads(
+    const std::map<std::string, std::string>& labels,
+    const std::map<std::string, std::string>& node_selector) {
+  std::map<std::string, std::string> kept;
+  const auto keep = [&](const std::string& key) {
+    if (auto label = labels.find(key); label != labels.end()) kept.insert(*label);
+  };
+  keep(std::string(kZoneLabel));
+  for (const auto& [key, value] : node_selector) keep(key);
+  return kept;
 }
 
 std::int64_t FreeBytes(const PlacementCandidate& candidate) {

@@ -36,6 +36,9 @@ enum class HeldState { kNone, kStaging, kReady };
 
 struct PlacementCandidate {
   std::string name;
+  // The node's labels that placement, rollouts and gates read: its zone and the keys of the
+  // revision's node selector (LabelsPlacementReads). A node carries dozens of labels, and the
+  // operator builds a candidate for every node on every reconcile.
   std::map<std::string, std::string> labels;
   bool ready = false;
   bool unschedulable = false;
@@ -69,6 +72,11 @@ struct PlacementResult {
 
 [[nodiscard]] bool MatchesSelector(const std::map<std::string, std::string>& selector,
                                    const std::map<std::string, std::string>& labels);
+
+// Of a node's labels, those a candidate needs: kZoneLabel and the selector's keys.
+[[nodiscard]] std::map<std::string, std::string> LabelsPlacementReads(
+    const std::map<std::string, std::string>& labels,
+    const std::map<std::string, std::string>& node_selector);
 
 // Bytes free for new stagings, or -1 when the capacity is unknown.
 [[nodiscard]] std::int64_t FreeBytes(const PlacementCandidate& candidate);

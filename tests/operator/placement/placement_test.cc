@@ -33,6 +33,33 @@ TEST(PlacementTest, SelectorMustMatchEveryLabel) {
   EXPECT_FALSE(MatchesSelector({{"a", "1"}, {"b", "2"}}, {{"a", "1"}}));
 }
 
+// A candidate keeps only the labels placement reads, and choosing from those gives the same
+// nodes as choosing from every label the nodes carry.
+TEST(PlacementTest, CandidatesKeepTheZoneAndTheSelectorsKeysOnly) {
+  const std::map<std::string, std::string> labels = {{"kubernetes.io/hostname", "a-1"},
+                                                     {"pool", "gpu"},
+                                                     {"gpu.product", "H200"},
+                                                     {std::string(kZoneLabel), "zone-a"}};
+  EXPECT_EQ(
+      LabelsPlacementReads(labels, {{"pool", "gpu"}, {"absent", "x"}}),
+      (std::map<std::string, std::string>{{"pool", "gpu"}, {std::string(kZoneLabel), "zone-a"}}));
+  EXPECT_EQ(LabelsPlacementReads(labels, {}),
+            (std::map<std::string, std::string>{{std::string(kZoneLabel), "zone-a"}}));
+  EXPECT_TRUE(LabelsPlacementReads({{"pool", "gpu"}}, {}).empty());
+
+  std::vector<PlacementCandidate> full = {Node("a-1", "zone-a"), Node("a-2", "zone-a"),
+                                          Node("b-1", "zone-b"), Node("c-1", "")};
+  full[1].labels["pool"] = "cpu";
+  for (PlacementCandidate& node : full) node.labels["kubernetes.io/hostname"] = node.name;
+  std::vector<PlacementCandidate> kept = full;
+  for (PlacementCandidate& node : kept) {
+    node.labels = LabelsPlacementReads(node.labels, Want(1).node_selector);
+  }
+  for (int wanted = 1; wanted <= 4; ++wanted) {
+    EXPECT_EQ(ChooseNodes(Want(wanted), kept).chosen, ChooseNodes(Want(wanted), full).chosen);
+  }
+}
+
 TEST(PlacementTest, ZeroNodesChoosesNone) {
   EXPECT_TRUE(ChooseNodes(Want(0), {Node("n1", "a")}).chosen.empty());
 }

@@ -1,10 +1,10 @@
-// operator/controllers/parsed_objects.h: one parse per object version, a new parse for a new
+// core/kube/parsed_objects.h: one parse per object version, a new parse for a new
 // version (or a new object at a freed address), and entries of dead objects swept.
-#include "operator/controllers/parsed_objects.h"
+#include "core/kube/parsed_objects.h"
 
 #include <gtest/gtest.h>
 
-namespace modelplane::controller {
+namespace modelplane::core {
 namespace {
 
 using nlohmann::json;
@@ -51,4 +51,4 @@ TEST_F(ParsedObjectsTest, AnObjectAtTheAddressOfADeadOneIsParsedAgain) {
 }
 
 }  // namespace
-}  // namespace modelplane::controller
+}  // namespace modelplane::core
