@@ -36,6 +36,22 @@ std::optional<T> Tighter(std::optional<T> a, std::optional<T> b) {
   return std::min(*a, *b);
 }
 
+// A revision as the passes keep it between versions: its sources, revocation and status digest
+// and conditions. The file list (hundreds of shards in a large checkpoint), the per-node status
+// and metadata the parser does not know (managedFields) would be kept for every revision and
+// never read.
+core::Result<api::ModelRevision> ParseRevisionForAdmission(const json& object) {
+  auto revision = api::ModelRevisionFromJson(object);
+  if (!revision) return revision;
+  revision->metadata.unknown_fields = json::object();
+  revision->spec.files = {};
+  if (revision->status) {
+    revision->status->nodes = {};
+    revision->status->workloads = {};
+  }
+  return revision;
+}
+
 bool Invalid(const api::ModelRevision& revision) {
   if (!revision.status) return true;
   for (const api::Condition& condition : revision.status->conditions) {
@@ -90,7 +106,8 @@ SourceBudget BudgetFromStatus(const api::SourceBudgetStatus& status) {
 AdmissionController::AdmissionController(Dependencies dependencies, AdmissionOptions options)
     : dependencies_(dependencies),
       options_(options),
-      logger_(dependencies.logger.WithComponent("operator.admission")) {}
+      logger_(dependencies.logger.WithComponent("operator.admission")),
+      parsed_revisions_(ParseRevisionForAdmission) {}
 
 AdmissionController::~AdmissionController() {
   Stop();

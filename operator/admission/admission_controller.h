@@ -100,9 +100,9 @@ class AdmissionController {
   const Dependencies dependencies_;
   const AdmissionOptions options_;
   const core::Logger logger_;
-  // `revisions`' objects parsed once each: a pass reads every one of them every interval.
-  core::ParsedObjects<core::api::ModelRevision> parsed_revisions_{
-      [](const nlohmann::json& object) { return core::api::ModelRevisionFromJson(object); }};
+  // `revisions`' objects parsed once each (a pass reads every one of them every interval),
+  // without the parts a pass does not read (ParseRevisionForAdmission).
+  core::ParsedObjects<core::api::ModelRevision> parsed_revisions_;
   std::map<std::string, Budget> budgets_;       // by source identity
   std::map<std::string, std::string> seeders_;  // the last plan's
   std::map<std::string, Progress> progress_;    // "node|digest"
