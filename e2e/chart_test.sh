@@ -38,6 +38,8 @@ finish() {
 trap finish EXIT
 trap 'exit 130' INT TERM
 
+# Under pipefail a reader that stops early (grep -q, head) can fail the pipeline with its
+# writer's SIGPIPE; checks read whole outputs (here-strings, grep -c, sed -n 1p) instead.
 check() {
   local name="$1" fn="$2" out="${WORK}/check.out" rc start=${SECONDS}
   set +e
@@ -79,7 +81,7 @@ must_reject() {
     echo "accepted: $*"; return 1
   fi
   grep -q "at '/" <<<"${out}" || { echo "${out}"; echo "not a schema error: $*"; return 1; }
-  echo "rejected $*: $(grep "at '/" <<<"${out}" | head -1)"
+  echo "rejected $*: $(grep "at '/" <<<"${out}" | sed -n 1p)"
 }
 
 check_schema_rejects() {
@@ -158,10 +160,11 @@ check_server_dry_run() {
       ValidatingAdmissionPolicy ServiceAccount ConfigMap; do
     grep -q "^kind: ${kind}$" "${WORK}/defaults.yaml" || { echo "no ${kind} rendered"; return 1; }
   done
-  ! grep -q "modelplane-operator$" <(grep 'name:' "${WORK}/no-operator.yaml") ||
+  # Objects only: the agents' config still names the operator's Lease (modelplane-operator).
+  ! grep -q "name: ${RELEASE}-modelplane-operator$" "${WORK}/no-operator.yaml" ||
     { echo "operator.enabled=false still renders the operator"; return 1; }
   # The operator's client rate limit reaches its config file, above the binary's 50 / 100.
-  grep -A2 '^    kubernetes:$' "${WORK}/defaults.yaml" | grep -qx '      qps: 200' ||
+  grep -qx '      qps: 200' <<<"$(grep -A2 '^    kubernetes:$' "${WORK}/defaults.yaml")" ||
     { echo "the operator's config does not carry operator.kubernetes.qps"; return 1; }
   # CSI on (the default): the CSIDriver and a privileged agent; off: neither.
   grep -q "^kind: CSIDriver$" "${WORK}/defaults.yaml" || { echo "no CSIDriver rendered"; return 1; }
@@ -199,7 +202,7 @@ check_install() {
   [[ "$(kubectl -n "${NS}" get svc "${RELEASE}-modelplane-extender" -o jsonpath='{.spec.ports[?(@.name=="extender")].port}')" == 8888 ]]
   # Agents know their node (downward API) and mount the cache root from the host.
   local pod
-  pod="$(kubectl -n "${NS}" get pods -l app.kubernetes.io/component=node-agent -o name | head -1)"
+  pod="$(kubectl -n "${NS}" get pods -l app.kubernetes.io/component=node-agent -o name | sed -n 1p)"
   kubectl -n "${NS}" get "${pod}" -o jsonpath='{.spec.containers[0].env[?(@.name=="NODE_NAME")].valueFrom.fieldRef.fieldPath}' | grep -qx spec.nodeName
   kubectl -n "${NS}" get "${pod}" -o jsonpath='{.spec.volumes[?(@.name=="cache")].hostPath.path}' | grep -qx /var/lib/modelplane/cache
   # The CSI plugin: the driver object as kubelet reads it, the registrar beside the agent, and
@@ -265,7 +268,7 @@ bind_agent_token() {
   local pod server ca
   pod="$(kubectl -n "${NS}" get pods -l app.kubernetes.io/component=node-agent -o jsonpath='{.items[0].metadata.name}')"
   AGENT_NODE="$(kubectl -n "${NS}" get pod "${pod}" -o jsonpath='{.spec.nodeName}')"
-  OTHER_NODE="$(kubectl get nodes -l type=kwok -o name | sed 's|node/||' | grep -vx "${AGENT_NODE}" | head -1)"
+  OTHER_NODE="$(kubectl get nodes -l type=kwok -o name | sed 's|node/||' | grep -vx "${AGENT_NODE}" | sed -n 1p)"
   AGENT_TOKEN="$(kubectl -n "${NS}" create token "${RELEASE}-modelplane-node-agent" \
     --bound-object-kind=Pod --bound-object-name="${pod}" --duration=10m)"
   server="$(kubectl config view --raw -o jsonpath='{.clusters[0].cluster.server}')"
@@ -436,8 +439,8 @@ PY
   # The operator mounts it and serves the webhook port the Service targets.
   kubectl -n "${NS}" get deploy "${RELEASE}-modelplane-operator" \
     -o jsonpath='{.spec.template.spec.volumes[?(@.name=="webhook-tls")].secret.secretName}' | grep -qx "${name}-tls"
-  kubectl -n "${NS}" get configmap "${RELEASE}-modelplane-operator" -o jsonpath='{.data.operator\.yaml}' |
-    grep -A3 "^webhook:" | grep -q "enabled: true"
+  grep -A3 "^webhook:" <<<"$(kubectl -n "${NS}" get configmap "${RELEASE}-modelplane-operator" \
+    -o jsonpath='{.data.operator\.yaml}')" | grep -c "enabled: true" >/dev/null
   crt="$(sha256sum <"${WORK}/webhook.crt")"
   helm upgrade "${RELEASE}" "${CHART}" --namespace "${NS}" --reuse-values --wait --timeout 60s >/dev/null
   [[ "$(kubectl -n "${NS}" get secret "${name}-tls" -o jsonpath='{.data.tls\.crt}' | base64 -d | sha256sum)" == "${crt}" ]] ||
@@ -457,8 +460,8 @@ check_extender_tls() {
   openssl verify -CAfile "${WORK}/extender-ca.crt" "${WORK}/extender.crt" "${WORK}/scheduler-client.crt"
   openssl x509 -in "${WORK}/extender.crt" -noout -ext subjectAltName | grep -F "DNS:${extender}.${NS}.svc"
   openssl x509 -in "${WORK}/scheduler-client.crt" -noout -subject -nameopt RFC2253 | grep -qx "subject=CN=${scheduler}"
-  scheduler_config | grep -q "enableHTTPS: true"
-  scheduler_config | grep -q "caFile: /etc/kubernetes/modelplane-scheduler-tls/ca.crt"
+  grep -q "enableHTTPS: true" <<<"$(scheduler_config)"
+  grep -q "caFile: /etc/kubernetes/modelplane-scheduler-tls/ca.crt" <<<"$(scheduler_config)"
   kubectl -n "${NS}" get deploy "${scheduler}" \
     -o jsonpath='{.spec.template.spec.volumes[?(@.name=="extender-client")].secret.secretName}' | grep -qx "${scheduler}-extender-client"
   local config
@@ -468,7 +471,7 @@ check_extender_tls() {
   grep -qx '  bodyLimit: 1Mi' <<<"${config}"
   grep -qx '  maxConcurrentBodies: 8' <<<"${config}"
   grep -qx '    clientCAFile: /etc/modelplane/tls/ca.crt' <<<"${config}"
-  grep -A1 -x '    clientNames:' <<<"${config}" | grep -qx "    - ${scheduler}"
+  grep -qx "    - ${scheduler}" <<<"$(grep -A1 -x '    clientNames:' <<<"${config}")"
   echo "extender server config: pod address, 1Mi bodies, 8 at once, client CN ${scheduler}"
   kubectl -n "${NS}" get deploy "${extender}" \
     -o jsonpath='{.spec.template.spec.containers[0].env[?(@.name=="POD_IP")].valueFrom.fieldRef.fieldPath}' | grep -qx status.podIP

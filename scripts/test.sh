@@ -130,6 +130,11 @@ fi
 if ((run_e2e)) && [[ -x e2e/smoke.sh ]]; then
   step "e2e smoke on the local control plane" e2e/smoke.sh
 fi
+if ((run_e2e)) && [[ -x e2e/chart_test.sh ]]; then
+  # The Helm chart on a cluster of its own: schema, server dry run, install, least privilege,
+  # admission policies, webhook and extender TLS (docs/helm.md); about a minute.
+  step "e2e Helm chart" e2e/chart_test.sh
+fi
 if ((run_e2e)); then
   # Reuses the build of step "build" (it holds the binaries).
   step "e2e scenario: stage, place, ready" env MODELPLANE_BUILD="$root/$build" \
