@@ -6,11 +6,16 @@
 namespace modelplane::controller {
 namespace {
 
-// A reference, and the key made once: PickSpread asks for zones in every comparison.
+// The zone label as a map key, made once: PickSpread asks for zones in every comparison and
+// every candidate's labels are trimmed to it.
+const std::string& ZoneKey() {
+  static const std::string key(kZoneLabel);
+  return key;
+}
+
 const std::string& ZoneOf(const PlacementCandidate& candidate) {
-  static const std::string kZoneKey(kZoneLabel);
   static const std::string kNoZone;
-  const auto zone = candidate.labels.find(kZoneKey);
+  const auto zone = candidate.labels.find(ZoneKey());
   return zone == candidate.labels.end() ? kNoZone : zone->second;
 }
 
@@ -67,7 +72,7 @@ std::map<std::string, std::string> LabelsPlacementReads(
   const auto keep = [&](const std::string& key) {
     if (auto label = labels.find(key); label != labels.end()) kept.insert(*label);
   };
-  keep(std::string(kZoneLabel));
+  keep(ZoneKey());
   for (const auto& [key, value] : node_selector) keep(key);
   return kept;
 }
