@@ -270,8 +270,14 @@ int RunOperator(const OperatorConfig& config, core::ComponentRuntime& runtime) {
     return 0;
   }
   const auto& election = config.leader_election;
+  auto election_client = core::LeaderElectionClient(*connection, election.renew_deadline,
+                                                    election.retry_period, runtime.clock());
+  if (!election_client) {
+    logger.Error("leader_election_misconfigured", {{"error", election_client.error().ToString()}});
+    return 2;
+  }
   auto elector =
-      core::LeaderElector::Create(*connection->client,
+      core::LeaderElector::Create(**election_client,
                                   {.lease_namespace = election.namespace_name,
                                    .lease_name = election.lease_name,
                                    .identity = candidate_identity,

@@ -62,6 +62,7 @@ bool LeaderElector::TryAcquireOrRenew() {
   const auto now = clock_.Now();
   const long long duration_seconds = std::max<long long>(
       1, std::chrono::duration_cast<std::chrono::seconds>(options_.lease_duration).count());
+  if (leading_ && RenewLastWrittenLease(now_wall, now)) return Held();
   auto lease = client_.Get(resources::Leases(), options_.lease_namespace, options_.lease_name);
   if (!lease && lease.error().code() == ErrorCode::kNotFound) {
     json fresh = {
@@ -76,8 +77,7 @@ bool LeaderElector::TryAcquireOrRenew() {
           {"leaseTransitions", 0}}}};
     auto created = client_.Create(resources::Leases(), options_.lease_namespace, fresh);
     if (!created) return Failed("creating the lease failed: " + created.error().ToString());
-    observed_spec_ = (*created)["spec"];
-    observed_time_ = now;
+    ObserveWritten(std::move(*created), now);
     return Held();
   }
   if (!lease) return Failed("reading the lease failed: " + lease.error().ToString());
@@ -107,9 +107,33 @@ bool LeaderElector::TryAcquireOrRenew() {
   // the API server answers Conflict and we have not acquired.
   auto written = client_.Update(resources::Leases(), updated);
   if (!written) return Failed("writing the lease failed: " + written.error().ToString());
-  observed_spec_ = (*written)["spec"];
-  observed_time_ = now;
+  ObserveWritten(std::move(*written), now);
   return Held();
+}
+
+bool LeaderElector::RenewLastWrittenLease(Clock::WallTime now_wall, Clock::SteadyTime now) {
+  if (!last_written_.is_object()) return false;
+  const json& spec = last_written_["spec"];
+  const auto held_for = std::chrono::seconds(spec.value("leaseDurationSeconds", 0));
+  if (spec.value("holderIdentity", "") != options_.identity || observed_time_ + held_for <= now) {
+    return false;  // not ours, or expired by our clock: read the lease first
+  }
+  json renewed = last_written_;
+  renewed["spec"]["renewTime"] = FormatMicroTime(now_wall);
+  auto written = client_.Update(resources::Leases(), renewed);
+  if (!written) {
+    // A conflict means someone else wrote the lease: the read that follows finds out who.
+    last_written_ = nullptr;
+    return Failed("renewing the lease as last written failed: " + written.error().ToString());
+  }
+  ObserveWritten(std::move(*written), now);
+  return true;
+}
+
+void LeaderElector::ObserveWritten(json lease, Clock::SteadyTime now) {
+  observed_spec_ = lease.value("spec", json::object());
+  observed_time_ = now;
+  last_written_ = std::move(lease);
 }
 
 bool LeaderElector::Failed(std::string why) {

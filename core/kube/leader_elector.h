@@ -60,12 +60,18 @@ class LeaderElector {
   [[nodiscard]] bool IsLeader() const { return leading_.load(); }
 
   // One acquire-or-renew attempt; public for tests. True if this candidate holds the lease.
+  // While leading it first renews from the lease as it last wrote it, one request, as
+  // client-go's fast path does; only when that fails does it read the lease and write again.
   [[nodiscard]] bool TryAcquireOrRenew();
 
  private:
   LeaderElector(KubeClient& client, LeaderElectionOptions options, LeaderCallbacks callbacks,
                 const Clock& clock);
   void Release();
+  // The fast path above: an update of last_written_ with a new renewTime. False, and nothing
+  // written, when that lease is not ours or has expired by our clock.
+  bool RenewLastWrittenLease(Clock::WallTime now_wall, Clock::SteadyTime now);
+  void ObserveWritten(nlohmann::json lease, Clock::SteadyTime now);
   // Keep why the last acquire-or-renew attempt did not hold the lease (cleared when one does),
   // for the reason given to on_stopped_leading.
   bool Failed(std::string why);
@@ -82,7 +88,9 @@ class LeaderElector {
   // What we last saw of the lease's record and when, by our own clock.
   nlohmann::json observed_spec_;
   Clock::SteadyTime observed_time_{};
-  std::string observed_resource_version_;
+  // The lease as the API server answered our last write of it (null until then, and after a
+  // renewal from it failed), with the resourceVersion that write produced.
+  nlohmann::json last_written_;
   std::string reported_leader_;
   // Written by renewal attempts on their own threads, read by Run.
   mutable std::mutex failure_mutex_;

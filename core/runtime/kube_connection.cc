@@ -1,5 +1,9 @@
 #include "core/runtime/kube_connection.h"
 
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
 namespace modelplane::core {
 
 Result<KubeConnection> ConnectToKubernetes(const KubernetesConfig& settings, const Clock& clock) {
@@ -22,6 +26,23 @@ Result<KubeConnection> ConnectToKubernetes(const KubernetesConfig& settings, con
   }
   return KubeConnection{std::move(*config), std::move(server_version), std::move(*client),
                         std::move(*watcher)};
+}
+
+Result<std::unique_ptr<KubeClient>> LeaderElectionClient(const KubeConnection& connection,
+                                                         std::chrono::milliseconds renew_deadline,
+                                                         std::chrono::milliseconds retry_period,
+                                                         const Clock& clock) {
+  KubeClientOptions options;
+  // An attempt is at most two requests (read, write) per retry period; twice that rate, and
+  // never below client-go's default of 5, leaves room for a release and a campaign's create.
+  const double attempts_per_second =
+      1000.0 / static_cast<double>(std::max<std::int64_t>(1, retry_period.count()));
+  options.qps = std::max(5.0, 4 * attempts_per_second);
+  options.burst = static_cast<int>(std::ceil(2 * options.qps));
+  options.request_timeout =
+      std::max(std::chrono::seconds(1), std::chrono::ceil<std::chrono::seconds>(renew_deadline));
+  options.user_agent = "modelplane/leader-election";
+  return KubeClient::Create(connection.config, options, clock);
 }
 
 std::optional<KubeConnection> ConnectAndLog(const KubernetesConfig& settings, const Clock& clock,

@@ -4,6 +4,7 @@
 // here, at start-up, with a clear error).
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <optional>
 
@@ -24,6 +25,14 @@ struct KubeConnection {
 
 [[nodiscard]] Result<KubeConnection> ConnectToKubernetes(const KubernetesConfig& settings,
                                                          const Clock& clock);
+
+// A client of its own for leader election, as controller-runtime gives it one: its own token
+// bucket and connections, so that a burst of the controllers' requests never queues a lease
+// renewal behind it, and a request timeout of the renew deadline, so that a renewal stuck on a
+// dead connection ends when leading would end anyway instead of holding up the step-down.
+[[nodiscard]] Result<std::unique_ptr<KubeClient>> LeaderElectionClient(
+    const KubeConnection& connection, std::chrono::milliseconds renew_deadline,
+    std::chrono::milliseconds retry_period, const Clock& clock);
 
 // ConnectToKubernetes for a binary's start-up: logs api_server_connected or
 // kubernetes_connection_failed, so every binary reports the same events.

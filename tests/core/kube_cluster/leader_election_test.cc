@@ -1,7 +1,8 @@
 // Leader election on the real API server. Between two real processes: never two leaders at
 // once, takeover after kill -9 within the lease (plus retry periods), and an immediate
 // takeover after a clean release. In-process: a stop that arrives with the acquiring write
-// still releases, and the end of leading says why (stopped, or which renewals failed).
+// still releases, the end of leading says why (stopped, or which renewals failed), and a leader
+// renews with one write per renewal, reading the lease only after someone else wrote it.
 #include <atomic>
 #include <fstream>
 #include <functional>
@@ -177,6 +178,24 @@ class InterceptLeaseWrites final : public ForwardingKubeClient {
   }
 };
 
+// The real client, counting the Lease reads and writes it passes on.
+class CountLeaseRequests final : public ForwardingKubeClient {
+ public:
+  using ForwardingKubeClient::ForwardingKubeClient;
+  std::atomic<int> reads = 0;
+  std::atomic<int> writes = 0;
+
+  Result<nlohmann::json> Get(const ResourceType& type, const std::string& namespace_name,
+                             const std::string& name) override {
+    ++reads;
+    return ForwardingKubeClient::Get(type, namespace_name, name);
+  }
+  Result<nlohmann::json> Update(const ResourceType& type, const nlohmann::json& object) override {
+    ++writes;
+    return ForwardingKubeClient::Update(type, object);
+  }
+};
+
 class LeaderElectorTest : public ClusterTest {
  protected:
   // An elector whose callbacks record into started_ and stopped_because_.
@@ -241,6 +260,36 @@ TEST_F(LeaderElectorTest, RenewalsTheServerRefusesEndLeadingAndSayWhy) {
       << stopped_because_;
   EXPECT_NE(stopped_because_.find("injected: the API server answered 503"), std::string::npos)
       << stopped_because_;
+}
+
+TEST_F(LeaderElectorTest, ALeaderRenewsWithOneWriteAndReadsOnlyAfterSomeoneElseWrote) {
+  CountLeaseRequests client(*client_);
+  auto elector = Elector(client);
+  ASSERT_NE(elector, nullptr);
+  std::thread campaign([&] { elector->Run(); });
+  ASSERT_TRUE(WaitUntil([&] { return started_.load(); }, std::chrono::seconds(20)));
+  const int reads_when_leading = client.reads;
+  const int writes_when_leading = client.writes;
+  ASSERT_TRUE(WaitUntil([&] { return client.writes >= writes_when_leading + 3; },
+                        std::chrono::seconds(20)));
+  EXPECT_EQ(client.reads, reads_when_leading) << "renewals read the lease before writing it";
+
+  // Another client writes the lease (an annotation): the next renewal from the lease as last
+  // written conflicts, and the leader reads it and renews within the same attempt.
+  auto lease = client_->Get(resources::Leases(), namespace_, "leader");
+  ASSERT_TRUE(lease) << lease.error().ToString();
+  (*lease)["metadata"]["annotations"]["example.com/touched"] = "yes";
+  ASSERT_TRUE(client_->Update(resources::Leases(), *lease));
+  const int writes_after_touch = client.writes;
+  ASSERT_TRUE(
+      WaitUntil([&] { return client.writes >= writes_after_touch + 4; }, std::chrono::seconds(20)));
+  EXPECT_GE(client.reads, reads_when_leading + 1);
+  EXPECT_TRUE(elector->IsLeader()) << "a conflict on the fast path ended leading";
+  EXPECT_EQ(HolderOfTheLease(), "in-process");
+
+  elector->Stop();
+  campaign.join();
+  EXPECT_EQ(stopped_because_, "stopped");
 }
 
 TEST_F(LeaderElectorTest, AStopSaysSo) {

@@ -239,6 +239,9 @@ TEST_F(AdmissionTest, ThrottlingCutsTheBudgetAndANewLeaderResumesFromIt) {
       client_->Create(core::resources::ModelRevisions(), namespace_, RevisionOnEveryNode("llama")));
   ASSERT_TRUE(WaitUntil([&] { return CachesListing("llama").size() == kKwokNodes.size(); }, kWait));
   const std::string digest = Digest("llama");
+  // The agents report first: a node whose agent never did is not planned, and gets no budget
+  // (passing without this relied on caches an earlier test had reported into).
+  for (std::string_view node : kKwokNodes) Report(std::string(node), digest, "Pending");
   std::optional<api::SourceBudgetObject> budget;
   ASSERT_TRUE(WaitUntil([&] { return (budget = Budget()) && budget->status; }, kWait));
   // The seeders read and the source answers SlowDown: the next step cuts.
