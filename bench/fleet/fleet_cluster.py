@@ -21,6 +21,7 @@ import threading
 import time
 import urllib.request
 
+from cpu_group import CpuGroup
 from fleet_processes import Processes, free_port
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -98,6 +99,13 @@ class FleetCluster:
         # Beside the state folder, not in it: e2e/cluster.sh down takes the state folder away.
         self.logs = state + "-logs"
         self.processes = Processes(self.logs)
+        # Named after the state folder, so that two fleets on one host keep groups of their own.
+        self.agents_cpu = CpuGroup("modelplane-fleet-agents-" + os.path.basename(state.rstrip("/")))
+        if self.agents_cpu.path:
+            print(f"fleet: the node agents share one CPU group ({self.agents_cpu.path})", flush=True)
+        else:
+            print(f"fleet: the node agents are not grouped ({self.agents_cpu.why_not}): with many "
+                  "agents busy the control plane gets little CPU", flush=True)
         self.operator_restarts = 0
         self.supervising = threading.Event()
         self.agent_admin_ports = {}
@@ -255,8 +263,10 @@ peers:
   tokenKeyFile: {self.state}/peer-token.key
 sourcePolicy: {self.source_policy()}
 """)
-            self.processes.start(f"agent-{node}", [
+            agent = self.processes.start(f"agent-{node}", [
                 os.path.join(self.build, "node-agent/modelplane-node-agent"), "run", "--config", config])
+            if self.agents_cpu.path and not self.agents_cpu.add(agent.pid):
+                print(f"fleet: {self.agents_cpu.why_not}", flush=True)
         for node in self.nodes:
             log = os.path.join(self.logs, f"agent-{node}.log")
             wait_until(60, f"the agent on {node}",
@@ -275,6 +285,7 @@ sourcePolicy: {self.source_policy()}
     def down(self):
         self.supervising.clear()
         self.processes.stop()
+        self.agents_cpu.remove()
         environment = dict(os.environ, MODELPLANE_E2E_STATE=self.state)
         subprocess.run([os.path.join(ROOT, "e2e/cluster.sh"), "down"], env=environment,
                        capture_output=True)

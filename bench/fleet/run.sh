@@ -9,7 +9,7 @@
 # Builds the release binaries into MODELPLANE_BUILD (default build/e2e) unless
 # MODELPLANE_SKIP_BUILD=1, installs matplotlib into the project's venv when missing (PyPI), and
 # needs root for dropping the page cache before each cell and for resetting the agents' peak
-# memory counters. The full matrix takes 12-15 minutes on the 2-vCPU dev VM. With --check
+# memory counters. The full matrix takes 10-15 minutes on the 2-vCPU dev VM. With --check
 # (the test command's short version) it fails unless every pod of every cell went Ready with no
 # failed staging and the origin served at most 1.1 copies per zone, and draws no plots.
 set -euo pipefail
