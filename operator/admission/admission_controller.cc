@@ -158,12 +158,12 @@ void AdmissionController::LoadBudgets() {
 }
 
 std::set<std::string> AdmissionController::Stalled(
-    const std::vector<api::ModelCache>& caches,
-    const std::map<std::string, RevisionSources>& revisions) {
+    const CacheSnapshots& caches, const std::map<std::string, RevisionSources>& revisions) {
   const auto now = dependencies_.clock.Now();
   std::map<std::string, Progress> seen;
   std::set<std::string> stalled;
-  for (const api::ModelCache& cache : caches) {
+  for (const auto& snapshot : caches) {
+    const api::ModelCache& cache = *snapshot;
     for (const api::DesiredRevision& desired : cache.spec.revisions) {
       const auto revision =
           revisions.find(api::ObjectKey(desired.revision.namespace_name, desired.revision.name));
@@ -187,11 +187,13 @@ std::set<std::string> AdmissionController::Stalled(
 
 void AdmissionController::RunPass() {
   const std::vector<core::ObjectPtr> cache_objects = dependencies_.caches.store().List();
-  std::vector<api::ModelCache> caches;
+  CacheSnapshots caches;
   caches.reserve(cache_objects.size());
   for (const core::ObjectPtr& object : cache_objects) {
-    if (const auto cache = dependencies_.parsed_caches.Get(object); *cache) {
-      caches.push_back(**cache);
+    if (auto cache = dependencies_.parsed_caches.Get(object); *cache) {
+      // Shares the parse's lifetime: the store may replace the object while this pass runs.
+      const api::ModelCache* parsed = &**cache;
+      caches.emplace_back(std::move(cache), parsed);
     }
   }
   std::map<std::string, RevisionSources> revisions;
@@ -217,11 +219,12 @@ void AdmissionController::RunPass() {
     revisions[api::ObjectKey(revision.metadata.namespace_name, revision.metadata.name)] =
         std::move(sources);
   }
-  FleetPlanInput input{.caches = caches,
-                       .revisions = revisions,
-                       .seeders = seeders_,
-                       .stalled = Stalled(caches, revisions),
-                       .wanted_streams = options_.wanted_streams};
+  std::set<std::string> stalled = Stalled(caches, revisions);
+  const FleetPlanInput input{.caches = std::move(caches),
+                             .revisions = std::move(revisions),
+                             .seeders = seeders_,
+                             .stalled = std::move(stalled),
+                             .wanted_streams = options_.wanted_streams};
   FleetPlan plan = PlanFleet(input);
   for (const auto& [group, node] : plan.seeders) {
     auto before = seeders_.find(group);
@@ -249,14 +252,13 @@ void AdmissionController::RunPass() {
   }
   const auto now = dependencies_.clock.Now();
   if (!next_step_ || now >= *next_step_) {
-    StepBudgets(caches, plan);
+    StepBudgets(input.caches, plan);
     next_step_ = now + options_.step_interval;
   }
-  WriteGrants(caches, plan);
+  WriteGrants(input.caches, plan);
 }
 
-void AdmissionController::StepBudgets(const std::vector<api::ModelCache>& caches,
-                                      const FleetPlan& plan) {
+void AdmissionController::StepBudgets(const CacheSnapshots& caches, const FleetPlan& plan) {
   const auto wall_now = dependencies_.clock.WallNow();
   const api::Timestamp newer_than = WallStamp(wall_now - 2 * options_.step_interval);
   for (auto& [identity, budget] : budgets_) {
@@ -340,8 +342,7 @@ void AdmissionController::WriteBudget(const std::string& identity, Budget& budge
   }
 }
 
-void AdmissionController::WriteGrants(const std::vector<api::ModelCache>& caches,
-                                      const FleetPlan& plan) {
+void AdmissionController::WriteGrants(const CacheSnapshots& caches, const FleetPlan& plan) {
   const auto wall_now = dependencies_.clock.WallNow();
   const api::Timestamp expires = WallStamp(wall_now + options_.grant_ttl);
   const api::Timestamp renew_before = WallStamp(wall_now + options_.grant_ttl / 2);
@@ -376,7 +377,7 @@ void AdmissionController::WriteGrants(const std::vector<api::ModelCache>& caches
   // behind a dozen followers' zero grants.
   std::vector<const api::ModelCache*> order;
   order.reserve(caches.size());
-  for (const api::ModelCache& cache : caches) order.push_back(&cache);
+  for (const auto& cache : caches) order.push_back(cache.get());
   const auto streams_of = [&](const api::ModelCache* cache) {
     int streams = 0;
     if (auto node = by_node.find(cache->metadata.name); node != by_node.end()) {

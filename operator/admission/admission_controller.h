@@ -91,11 +91,10 @@ class AdmissionController {
   void LoadBudgets();
   void Loop(const std::stop_token& stop);
   [[nodiscard]] std::set<std::string> Stalled(
-      const std::vector<core::api::ModelCache>& caches,
-      const std::map<std::string, RevisionSources>& revisions);
-  void StepBudgets(const std::vector<core::api::ModelCache>& caches, const FleetPlan& plan);
+      const CacheSnapshots& caches, const std::map<std::string, RevisionSources>& revisions);
+  void StepBudgets(const CacheSnapshots& caches, const FleetPlan& plan);
   void WriteBudget(const std::string& identity, Budget& budget);
-  void WriteGrants(const std::vector<core::api::ModelCache>& caches, const FleetPlan& plan);
+  void WriteGrants(const CacheSnapshots& caches, const FleetPlan& plan);
 
   const Dependencies dependencies_;
   const AdmissionOptions options_;

@@ -60,7 +60,8 @@ FleetPlan PlanFleet(const FleetPlanInput& input) {
   FleetPlan plan;
   std::set<std::string> zones_holding;  // "zone|digest" with a Ready copy
   std::map<std::string, std::vector<Wish>> groups;
-  for (const api::ModelCache& cache : input.caches) {
+  for (const auto& snapshot : input.caches) {
+    const api::ModelCache& cache = *snapshot;
     // No status yet: the node's agent never reported (not started, crashed at start, cut off
     // from the API server). It could not use a grant, and its zone is unknown, so it would seed
     // a zone of its own and hold origin streams the others wait for (a CI run lost 15 minutes
@@ -148,14 +149,14 @@ FleetPlan PlanFleet(const FleetPlanInput& input) {
   return plan;
 }
 
-SourceObservation ObserveSource(const std::vector<api::ModelCache>& caches,
-                                const std::string& identity, const api::Timestamp& newer_than) {
+SourceObservation ObserveSource(const CacheSnapshots& caches, const std::string& identity,
+                                const api::Timestamp& newer_than) {
   SourceObservation observation;
   double ttfb_weighted = 0;
   std::int64_t ttfb_requests = 0;
-  for (const api::ModelCache& cache : caches) {
-    if (!cache.status) continue;
-    for (const api::SourceTelemetry& source : cache.status->sources) {
+  for (const auto& cache : caches) {
+    if (!cache->status) continue;
+    for (const api::SourceTelemetry& source : cache->status->sources) {
       if (source.source != identity || source.window_end < newer_than) continue;
       observation.bytes_per_second += static_cast<double>(source.bytes_per_second);
       observation.streams_in_use += source.peak_streams;

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -29,6 +30,10 @@
 
 namespace modelplane::controller {
 
+// The ModelCaches a pass plans from, shared with the informers' parsed copies (core/kube/
+// parsed_objects.h) instead of copied: a pass runs every two seconds over every node's cache.
+using CacheSnapshots = std::vector<std::shared_ptr<const core::api::ModelCache>>;
+
 // What the plan needs of a ModelRevision.
 struct RevisionSources {
   std::string digest;                   // status.digest
@@ -36,7 +41,7 @@ struct RevisionSources {
 };
 
 struct FleetPlanInput {
-  std::vector<core::api::ModelCache> caches;
+  CacheSnapshots caches;                             // none null
   std::map<std::string, RevisionSources> revisions;  // "namespace/name"; valid, not revoked
   std::map<std::string, std::string> seeders;        // the last pass's: "zone|digest" -> node
   std::set<std::string> stalled;  // StagingKey: staging without progress for too long
@@ -60,7 +65,7 @@ struct FleetPlan {
 
 // The fleet's telemetry for one source summed over the ModelCache statuses that reported it
 // since `newer_than` (older reports are agents that stopped reading it, or stopped).
-[[nodiscard]] SourceObservation ObserveSource(const std::vector<core::api::ModelCache>& caches,
+[[nodiscard]] SourceObservation ObserveSource(const CacheSnapshots& caches,
                                               const std::string& identity,
                                               const core::api::Timestamp& newer_than);
 

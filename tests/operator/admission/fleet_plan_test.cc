@@ -29,7 +29,9 @@ api::ModelCache Node(const std::string& name, std::string zone, std::string reas
 
 FleetPlanInput Input(std::vector<api::ModelCache> caches) {
   FleetPlanInput input;
-  input.caches = std::move(caches);
+  for (api::ModelCache& cache : caches) {
+    input.caches.push_back(std::make_shared<const api::ModelCache>(std::move(cache)));
+  }
   input.revisions["models/llama"] = {.digest = kDigest, .identities = {kBucket}};
   input.wanted_streams = 8;
   return input;
@@ -135,7 +137,7 @@ TEST(FleetPlanTest, TheFleetsTelemetryIsSummedOverFreshReports) {
   stale.status->sources.push_back(
       {.source = kBucket, .window_end = now - std::chrono::minutes(5), .bytes_per_second = 999});
   const SourceObservation observation =
-      ObserveSource({one, two, stale}, kBucket, now - std::chrono::seconds(10));
+      ObserveSource(Input({one, two, stale}).caches, kBucket, now - std::chrono::seconds(10));
   EXPECT_EQ(observation.bytes_per_second, 400);
   EXPECT_EQ(observation.streams_in_use, 5);
   EXPECT_EQ(observation.requests_ok, 40);
