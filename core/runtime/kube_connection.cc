@@ -33,8 +33,9 @@ Result<std::unique_ptr<KubeClient>> LeaderElectionClient(const KubeConnection& c
                                                          std::chrono::milliseconds retry_period,
                                                          const Clock& clock) {
   KubeClientOptions options;
-  // An attempt is at most two requests (read, write) per retry period; twice that rate, and
-  // never below client-go's default of 5, leaves room for a release and a campaign's create.
+  // An attempt is at most three requests per retry period (a renewal that conflicts, a read, a
+  // write); four per period, and never below client-go's default of 5 qps, leaves room for a
+  // release and a campaign's create.
   const double attempts_per_second =
       1000.0 / static_cast<double>(std::max<std::int64_t>(1, retry_period.count()));
   options.qps = std::max(5.0, 4 * attempts_per_second);
