@@ -58,7 +58,7 @@ class Api:
         return http.client.HTTPSConnection(self.host, self.port, context=self.context,
                                            timeout=timeout)
 
-    def request(self, method, path, body=None):
+    def request(self, method, path, body=None, content_type="application/json"):
         """One request on this thread's keep-alive connection; (status, parsed body)."""
         for attempt in range(3):
             connection = getattr(self.local, "connection", None)
@@ -67,7 +67,7 @@ class Api:
             try:
                 payload = json.dumps(body).encode() if body is not None else None
                 connection.request(method, path, body=payload,
-                                   headers={"Content-Type": "application/json",
+                                   headers={"Content-Type": content_type,
                                             "Accept": "application/json"})
                 response = connection.getresponse()
                 data = response.read()

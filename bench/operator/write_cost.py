@@ -21,7 +21,6 @@ round. Standard library only.
 
 import argparse
 import concurrent.futures
-import http.client
 import json
 import os
 import sys
@@ -46,25 +45,6 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def send(api, method, path, body, content_type):
-    for attempt in range(3):
-        connection = getattr(api.local, "connection", None)
-        if connection is None:
-            connection = api.local.connection = api.connect()
-        try:
-            connection.request(method, path, body=json.dumps(body).encode(),
-                               headers={"Content-Type": content_type,
-                                        "Accept": "application/json"})
-            response = connection.getresponse()
-            data = response.read()
-            return response.status, json.loads(data) if data else {}
-        except (http.client.HTTPException, OSError):
-            api.local.connection = None
-            if attempt == 2:
-                raise
-    raise AssertionError("unreachable")
-
-
 def toggled(entries):
     """spec.revisions with the bench's entry dropped if present, appended if not."""
     kept = [entry for entry in entries if entry.get("revision") != MARK["revision"]]
@@ -79,16 +59,17 @@ def write(api, method, cache):
         body = {"apiVersion": "modelplane.io/v1alpha1", "kind": "ModelCache",
                 "metadata": {"name": name, "resourceVersion": version},
                 "spec": {"revisions": entries}}
-        return send(api, "PATCH", f"{CACHES}/{name}?fieldManager=modelplane-operator&force=true",
-                    body, CONTENT_TYPES[method])
+        return api.request("PATCH",
+                           f"{CACHES}/{name}?fieldManager=modelplane-operator&force=true", body,
+                           CONTENT_TYPES[method])
     if method == "merge":
         body = {"metadata": {"resourceVersion": version}, "spec": {"revisions": entries}}
-        return send(api, "PATCH", f"{CACHES}/{name}?fieldManager=modelplane-operator", body,
-                    CONTENT_TYPES[method])
+        return api.request("PATCH", f"{CACHES}/{name}?fieldManager=modelplane-operator", body,
+                           CONTENT_TYPES[method])
     body = dict(cache)
     body["spec"] = dict(cache.get("spec") or {}, revisions=entries)
-    return send(api, "PUT", f"{CACHES}/{name}?fieldManager=modelplane-operator", body,
-                CONTENT_TYPES[method])
+    return api.request("PUT", f"{CACHES}/{name}?fieldManager=modelplane-operator", body,
+                       CONTENT_TYPES[method])
 
 
 def batch(api, method, threads, pids):
