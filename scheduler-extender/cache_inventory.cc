@@ -3,13 +3,20 @@
 #include <algorithm>
 #include <mutex>
 #include <string_view>
+#include <unordered_map>
 
 #include "core/api/model_revocation.h"
 #include "core/api/object_key.h"
 #include "core/api/revision_digest.h"
 #include "scheduler-extender/node_cache_table.h"
+#include "scheduler-extender/revision_holdings.h"
 
 namespace modelplane::extender {
+
+void NodeCacheInfo::Set(std::string_view digest, CachedRevisionInfo info) {
+  entries.push_back({.digest = DigestText(digest), .info = std::move(info)});
+  digests_indexed = false;
+}
 
 const CachedRevisionInfo* NodeCacheInfo::Find(const std::string& digest) const {
   return Find(digest, std::hash<std::string>{}(digest));
@@ -18,14 +25,38 @@ const CachedRevisionInfo* NodeCacheInfo::Find(const std::string& digest) const {
 const CachedRevisionInfo* NodeCacheInfo::Find(const std::string& digest,
                                               std::size_t digest_hash) const {
   if (digest.empty()) return nullptr;
-  if (digests_indexed) {
-    const std::size_t key = DigestHash::KeyOf(digest_hash);
-    const auto at = std::ranges::partition_point(
-        digest_hashes, [key](const DigestHash& entry) { return entry.key() < key; });
-    if (at == digest_hashes.end() || at->key() != key) return nullptr;
+  if (digests_indexed) return FindByKey(DigestHash::KeyOf(digest_hash), digest);
+  const auto last =
+      std::ranges::find_if(entries.rbegin(), entries.rend(),
+                           [&](const CachedDigest& entry) { return entry.digest == digest; });
+  return last == entries.rend() ? nullptr : &last->info;
+}
+
+const DigestHash* NodeCacheInfo::FindKey(std::size_t key) const {
+  if (digest_hashes.empty() || !digest_signature.MayHold(key)) return nullptr;
+  // The first entry not below `key`, without branches on the comparisons: the index is short
+  // and searched on thousands of nodes per request, where mispredicted branches cost more
+  // than the comparisons.
+  const DigestHash* first = digest_hashes.data();
+  for (std::size_t length = digest_hashes.size(); length > 1;) {
+    const std::size_t half = length / 2;
+    first = first[half].key() < key ? first + half : first;
+    length -= half;
   }
-  const auto found = revisions.find(digest);
-  return found == revisions.end() ? nullptr : &found->second;
+  if (first->key() < key) ++first;
+  return first != digest_hashes.data() + digest_hashes.size() && first->key() == key ? first
+                                                                                     : nullptr;
+}
+
+const CachedRevisionInfo* NodeCacheInfo::FindByKey(std::size_t key,
+                                                   const std::string& digest) const {
+  const DigestHash* first = FindKey(key);
+  if (first == nullptr) return nullptr;
+  for (auto at = static_cast<std::size_t>(first - digest_hashes.data());
+       at < digest_hashes.size() && digest_hashes[at].key() == key; ++at) {
+    if (entries[at].digest == digest) return &entries[at].info;
+  }
+  return nullptr;
 }
 
 void PrefetchAhead(std::span<const std::shared_ptr<const NodeCacheInfo>> caches,
@@ -43,13 +74,29 @@ void PrefetchAhead(std::span<const std::shared_ptr<const NodeCacheInfo>> caches,
 }
 
 void NodeCacheInfo::IndexDigests() {
-  digest_hashes.clear();
-  digest_hashes.reserve(revisions.size());
-  for (const auto& [digest, entry] : revisions) {
-    digest_hashes.emplace_back(std::hash<std::string>{}(digest),
-                               entry.state == core::api::kCacheStateReady);
+  // The position of each digest's last entry, with its hash's key.
+  std::vector<std::pair<std::size_t, std::size_t>> kept;  // (key, position)
+  {
+    std::unordered_map<std::string_view, std::size_t> last;
+    last.reserve(entries.size());
+    for (std::size_t at = 0; at < entries.size(); ++at) last[entries[at].digest.view()] = at;
+    kept.reserve(last.size());
+    for (const auto& [digest, at] : last) {
+      kept.emplace_back(DigestHash::KeyOf(std::hash<std::string_view>{}(digest)), at);
+    }
   }
-  std::ranges::sort(digest_hashes, {}, &DigestHash::key);
+  std::ranges::sort(kept);
+  std::vector<CachedDigest> sorted;
+  sorted.reserve(kept.size());
+  digest_hashes.clear();
+  digest_hashes.reserve(kept.size());
+  digest_signature = {};
+  for (const auto& [key, at] : kept) {
+    digest_hashes.emplace_back(key, entries[at].info.state == core::api::kCacheStateReady);
+    digest_signature.Add(key);
+    sorted.push_back(std::move(entries[at]));
+  }
+  entries = std::move(sorted);
   digests_indexed = true;
 }
 
@@ -98,9 +145,9 @@ NodeCacheInfo MakeNodeCacheInfo(const core::api::ModelCache& cache) {
   info.reclaimable_bytes = cache.status->reclaimable_bytes;
   for (const auto& revision : cache.status->revisions) {
     if (revision.digest.empty()) continue;
-    info.revisions[revision.digest] = {.state = revision.state,
-                                       .bytes_done = revision.bytes_done,
-                                       .bytes_total = revision.bytes_total};
+    info.Set(revision.digest, {.state = revision.state,
+                               .bytes_done = revision.bytes_done,
+                               .bytes_total = revision.bytes_total});
     if (revision.state == core::api::kCacheStateReady && revision.protection.empty() &&
         revision.unique_bytes > 0) {
       info.evictable.push_back(
@@ -109,6 +156,7 @@ NodeCacheInfo MakeNodeCacheInfo(const core::api::ModelCache& cache) {
   }
   // nullopt sorts first: a revision no pod ever used here is the coldest.
   std::ranges::stable_sort(info.evictable, {}, &EvictableRevision::last_used);
+  info.IndexDigests();
   return info;
 }
 
@@ -131,16 +179,7 @@ void UnindexFiles(FileIndex& index, const RevisionInfo& revision) {
   }
 }
 
-// Another digest that lists some of the revision's files: which ones (indexes into its sorted
-// blobs, ascending) and their bytes.
-struct SharingDigest {
-  std::string digest;
-  std::size_t key = 0;  // DigestHash::KeyOf its hash
-  std::vector<std::uint32_t> blobs;
-  std::int64_t bytes = 0;
-};
-
-// Sorted by hash, for HeldCounter's merge with a node's index.
+// The other digests that list some of the revision's files.
 std::vector<SharingDigest> FindSharingDigests(const RevisionInfo& revision,
                                               const FileIndex& index) {
   std::vector<SharingDigest> out;
@@ -162,55 +201,8 @@ std::vector<SharingDigest> FindSharingDigests(const RevisionInfo& revision,
       }
     }
   }
-  std::ranges::sort(out, {}, &SharingDigest::key);
   return out;
 }
-
-// What one node holds of the revision through the sharing digests Ready there, from the
-// node's index alone: one merge of two short sorted arrays. A hash match stands for the digest
-// here (a wrong one needs two digests with the same 64-bit hash on one node, and would only
-// shift a score), so the map is not read at all.
-class HeldCounter {
- public:
-  HeldCounter(const RevisionInfo& revision, const std::vector<SharingDigest>& sharing)
-      : revision_(revision), sharing_(sharing), marks_(revision.blobs.size(), 0) {}
-
-  std::int64_t Held(const NodeCacheInfo& cache) {
-    if (!cache.digests_indexed) {
-      // Not a snapshot the inventory keeps (a caller's own): index a copy.
-      NodeCacheInfo indexed = cache;
-      indexed.IndexDigests();
-      return Held(indexed);
-    }
-    hits_.clear();
-    auto node = cache.digest_hashes.begin();
-    for (const SharingDigest& sharing : sharing_) {
-      while (node != cache.digest_hashes.end() && node->key() < sharing.key) ++node;
-      if (node == cache.digest_hashes.end()) break;
-      if (node->key() == sharing.key && node->ready()) hits_.push_back(&sharing);
-    }
-    if (hits_.empty()) return 0;
-    if (hits_.size() == 1) return hits_.front()->bytes;
-    // Several digests may hold the same file: count it once.
-    ++stamp_;
-    std::int64_t bytes = 0;
-    for (const SharingDigest* sharing : hits_) {
-      for (const std::uint32_t blob : sharing->blobs) {
-        if (marks_[blob] == stamp_) continue;
-        marks_[blob] = stamp_;
-        bytes += revision_.blobs[blob].size;
-      }
-    }
-    return bytes;
-  }
-
- private:
-  const RevisionInfo& revision_;
-  const std::vector<SharingDigest>& sharing_;
-  std::vector<std::uint64_t> marks_;  // per blob: the stamp of the last node that counted it
-  std::uint64_t stamp_ = 0;
-  std::vector<const SharingDigest*> hits_;
-};
 
 }  // namespace
 
@@ -238,31 +230,27 @@ std::int64_t CacheInventory::HeldBytes(const RevisionInfo& revision,
                                        const NodeCacheInfo& cache) const {
   // Non-owning: the aliasing constructor with an empty owner.
   const std::shared_ptr<const NodeCacheInfo> one(std::shared_ptr<const NodeCacheInfo>(), &cache);
-  return HeldBytes(revision, std::span(&one, 1)).front();
+  return Holdings(revision, std::span(&one, 1)).front().held_bytes;
 }
 
-std::vector<std::int64_t> CacheInventory::HeldBytes(
-    const RevisionInfo& revision,
-    std::span<const std::shared_ptr<const NodeCacheInfo>> caches) const {
-  std::vector<std::int64_t> held(caches.size(), 0);
-  if (revision.blobs.empty()) return held;
+RevisionHoldings CacheInventory::HoldingsOf(const RevisionInfo& revision) const {
   std::vector<SharingDigest> sharing;
-  {
+  if (!revision.blobs.empty()) {
     // Copied out, so informer updates wait only for the index look-ups, not the whole request.
     const std::shared_lock lock(mutex_);
     sharing = FindSharingDigests(revision, by_blob_);
   }
-  if (sharing.empty()) return held;
-  HeldCounter counter(revision, sharing);
-  for (std::size_t index = 0; index < caches.size(); ++index) {
-    PrefetchAhead(caches, index);
-    if (caches[index]) held[index] = counter.Held(*caches[index]);
-  }
-  return held;
+  return RevisionHoldings(revision, std::move(sharing));
+}
+
+std::vector<NodeHolding> CacheInventory::Holdings(
+    const RevisionInfo& revision,
+    std::span<const std::shared_ptr<const NodeCacheInfo>> caches) const {
+  return HoldingsOf(revision).Of(caches);
 }
 
 void CacheInventory::UpsertCache(NodeCacheInfo cache) {
-  cache.IndexDigests();
+  if (!cache.digests_indexed) cache.IndexDigests();
   auto entry = std::make_shared<const NodeCacheInfo>(std::move(cache));
   const std::unique_lock lock(mutex_);
   caches_->Upsert(std::move(entry));

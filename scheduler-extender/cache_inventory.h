@@ -7,17 +7,20 @@
 // Thread safety: every method may be called from any thread.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <shared_mutex>
 #include <span>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
 #include "core/api/model_cache.h"
 #include "core/api/model_revision.h"
+#include "scheduler-extender/digest_text.h"
 
 namespace modelplane::extender {
 
@@ -64,27 +67,44 @@ class DigestHash {
   std::size_t bits_;
 };
 
-// std::hash<std::string> under another name, so that the map below is searched by hash at every
-// size: libstdc++ scans maps of up to 20 std::hash<std::string>-keyed entries linearly,
-// comparing every 71-byte digest (measured: a tenth of a 5,000-candidate decision). Not
-// noexcept, so the map still keeps each entry's hash and never rehashes a key to walk a bucket.
-struct DigestHasher {
-  std::size_t operator()(const std::string& digest) const {
-    return std::hash<std::string>{}(digest);
+// A node's digests as a set of 256 bits, one per value of their keys' top byte: a key whose
+// bit is clear is not on the node. A request asks thousands of nodes about a few digests and
+// most answers are "not here"; this answers most of them from the snapshot's first cache
+// lines, without searching (or reading) the node's index.
+class DigestSignature {
+ public:
+  void Add(std::size_t key) { words_[Bit(key) / 64] |= std::uint64_t{1} << (Bit(key) % 64); }
+  [[nodiscard]] bool MayHold(std::size_t key) const {
+    return (words_[Bit(key) / 64] >> (Bit(key) % 64) & 1U) != 0;
   }
+  // Whether any key added to `other` may be among these.
+  [[nodiscard]] bool MayHoldAnyOf(const DigestSignature& other) const {
+    return ((words_[0] & other.words_[0]) | (words_[1] & other.words_[1]) |
+            (words_[2] & other.words_[2]) | (words_[3] & other.words_[3])) != 0;
+  }
+
+ private:
+  static std::size_t Bit(std::size_t key) { return key >> 56; }
+  std::array<std::uint64_t, 4> words_{};
 };
-using CachedRevisionMap = std::unordered_map<std::string, CachedRevisionInfo, DigestHasher>;
+
+// One digest a node lists, and what its agent says of it.
+struct CachedDigest {
+  DigestText digest;
+  CachedRevisionInfo info;
+};
 
 // One node's ModelCache status.
 // What every request reads comes first (the name, the digest index, the sizes), so that it
-// shares the snapshot's first cache lines; the map and the eviction order come last.
+// shares the snapshot's first cache lines; the entries and the eviction order come last.
 struct NodeCacheInfo {
   std::string node;
-  // The digests in `revisions` by hash, sorted, once IndexDigests ran (UpsertCache runs it on
-  // the snapshot it keeps): a request asks every candidate node about a few digests, and most
-  // answers are "not here", which this small array gives without touching the map's buckets
-  // and nodes. Stale if `revisions` changes afterwards.
+  // The hashes of `entries`' digests, sorted, with `entries` in the same order, once
+  // IndexDigests ran (UpsertCache runs it on the snapshot it keeps): a request asks every
+  // candidate node about a few digests, and most answers are "not here", which this small
+  // array gives without touching the entries. Stale if `entries` changes afterwards.
   std::vector<DigestHash> digest_hashes;
+  DigestSignature digest_signature;  // of digest_hashes' keys, once indexed
   bool digests_indexed = false;
   bool has_status = false;          // false until the node agent first reports
   std::int64_t capacity_bytes = 0;  // 0: not reported
@@ -92,18 +112,39 @@ struct NodeCacheInfo {
   std::int64_t reserved_bytes = 0;
   std::int64_t high_watermark_bytes = 0;  // 0: not reported (eviction off or an older agent)
   std::int64_t reclaimable_bytes = 0;     // what eviction could free without touching protected
-  CachedRevisionMap revisions;            // by digest
+  // One per digest once indexed; before that the last entry of a digest is the one that counts.
+  // A flat array, not a map: a digest found costs one entry's cache lines, not a bucket, a list
+  // node and the key's own allocation.
+  std::vector<CachedDigest> entries;
   // Coldest first: never used, then least recently used (the agent's value order, roughly).
   std::vector<EvictableRevision> evictable;
 
+  // Adds the digest's entry, or replaces it (the last one set counts); unindexes.
+  void Set(std::string_view digest, CachedRevisionInfo info);
   [[nodiscard]] const CachedRevisionInfo* Find(const std::string& digest) const;
   // The same with the digest's std::hash given: a request asks thousands of nodes about one
   // digest, and hashing its 71 bytes once per node was a measurable part of a decision.
   [[nodiscard]] const CachedRevisionInfo* Find(const std::string& digest,
                                                std::size_t digest_hash) const;
-  void IndexDigests();  // fills digest_hashes from revisions
+  // For an indexed cache: the entry for `digest`, whose hash's key (DigestHash::KeyOf) is
+  // `key`; hashes can collide, so the digests with that key are compared. Null when none.
+  [[nodiscard]] const CachedRevisionInfo* FindByKey(std::size_t key,
+                                                    const std::string& digest) const;
+  // For an indexed cache: the first index entry with `key`, or null.
+  [[nodiscard]] const DigestHash* FindKey(std::size_t key) const;
+  // Sorts `entries` by their digests' hashes, keeps the last entry of each digest and fills
+  // digest_hashes to match.
+  void IndexDigests();
   // capacity - used - reserved, never below 0; meaningful only when capacity_bytes > 0.
   [[nodiscard]] std::int64_t FreeBytes() const;
+};
+
+// What one candidate node holds of the revision a request asks about (RevisionHoldings).
+struct NodeHolding {
+  // Bytes of the revision's files the node holds through other digests Ready there.
+  std::int64_t held_bytes = 0;
+  // The node's entry for the revision's own digest; null: none.
+  const CachedRevisionInfo* entry = nullptr;
 };
 
 // Asks the memory system for what a pass over `caches` will read at `index` + a few: the
@@ -115,6 +156,7 @@ void PrefetchAhead(std::span<const std::shared_ptr<const NodeCacheInfo>> caches,
 [[nodiscard]] NodeCacheInfo MakeNodeCacheInfo(const core::api::ModelCache& cache);
 
 class NodeCacheTable;
+class RevisionHoldings;
 
 class CacheInventory {
  public:
@@ -134,10 +176,12 @@ class CacheInventory {
   // The revision's own entry does not count: Ready is scored whole, Staging by its progress.
   [[nodiscard]] std::int64_t HeldBytes(const RevisionInfo& revision,
                                        const NodeCacheInfo& cache) const;
-  // The same for every cache (0 where null), in order. The digests that share a file with
-  // `revision` are found once, from an index by file, so a node costs one merge of those few
-  // digests with its digest index instead of a merge of file lists per revision it holds.
-  [[nodiscard]] std::vector<std::int64_t> HeldBytes(
+  // What a request needs to count, node by node, what each candidate holds of `revision`
+  // (revision_holdings.h); `revision` must outlive it.
+  [[nodiscard]] RevisionHoldings HoldingsOf(const RevisionInfo& revision) const;
+  // For every cache (empty where null), in order: those held bytes and the node's entry for the
+  // revision's digest. The entries point into `caches`, which must outlive them.
+  [[nodiscard]] std::vector<NodeHolding> Holdings(
       const RevisionInfo& revision,
       std::span<const std::shared_ptr<const NodeCacheInfo>> caches) const;
   // One entry per node, in order; null where the node has no ModelCache.

@@ -24,15 +24,18 @@ std::int64_t PartialScore(std::int64_t part, std::int64_t whole) {
 
 }  // namespace
 
-std::optional<std::int64_t> CacheLocalityRule::Score(const NodeContext& context) const {
+RuleVerdict CacheLocalityRule::Judge(const NodeContext& context) const {
   const CachedRevisionInfo* held = HeldEntry(context);
-  if (held != nullptr && held->state == core::api::kCacheStateReady) return kScoreReady;
+  if (held != nullptr && held->state == core::api::kCacheStateReady) return {.score = kScoreReady};
   if (held != nullptr && (held->state == core::api::kCacheStateStaging ||
                           held->state == core::api::kCacheStatePending)) {
-    return PartialScore(std::max(held->bytes_done, context.held_bytes), held->bytes_total);
+    return {.score =
+                PartialScore(std::max(held->bytes_done, context.held_bytes), held->bytes_total)};
   }
-  if (context.held_bytes > 0) return PartialScore(context.held_bytes, context.revision.bytes);
-  return 0;
+  if (context.held_bytes > 0) {
+    return {.score = PartialScore(context.held_bytes, context.revision.bytes)};
+  }
+  return {.score = 0};
 }
 
 }  // namespace modelplane::extender

@@ -15,10 +15,7 @@ namespace modelplane::extender {
 class CacheLocalityRule final : public PlacementRule {
  public:
   [[nodiscard]] std::string_view Name() const override { return "cache-locality"; }
-  [[nodiscard]] std::optional<std::string> Filter(const NodeContext&) const override {
-    return std::nullopt;
-  }
-  [[nodiscard]] std::optional<std::int64_t> Score(const NodeContext& context) const override;
+  [[nodiscard]] RuleVerdict Judge(const NodeContext& context) const override;
 };
 
 }  // namespace modelplane::extender

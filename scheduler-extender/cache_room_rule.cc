@@ -24,33 +24,29 @@ std::int64_t LackingBytes(const NodeContext& context) {
   return std::max<std::int64_t>(0, context.revision.bytes - context.held_bytes);
 }
 
-bool CapacityKnown(const NodeContext& context) {
-  return context.cache != nullptr && context.cache->capacity_bytes > 0;
-}
-
 }  // namespace
 
-std::optional<std::string> CacheRoomRule::Filter(const NodeContext& context) const {
-  if (!CapacityKnown(context)) return std::nullopt;
+RuleVerdict CacheRoomRule::Judge(const NodeContext& context) const {
+  if (context.cache == nullptr || context.cache->capacity_bytes <= 0) return {};  // unknown
   const NodeCacheInfo& cache = *context.cache;
   const std::int64_t lacking = LackingBytes(context);
   const std::int64_t free_bytes = cache.FreeBytes();
-  if (lacking <= free_bytes + cache.reclaimable_bytes) return std::nullopt;
-  return fmt::format(
-      "modelplane: model cache has {} bytes free and {} it could evict, revision {} needs {}",
-      free_bytes, cache.reclaimable_bytes, context.revision.key, lacking);
+  if (lacking > free_bytes + cache.reclaimable_bytes) {
+    return {
+        .reason = fmt::format("modelplane: model cache has {} bytes free and {} it could "
+                              "evict, revision {} needs {}",
+                              free_bytes, cache.reclaimable_bytes, context.revision.key, lacking),
+        .score = 0};
+  }
+  return {.score = RoomScore(cache, lacking)};
 }
 
-std::optional<std::int64_t> CacheRoomRule::Score(const NodeContext& context) const {
-  if (!CapacityKnown(context)) return std::nullopt;
-  const NodeCacheInfo& cache = *context.cache;
-  const std::int64_t lacking = LackingBytes(context);
+std::int64_t CacheRoomRule::RoomScore(const NodeCacheInfo& cache, std::int64_t lacking) const {
   const std::int64_t limit =
       cache.high_watermark_bytes > 0 ? cache.high_watermark_bytes : cache.capacity_bytes;
   const std::int64_t below_limit =
       std::max<std::int64_t>(0, limit - cache.used_bytes - cache.reserved_bytes);
   if (lacking <= below_limit) return kScoreNoEviction;
-  if (lacking > cache.FreeBytes() + cache.reclaimable_bytes) return 0;  // the filter refuses it
 
   const std::int64_t need = lacking - below_limit;
   const auto hot_since = clock_.WallNow() - hot_window_;

@@ -36,10 +36,12 @@ class CacheRoomRule final : public PlacementRule {
       : clock_(clock), hot_window_(hot_window) {}
 
   [[nodiscard]] std::string_view Name() const override { return "cache-room"; }
-  [[nodiscard]] std::optional<std::string> Filter(const NodeContext& context) const override;
-  [[nodiscard]] std::optional<std::int64_t> Score(const NodeContext& context) const override;
+  [[nodiscard]] RuleVerdict Judge(const NodeContext& context) const override;
 
  private:
+  // The score for a node that must make room for `lacking` bytes and can (the filter passed).
+  [[nodiscard]] std::int64_t RoomScore(const NodeCacheInfo& cache, std::int64_t lacking) const;
+
   const core::Clock& clock_;
   std::chrono::seconds hot_window_;
 };

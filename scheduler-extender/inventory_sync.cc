@@ -88,7 +88,7 @@ void InventorySync::ApplyCache(const core::ObjectPtr& object) {
   NodeCacheInfo info = MakeNodeCacheInfo(*cache);
   logger_.Debug("model_cache_observed", {{"node", info.node},
                                          {"capacity_bytes", info.capacity_bytes},
-                                         {"revisions", info.revisions.size()}});
+                                         {"revisions", info.entries.size()}});
   inventory_.UpsertCache(std::move(info));
 }
 

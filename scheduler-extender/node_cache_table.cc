@@ -1,6 +1,8 @@
 #include "scheduler-extender/node_cache_table.h"
 
-#include <functional>
+#include <cstdint>
+#include <cstring>
+#include <string_view>
 #include <utility>
 
 namespace modelplane::extender {
@@ -12,8 +14,39 @@ constexpr std::size_t kInitialSlots = 64;
 constexpr std::size_t kSlotDistance = 8;
 constexpr std::size_t kSnapshotDistance = 4;
 
-std::size_t HashOf(const std::string& node) {
-  return std::hash<std::string>{}(node);
+// A node name's hash: 8 bytes at a time, each word mixed in with a multiply, then murmur3's
+// finalizer, so that the low bits (which pick the home slot) depend on every byte. A request
+// hashes every candidate's name, and std::hash's byte-wise tail and call were a tenth of a
+// 5,000-candidate decision's instructions.
+std::size_t HashOf(std::string_view node) {
+  constexpr std::uint64_t kMultiplier = 0xff51afd7ed558ccdULL;
+  std::uint64_t hash = 0x9e3779b97f4a7c15ULL ^ node.size();
+  const auto mix_in = [&](std::uint64_t word) {
+    hash = (hash ^ word) * kMultiplier;
+    hash ^= hash >> 32;
+  };
+  constexpr std::size_t kWord = sizeof(std::uint64_t);
+  const auto word_at = [&](std::size_t at) {
+    std::uint64_t word = 0;
+    std::memcpy(&word, node.data() + at, kWord);  // a fixed size: one load, no call
+    return word;
+  };
+  if (node.size() < kWord) {
+    std::uint64_t word = 0;
+    for (const char c : node) word = word << 8 | static_cast<unsigned char>(c);
+    mix_in(word);
+  } else {
+    std::size_t at = 0;
+    for (; at + kWord <= node.size(); at += kWord) mix_in(word_at(at));
+    // The tail as the last whole word, which overlaps the one before.
+    if (at < node.size()) mix_in(word_at(node.size() - kWord));
+  }
+  hash ^= hash >> 33;
+  hash *= kMultiplier;
+  hash ^= hash >> 33;
+  hash *= 0xc4ceb9fe1a85ec53ULL;
+  hash ^= hash >> 33;
+  return static_cast<std::size_t>(hash);
 }
 
 }  // namespace

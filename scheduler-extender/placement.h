@@ -41,12 +41,18 @@ class Placement {
   [[nodiscard]] static Placement Default(const core::Clock& clock);
 
   // One verdict per node, in order; caches[i] belongs to nodes[i] (null: no ModelCache), and
-  // held_bytes[i], when given, is what nodes[i] holds of the revision's files already
-  // (CacheInventory::HeldBytes).
+  // holdings[i], when given, is what nodes[i] holds of the revision (CacheInventory::Holdings);
+  // without them a node holds none of its files through other revisions and its entry is
+  // looked up in its cache.
   [[nodiscard]] std::vector<NodeVerdict> Evaluate(
       const RevisionInfo& revision, std::span<const std::string> nodes,
       std::span<const std::shared_ptr<const NodeCacheInfo>> caches,
-      std::span<const std::int64_t> held_bytes = {}) const;
+      std::span<const NodeHolding> holdings = {}) const;
+  // The same, appended to `verdicts`.
+  void EvaluateInto(const RevisionInfo& revision, std::span<const std::string> nodes,
+                    std::span<const std::shared_ptr<const NodeCacheInfo>> caches,
+                    std::span<const NodeHolding> holdings,
+                    std::vector<NodeVerdict>& verdicts) const;
 
  private:
   std::vector<WeightedRule> rules_;

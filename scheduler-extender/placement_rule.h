@@ -1,5 +1,5 @@
 // The seam for placement rules: each rule looks at one candidate node for one revision and may
-// rule the node out (filter) and gives it a score (prioritize). Placement (placement.h) runs the
+// rule the node out (filter) and give it a score (prioritize). Placement (placement.h) runs the
 // rules and combines them. The first rule is cache locality (cache_locality_rule.h); the later
 // ones (a peer holding the revision in the same zone, media and eviction pressure) add fields to
 // NodeContext and a class here, and change nothing else.
@@ -33,16 +33,34 @@ struct NodeContext {
   return context.cache == nullptr ? nullptr : context.cache->Find(context.revision.digest);
 }
 
+// One rule's answer about one node.
+struct RuleVerdict {
+  // Why the node cannot take the revision; nullopt when it can.
+  std::optional<std::string> reason;
+  // 0 (worst) to 10 (best), kube-scheduler's extender priority range; nullopt when the rule
+  // does not rank nodes (a filter-only rule), so it does not dilute the others' scores.
+  std::optional<std::int64_t> score;
+};
+
 class PlacementRule {
  public:
   virtual ~PlacementRule() = default;
 
   [[nodiscard]] virtual std::string_view Name() const = 0;
-  // Why the node cannot take the revision, or nullopt when it can.
-  [[nodiscard]] virtual std::optional<std::string> Filter(const NodeContext& context) const = 0;
-  // 0 (worst) to 10 (best), kube-scheduler's extender priority range; nullopt when the rule
-  // does not rank nodes (a filter-only rule), so it does not dilute the others' scores.
-  [[nodiscard]] virtual std::optional<std::int64_t> Score(const NodeContext& context) const = 0;
+  // False when the rule has nothing to say about any node for this revision (the revoked rule
+  // for a revision that is not revoked): Placement then skips it for the whole request.
+  [[nodiscard]] virtual bool AppliesTo(const RevisionInfo& /*revision*/) const { return true; }
+  // Filter and score at once: one call per node and rule, and what both need is worked out
+  // once.
+  [[nodiscard]] virtual RuleVerdict Judge(const NodeContext& context) const = 0;
+
+  // The two halves of Judge, for callers that want one.
+  [[nodiscard]] std::optional<std::string> Filter(const NodeContext& context) const {
+    return Judge(context).reason;
+  }
+  [[nodiscard]] std::optional<std::int64_t> Score(const NodeContext& context) const {
+    return Judge(context).score;
+  }
 };
 
 }  // namespace modelplane::extender

@@ -2,13 +2,9 @@
 
 namespace modelplane::extender {
 
-std::optional<std::string> RevokedRevisionRule::Filter(const NodeContext& context) const {
-  if (!context.revision.revoked) return std::nullopt;
-  return "modelplane: revision " + context.revision.key + " is revoked";
-}
-
-std::optional<std::int64_t> RevokedRevisionRule::Score(const NodeContext& /*context*/) const {
-  return std::nullopt;
+RuleVerdict RevokedRevisionRule::Judge(const NodeContext& context) const {
+  if (!context.revision.revoked) return {};
+  return {.reason = "modelplane: revision " + context.revision.key + " is revoked"};
 }
 
 }  // namespace modelplane::extender

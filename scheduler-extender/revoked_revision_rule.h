@@ -11,8 +11,10 @@ namespace modelplane::extender {
 class RevokedRevisionRule final : public PlacementRule {
  public:
   [[nodiscard]] std::string_view Name() const override { return "revoked-revision"; }
-  [[nodiscard]] std::optional<std::string> Filter(const NodeContext& context) const override;
-  [[nodiscard]] std::optional<std::int64_t> Score(const NodeContext& context) const override;
+  [[nodiscard]] bool AppliesTo(const RevisionInfo& revision) const override {
+    return revision.revoked;
+  }
+  [[nodiscard]] RuleVerdict Judge(const NodeContext& context) const override;
 };
 
 }  // namespace modelplane::extender

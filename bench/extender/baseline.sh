@@ -2,19 +2,27 @@
 # extender_bench against scheduler-extender/ as it was at a commit (default 65ef1df: before the
 # per-request HeldBytes and the nodes' digest index), so before and after run on the same
 # machine under the same load. Everything but scheduler-extender/ comes from the working tree
-# and build/bench's libraries (build extender_bench there first).
+# and build/bench's libraries (build extender_bench there first); with --bench-from-commit the
+# benchmark's own sources come from that commit too, for an anchor whose extender API the
+# working tree's benchmark no longer builds against (its MODELPLANE_EXTENDER_BASELINE branch
+# is 65ef1df's API).
 #
-#   bench/extender/baseline.sh [--commit C] [extender_bench flags...]
+#   bench/extender/baseline.sh [--commit C [--bench-from-commit]] [extender_bench flags...]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 commit=65ef1df
+bench_from_commit=0
 if [[ ${1:-} == --commit ]]; then
   commit=$2
   shift 2
+  if [[ ${1:-} == --bench-from-commit ]]; then
+    bench_from_commit=1
+    shift
+  fi
 fi
 build=$root/build/bench
 [[ -f $build/build.ninja ]] || { echo "configure build/bench first (docs/benchmarks.md)" >&2; exit 1; }
-out=/tmp/modelplane-extender-baseline-$commit
+out=/tmp/modelplane-extender-baseline-$commit$( ((bench_from_commit)) && echo -whole)
 mkdir -p "$out/src" "$out/obj"
 # Rebuilt when the benchmark's own sources changed since.
 if [[ ! -x $out/extender_bench ]] ||
@@ -22,8 +30,14 @@ if [[ ! -x $out/extender_bench ]] ||
   git -C "$root" archive "$commit" scheduler-extender | tar -x -C "$out/src"
   flags=(-DBOOST_ALL_NO_LIB -DBOOST_ASIO_NO_DEPRECATED -DFMT_SHARED -DSPDLOG_COMPILED_LIB
          -DSPDLOG_FMT_EXTERNAL -DSPDLOG_SHARED_LIB -D_TURN_OFF_PLATFORM_STRING
-         -DMODELPLANE_EXTENDER_BASELINE -I"$out/src" -I"$root" -O3 -DNDEBUG -std=c++23)
-  sources=("$root"/bench/extender/*.cc)
+         -I"$out/src" -I"$root" -O3 -DNDEBUG -std=c++23)
+  if ((bench_from_commit)); then
+    git -C "$root" archive "$commit" bench/extender | tar -x -C "$out/src"
+    sources=("$out"/src/bench/extender/*.cc)
+  else
+    flags+=(-DMODELPLANE_EXTENDER_BASELINE)
+    sources=("$root"/bench/extender/*.cc)
+  fi
   for source in "$out"/src/scheduler-extender/*.cc; do
     [[ $source == *_main.cc ]] || sources+=("$source")
   done

@@ -131,21 +131,34 @@ double Cpu() {
   return CpuSeconds(CLOCK_THREAD_CPUTIME_ID);
 }
 
-// What Decide computes for the held files of every candidate.
-std::vector<std::int64_t> HeldBytesOf(
+// What Decide computes of every candidate: the bytes it holds of the revision's files through
+// other digests and, but in the baseline, its entry for the revision's own digest.
+#ifdef MODELPLANE_EXTENDER_BASELINE
+// The extender before the per-request form (bench/extender/baseline.sh): one merge per node.
+using Holding = std::int64_t;
+std::vector<Holding> HoldingsOf(
     const CacheInventory& inventory, const extender::RevisionInfo& revision,
     const std::vector<std::shared_ptr<const extender::NodeCacheInfo>>& caches) {
-#ifdef MODELPLANE_EXTENDER_BASELINE
-  // The extender before the per-request form (bench/extender/baseline.sh): one merge per node.
   std::vector<std::int64_t> held(caches.size(), 0);
   for (std::size_t index = 0; index < caches.size(); ++index) {
     if (caches[index]) held[index] = inventory.HeldBytes(revision, *caches[index]);
   }
   return held;
-#else
-  return inventory.HeldBytes(revision, caches);
-#endif
 }
+std::int64_t HeldBytesOf(const Holding& holding) {
+  return holding;
+}
+#else
+using Holding = extender::NodeHolding;
+std::vector<Holding> HoldingsOf(
+    const CacheInventory& inventory, const extender::RevisionInfo& revision,
+    const std::vector<std::shared_ptr<const extender::NodeCacheInfo>>& caches) {
+  return inventory.Holdings(revision, caches);
+}
+std::int64_t HeldBytesOf(const Holding& holding) {
+  return holding.held_bytes;
+}
+#endif
 
 // What every run shares: the inventory, the revisions pods name, the candidate lists.
 struct Workload {
@@ -288,11 +301,11 @@ void RunBreakdown(const Flags& flags, Workload& work) {
       t0 = Cpu();
       const auto caches = work.inventory.FindCaches(args->node_names);
       t1 = Cpu();
-      const std::vector<std::int64_t> held = HeldBytesOf(work.inventory, *revision, caches);
+      const std::vector<Holding> holdings = HoldingsOf(work.inventory, *revision, caches);
       const auto t2 = Cpu();
       extender::PodDecision decision;
       decision.outcome = extender::PodDecision::Outcome::kPlaced;
-      decision.verdicts = placement.Evaluate(*revision, args->node_names, caches, held);
+      decision.verdicts = placement.Evaluate(*revision, args->node_names, caches, holdings);
       const auto t3 = Cpu();
       verdicts += decision.verdicts.size();
       for (const auto& verdict : decision.verdicts) passed += verdict.passed ? 1 : 0;
@@ -346,11 +359,14 @@ std::size_t Verify(const bench::SyntheticFleet& fleet, const Workload& work) {
        std::set<std::string>(work.targets.begin(), work.targets.end())) {
     const core::api::ModelRevision& wanted = *by_key.at(target);
     const auto info = work.inventory.FindRevision(target);
-    const std::vector<std::int64_t> held = HeldBytesOf(work.inventory, *info, caches);
+    const std::vector<Holding> holdings = HoldingsOf(work.inventory, *info, caches);
     for (std::size_t i = 0; i < fleet.caches.size(); ++i) {
       std::set<std::string> files;
+      // The wanted digest's last entry (the baseline's holdings do not say).
+      [[maybe_unused]] const core::api::CachedRevision* own = nullptr;
       if (fleet.caches[i].status) {
         for (const auto& cached : fleet.caches[i].status->revisions) {
+          if (cached.digest == wanted.status->digest) own = &cached;
           if (cached.state != core::api::kCacheStateReady ||
               cached.digest == wanted.status->digest) {
             continue;
@@ -364,11 +380,20 @@ std::size_t Verify(const bench::SyntheticFleet& fleet, const Workload& work) {
         expected += files.contains(file.sha256) ? file.size : 0;
       ++checked;
       holding += expected > 0 ? 1 : 0;
-      if (held[i] != expected) ++mismatches;
+      if (HeldBytesOf(holdings[i]) != expected) ++mismatches;
+#ifndef MODELPLANE_EXTENDER_BASELINE
+      const extender::CachedRevisionInfo* entry = holdings[i].entry;
+      if ((own == nullptr) != (entry == nullptr) ||
+          (own != nullptr && (own->state != entry->state || own->bytes_done != entry->bytes_done ||
+                              own->bytes_total != entry->bytes_total))) {
+        ++mismatches;
+      }
+#endif
     }
   }
   fmt::print(
-      "verify: HeldBytes on {} (revision, node) pairs, {} holding some files: {} mismatches\n",
+      "verify: HeldBytes (and the revision's own entry) on {} (revision, node) pairs, {} holding "
+      "some files: {} mismatches\n",
       checked, holding, mismatches);
   return mismatches;
 }

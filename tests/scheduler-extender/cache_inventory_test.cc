@@ -79,7 +79,34 @@ TEST(CacheInventoryTest, NodeCacheInfoIndexesRevisionsByDigest) {
   ASSERT_NE(info.Find("sha256:a"), nullptr);
   EXPECT_EQ(info.Find("sha256:a")->state, "Ready");
   EXPECT_EQ(info.Find(""), nullptr);
-  EXPECT_EQ(info.revisions.size(), 1u);
+  EXPECT_EQ(info.entries.size(), 1u);
+}
+
+// A status may list a digest twice: the last entry counts, before indexing and after, and the
+// index keeps one entry per digest, each findable whatever order the status gave.
+TEST(CacheInventoryTest, TheLastEntryOfADigestCountsAndEveryDigestIsFound) {
+  NodeCacheInfo info{.node = "gpu-0"};
+  std::vector<std::string> digests;
+  digests.reserve(40);
+  for (int i = 0; i < 40; ++i) digests.push_back("sha256:" + std::to_string(i * 7919));
+  for (const std::string& digest : digests) info.Set(digest, {.state = "Staging"});
+  info.Set(digests[3], {.state = "Ready", .bytes_done = 3});
+  ASSERT_NE(info.Find(digests[3]), nullptr);
+  EXPECT_EQ(info.Find(digests[3])->state, "Ready") << "not indexed yet";
+  info.IndexDigests();
+  EXPECT_EQ(info.entries.size(), digests.size());
+  EXPECT_EQ(info.digest_hashes.size(), digests.size());
+  for (const std::string& digest : digests) {
+    ASSERT_NE(info.Find(digest), nullptr) << digest;
+    EXPECT_EQ(info.Find(digest)->state, digest == digests[3] ? "Ready" : "Staging");
+  }
+  EXPECT_EQ(info.Find(digests[3])->bytes_done, 3);
+  EXPECT_EQ(info.Find("sha256:missing"), nullptr);
+  for (std::size_t at = 0; at < info.entries.size(); ++at) {
+    EXPECT_EQ(info.digest_hashes[at].key(),
+              DigestHash::KeyOf(std::hash<std::string_view>{}(info.entries[at].digest.view())));
+    EXPECT_EQ(info.digest_hashes[at].ready(), info.entries[at].info.state == "Ready");
+  }
 }
 
 TEST(CacheInventoryTest, UpsertReplacesAndSnapshotsSurviveUpdates) {
@@ -118,11 +145,11 @@ TEST(CacheInventoryTest, HeldBytesCountFilesOfOtherRevisionsReadyOnTheNode) {
   const RevisionInfo wanted = *inventory.FindRevision("models/llama-r2");
   ASSERT_EQ(wanted.blobs.size(), 2u);
   NodeCacheInfo holder{.node = "gpu-0", .has_status = true};
-  holder.revisions[r1.status->digest] = {.state = "Ready"};
+  holder.Set(r1.status->digest, {.state = "Ready"});
   EXPECT_EQ(inventory.HeldBytes(wanted, holder), 1000) << "the shared weights";
-  holder.revisions[r1.status->digest].state = "Staging";
+  holder.Set(r1.status->digest, {.state = "Staging"});
   EXPECT_EQ(inventory.HeldBytes(wanted, holder), 0) << "only verified copies count";
-  holder.revisions[r1.status->digest].state = "Ready";
+  holder.Set(r1.status->digest, {.state = "Ready"});
   inventory.RemoveRevision("models/llama-r1");
   EXPECT_EQ(inventory.HeldBytes(wanted, holder), 0) << "a digest no revision names any more";
 }
@@ -145,7 +172,7 @@ TEST(CacheInventoryTest, HeldBytesForManyNodesCountsEachSharedFileOnce) {
   const auto cache = [&](std::string node,
                          const std::vector<std::pair<std::string, std::string>>& held) {
     NodeCacheInfo info{.node = std::move(node), .has_status = true};
-    for (const auto& [digest, state] : held) info.revisions[digest] = {.state = state};
+    for (const auto& [digest, state] : held) info.Set(digest, {.state = state});
     inventory.UpsertCache(std::move(info));
   };
   cache("both", {{a, "Ready"}, {b, "Ready"}});
@@ -154,13 +181,28 @@ TEST(CacheInventoryTest, HeldBytesForManyNodesCountsEachSharedFileOnce) {
   const std::vector<std::string> nodes = {"both", "one", "itself", "unknown"};
   const auto caches = inventory.FindCaches(nodes);
   const RevisionInfo wanted = *inventory.FindRevision("ns/c");
-  EXPECT_EQ(inventory.HeldBytes(wanted, caches), (std::vector<std::int64_t>{111, 110, 0, 0}));
+  const auto held_bytes = [&] {
+    std::vector<std::int64_t> bytes;
+    for (const NodeHolding& holding : inventory.Holdings(wanted, caches)) {
+      bytes.push_back(holding.held_bytes);
+    }
+    return bytes;
+  };
+  EXPECT_EQ(held_bytes(), (std::vector<std::int64_t>{111, 110, 0, 0}));
   for (std::size_t i = 0; i < 3; ++i) {
-    EXPECT_EQ(inventory.HeldBytes(wanted, *caches[i]), inventory.HeldBytes(wanted, caches)[i]);
+    EXPECT_EQ(inventory.HeldBytes(wanted, *caches[i]), held_bytes()[i]);
   }
+  // The same pass finds each node's entry for the wanted digest itself.
+  const std::vector<NodeHolding> holdings = inventory.Holdings(wanted, caches);
+  EXPECT_EQ(holdings[0].entry, nullptr);
+  EXPECT_EQ(holdings[1].entry, nullptr);
+  ASSERT_NE(holdings[2].entry, nullptr);
+  EXPECT_EQ(holdings[2].entry, caches[2]->Find(c));
+  EXPECT_EQ(holdings[2].entry->state, "Ready");
+  EXPECT_EQ(holdings[3].entry, nullptr);
 
   inventory.UpsertRevision({.key = "ns/b", .digest = b, .blobs = {blob('4', 7)}});
-  EXPECT_EQ(inventory.HeldBytes(wanted, caches), (std::vector<std::int64_t>{110, 110, 0, 0}));
+  EXPECT_EQ(held_bytes(), (std::vector<std::int64_t>{110, 110, 0, 0}));
   EXPECT_NE(caches[0]->Find(b), nullptr);
   EXPECT_EQ(caches[0]->Find(c), nullptr);
 }

@@ -36,7 +36,7 @@ void FillInventory(CacheInventory& inventory) {
        .has_status = true,
        .capacity_bytes = 100 * kGiB,
        .used_bytes = 90 * kGiB,
-       .revisions = {
+       .entries = {
            {kDigest, {.state = "Ready", .bytes_done = 40 * kGiB, .bytes_total = 40 * kGiB}}}});
   inventory.UpsertCache(
       {.node = "gpu-node-1",
@@ -44,7 +44,7 @@ void FillInventory(CacheInventory& inventory) {
        .capacity_bytes = 100 * kGiB,
        .used_bytes = 20 * kGiB,
        .reserved_bytes = 20 * kGiB,
-       .revisions = {
+       .entries = {
            {kDigest, {.state = "Staging", .bytes_done = 20 * kGiB, .bytes_total = 40 * kGiB}}}});
   inventory.UpsertCache({.node = "gpu-node-2",
                          .has_status = true,

@@ -22,13 +22,13 @@ RevisionInfo Revision(std::int64_t bytes = 100 * kPlacementGiB) {
 
 std::shared_ptr<const NodeCacheInfo> Cache(std::string node, std::int64_t capacity,
                                            std::int64_t used, std::int64_t reserved,
-                                           CachedRevisionMap revisions = {}) {
+                                           std::vector<CachedDigest> entries = {}) {
   return std::make_shared<const NodeCacheInfo>(NodeCacheInfo{.node = std::move(node),
                                                              .has_status = true,
                                                              .capacity_bytes = capacity,
                                                              .used_bytes = used,
                                                              .reserved_bytes = reserved,
-                                                             .revisions = std::move(revisions)});
+                                                             .entries = std::move(entries)});
 }
 
 CachedRevisionInfo Held(std::string_view state, std::int64_t done, std::int64_t total) {
@@ -170,8 +170,9 @@ class FixedRule final : public PlacementRule {
   FixedRule(std::optional<std::int64_t> score, std::optional<std::string> reason)
       : score_(score), reason_(std::move(reason)) {}
   std::string_view Name() const override { return "fixed"; }
-  std::optional<std::string> Filter(const NodeContext&) const override { return reason_; }
-  std::optional<std::int64_t> Score(const NodeContext&) const override { return score_; }
+  RuleVerdict Judge(const NodeContext&) const override {
+    return {.reason = reason_, .score = score_};
+  }
 
  private:
   std::optional<std::int64_t> score_;
