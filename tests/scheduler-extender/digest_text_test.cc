@@ -16,7 +16,9 @@ TEST(DigestTextTest, KeepsTextOfEveryLengthAndComparesWhole) {
     EXPECT_EQ(kept.view(), text);
     EXPECT_TRUE(kept == text);
     EXPECT_FALSE(kept == text + "c");
-    if (!text.empty()) EXPECT_FALSE(kept == text.substr(0, text.size() - 1));
+    if (!text.empty()) {
+      EXPECT_FALSE(kept == text.substr(0, text.size() - 1));
+    }
     DigestText copied = kept;
     EXPECT_EQ(copied.view(), text) << "a copy keeps the text";
     copied = DigestText("other");
