@@ -3,8 +3,9 @@
 # control plane of its own, with the real modelplane-operator binary and no node agents (the
 # ModelCaches report no status, so every Ready node is a candidate with unknown capacity).
 #
-# Measures from the first create to every revision's status converged (observedGeneration ==
-# generation, desiredNodes == spec.prestage.nodes; bench/operator/scale.py), the operator's peak
+# Measures from the first create to every revision converged (observedGeneration == generation,
+# desiredNodes == spec.prestage.nodes, and that many ModelCaches list it in their spec;
+# bench/operator/scale.py), the operator's peak
 # RSS (VmHWM), its CPU seconds (whole run, and from the first create to convergence), the CPU
 # seconds kube-apiserver and etcd spent meanwhile, and the operator's reconcile counters from
 # /metrics. Appends one JSON line to bench/operator/results.jsonl.

@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """Creates N ModelRevisions as fast as the API server takes them and waits until the operator
-has converged every one: status.observedGeneration == metadata.generation and
-status.desiredNodes == spec.prestage.nodes.
+has converged every one: status.observedGeneration == metadata.generation,
+status.desiredNodes == spec.prestage.nodes, and that many ModelCaches list it in their spec.
 
 Talks to the API server directly (the admin kubeconfig's client certificate), so neither
-kubectl's client-side rate limit nor its start-up is in the numbers. A watch, opened before the
-first create, timestamps each change as it arrives. Prints one JSON object:
-created_seconds (first create to last create answered), converged_seconds (first create to the
+kubectl's client-side rate limit nor its start-up is in the numbers. Watches of the
+ModelRevisions and the ModelCaches, opened before the first create, timestamp each change as it
+arrives. Prints one JSON object: created_seconds (first create to last create answered), converged_seconds (first create to the
 last revision converged), converged_p50/p90/p99_seconds (when that share had converged), and
 the counts. Standard library only.
 
@@ -116,62 +116,78 @@ def revision(index, namespace, endpoint, bucket, rng):
     }
 
 
-def converged(obj):
+def revision_done(obj):
+    """The operator's status of the revision is up to date and has placed every copy."""
     status = obj.get("status") or {}
-    wanted = ((obj.get("spec") or {}).get("prestage") or {}).get("nodes", 0)
     return (status.get("observedGeneration") == obj["metadata"].get("generation")
-            and status.get("desiredNodes", 0) == wanted)
+            and status.get("desiredNodes", 0) == wanted_nodes(obj))
 
 
-class Watch(threading.Thread):
-    """Follows the namespace's ModelRevisions; records when each one last became converged."""
+def wanted_nodes(obj):
+    return ((obj.get("spec") or {}).get("prestage") or {}).get("nodes", 0)
 
-    def __init__(self, api, namespace, resource_version):
-        super().__init__(daemon=True)
-        self.api, self.namespace, self.resource_version = api, namespace, resource_version
-        self.state = {}          # name -> converged now
-        self.converged_at = {}   # name -> monotonic time it last became converged
+
+class Convergence:
+    """When each revision last became converged: its status done (revision_done) and as many
+    ModelCaches listing it in spec.revisions as it wants copies, so that a status written before
+    the entries land does not count."""
+
+    def __init__(self, namespace):
+        self.namespace = namespace
         self.lock = threading.Condition()
         self.error = None
         self.events = 0
+        self.status_done = {}    # name -> revision_done
+        self.wanted = {}         # name -> spec.prestage.nodes
+        self.cache_lists = {}    # cache name -> names of the namespace's revisions it lists
+        self.listed = {}         # name -> how many caches list it
+        self.state = {}          # name -> converged now
+        self.converged_at = {}   # name -> monotonic time it last became converged
 
-    def run(self):
-        try:
-            while True:
-                connection = self.api.connect(timeout=900)
-                path = (f"{GROUP_PATH}/namespaces/{self.namespace}/modelrevisions?watch=1"
-                        f"&resourceVersion={self.resource_version}&timeoutSeconds=900"
-                        "&allowWatchBookmarks=true")
-                connection.request("GET", path, headers={"Accept": "application/json"})
-                response = connection.getresponse()
-                if response.status != 200:
-                    raise RuntimeError(f"watch: HTTP {response.status} {response.read()[:200]}")
-                for line in response:
-                    self.apply(json.loads(line))
-                connection.close()  # the server ended the watch: resume from the last version
-        except Exception as error:  # noqa: BLE001 - reported by the main thread
-            with self.lock:
-                self.error = error
-                self.lock.notify_all()
+    def settle(self, name, now):
+        done = (self.status_done.get(name, False)
+                and self.listed.get(name, 0) == self.wanted.get(name, -1))
+        if done and not self.state.get(name):
+            self.converged_at[name] = now
+        self.state[name] = done
 
-    def apply(self, event):
-        now = time.monotonic()
-        obj = event["object"]
-        if event["type"] == "ERROR":
-            raise RuntimeError(f"watch error: {obj}")
-        self.resource_version = obj["metadata"]["resourceVersion"]
-        if event["type"] == "BOOKMARK":
-            return
+    def revision_event(self, kind, obj, now):
         name = obj["metadata"]["name"]
         with self.lock:
             self.events += 1
-            if event["type"] == "DELETED":
-                self.state.pop(name, None)
+            if kind == "DELETED":
+                for table in (self.status_done, self.wanted, self.state):
+                    table.pop(name, None)
             else:
-                done = converged(obj)
-                if done and not self.state.get(name):
-                    self.converged_at[name] = now
-                self.state[name] = done
+                self.status_done[name] = revision_done(obj)
+                self.wanted[name] = wanted_nodes(obj)
+                self.settle(name, now)
+            self.lock.notify_all()
+
+    def cache_event(self, kind, obj, now):
+        cache = obj["metadata"]["name"]
+        names = set()
+        if kind != "DELETED":
+            for entry in (obj.get("spec") or {}).get("revisions") or []:
+                revision = entry.get("revision") or {}
+                if revision.get("namespace") == self.namespace and revision.get("name"):
+                    names.add(revision["name"])
+        with self.lock:
+            self.events += 1
+            before = self.cache_lists.get(cache, set())
+            self.cache_lists[cache] = names
+            for name in before - names:
+                self.listed[name] = self.listed.get(name, 0) - 1
+            for name in names - before:
+                self.listed[name] = self.listed.get(name, 0) + 1
+            for name in before ^ names:
+                if name in self.wanted:
+                    self.settle(name, now)
+            self.lock.notify_all()
+
+    def fail(self, error):
+        with self.lock:
+            self.error = error
             self.lock.notify_all()
 
     def wait(self, count, deadline):
@@ -183,6 +199,40 @@ class Watch(threading.Thread):
                 if done >= count or time.monotonic() >= deadline:
                     return done
                 self.lock.wait(timeout=1)
+
+
+class Watch(threading.Thread):
+    """Follows one resource from a resourceVersion on, handing each change to `on_event`."""
+
+    def __init__(self, api, path, resource_version, on_event, on_error):
+        super().__init__(daemon=True)
+        self.api, self.path, self.resource_version = api, path, resource_version
+        self.on_event, self.on_error = on_event, on_error
+
+    def run(self):
+        try:
+            while True:
+                connection = self.api.connect(timeout=900)
+                path = (f"{self.path}?watch=1&resourceVersion={self.resource_version}"
+                        "&timeoutSeconds=900&allowWatchBookmarks=true")
+                connection.request("GET", path, headers={"Accept": "application/json"})
+                response = connection.getresponse()
+                if response.status != 200:
+                    raise RuntimeError(f"watch: HTTP {response.status} {response.read()[:200]}")
+                for line in response:
+                    self.apply(json.loads(line))
+                connection.close()  # the server ended the watch: resume from the last version
+        except Exception as error:  # noqa: BLE001 - reported by the main thread
+            self.on_error(error)
+
+    def apply(self, event):
+        now = time.monotonic()
+        obj = event["object"]
+        if event["type"] == "ERROR":
+            raise RuntimeError(f"watch error: {obj}")
+        self.resource_version = obj["metadata"]["resourceVersion"]
+        if event["type"] != "BOOKMARK":
+            self.on_event(event["type"], obj, now)
 
 
 def main():
@@ -211,8 +261,17 @@ def main():
         raise SystemExit(f"list: HTTP {status} {listed}")
     if listed.get("items"):
         raise SystemExit(f"{len(listed['items'])} ModelRevisions exist already in {args.namespace}")
-    watch = Watch(api, args.namespace, listed["metadata"]["resourceVersion"])
-    watch.start()
+    watch = Convergence(args.namespace)
+    caches_path = f"{GROUP_PATH}/modelcaches"
+    status, caches = api.request("GET", caches_path)
+    if status != 200:
+        raise SystemExit(f"list ModelCaches: HTTP {status} {caches}")
+    for cache in caches.get("items") or []:
+        watch.cache_event("ADDED", cache, time.monotonic())
+    Watch(api, base, listed["metadata"]["resourceVersion"], watch.revision_event,
+          watch.fail).start()
+    Watch(api, caches_path, caches["metadata"]["resourceVersion"], watch.cache_event,
+          watch.fail).start()
 
     started = time.monotonic()
     created_at = []
