@@ -31,10 +31,11 @@
 #   BENCH_SHA256SUM=0          leave out the `s5cmd cp, then sha256sum` anchor (the slowest run)
 #   BENCH_SHARED_FS=0          leave out the shared-filesystem runs (fio, fetch from files)
 #   BENCH_BASELINE_AGENT=path  also run this (earlier) modelplane-node-agent, as "fetch-before"
+#   BENCH_KEEP_DATA=1          keep the checkpoints and MinIO's copies for the next run
 #
 # Needs root (drop_caches) and the e2e tools (MinIO, s5cmd: e2e/tools.sh build). Scratch data
-# lives in /tmp/modelplane-fetch-bench (kept: checkpoints and MinIO's copies are reused by later
-# runs).
+# lives in /tmp/modelplane-fetch-bench and is removed on exit unless BENCH_KEEP_DATA=1: a 16 GiB
+# run leaves about 40 GiB there, and a disk filled by a forgotten benchmark fails the next build.
 set -euo pipefail
 sizes=${1:-4GiB}
 repetitions=${2:-3}
@@ -45,13 +46,15 @@ bin=$("$root/e2e/tools.sh" bindir)
 destinations=${BENCH_DESTINATIONS:-ext4-on-ram tmpfs}
 with_sha256sum=${BENCH_SHA256SUM:-1}
 with_shared_fs=${BENCH_SHARED_FS:-1}
+keep_data=${BENCH_KEEP_DATA:-0}
 gib=$((1 << 30))
 mkdir -p "$work"
 
 "$root/scripts/release-build.sh" "$build" modelplane-node-agent >/dev/null
 agent=$build/node-agent/modelplane-node-agent
 
-# MinIO of our own on a free loopback port; its data is kept between runs (uploads are slow).
+# MinIO of our own on a free loopback port; with BENCH_KEEP_DATA=1 its data is kept between runs
+# (uploads are slow).
 port=$(python3 "$root/e2e/free_ports.py")
 mkdir -p "$work/minio"
 export AWS_ACCESS_KEY_ID=bench AWS_SECRET_ACCESS_KEY=bench-secret-key AWS_REGION=us-east-1
@@ -67,6 +70,10 @@ cleanup() {
   mountpoint -q "$ram_disk" && umount "$ram_disk"
   [[ -n $loop_device ]] && losetup -d "$loop_device"
   rm -rf "$backing" /dev/shm/modelplane-fetch-bench /dev/shm/modelplane-fetch-bench-checkpoint
+  if [[ $keep_data != 1 ]]; then
+    # results.txt and phases.txt stay: they are the run's record, a few KiB
+    rm -rf "$work/minio" "$work"/checkpoint-* "$work/ram-disk"
+  fi
 }
 trap cleanup EXIT
 for _ in $(seq 100); do curl -fsS "$S3_ENDPOINT_URL/minio/health/ready" >/dev/null 2>&1 && break; sleep 0.2; done
