@@ -12,6 +12,10 @@
 #   MODELPLANE_E2E_STATE      state folder (default /tmp/modelplane-e2e)
 #   MODELPLANE_E2E_NODES      number of KWOK GPU nodes (default 4)
 #   MODELPLANE_E2E_GPUS       nvidia.com/gpu per node (default 8)
+#   MODELPLANE_E2E_NODE_LEASE_SECONDS  KWOK's node lease (default 40; renewed every quarter of
+#                             it): thousands of nodes at 40 s are hundreds of lease writes a
+#                             second, so bench/extender/cycle.sh lengthens it, and the
+#                             controller-manager's grace period with it
 #   MODELPLANE_EXTENDER_URL   if set, kube-scheduler calls this modelplane extender
 #                             (e.g. http://127.0.0.1:8888/scheduler); see write_scheduler_config
 #   MODELPLANE_E2E_AUDIT_POLICY  if set, an audit policy file (e.g. e2e/audit-policy.yaml):
@@ -25,6 +29,7 @@ E2E_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 STATE="${MODELPLANE_E2E_STATE:-/tmp/modelplane-e2e}"
 NODES="${MODELPLANE_E2E_NODES:-4}"
 GPUS_PER_NODE="${MODELPLANE_E2E_GPUS:-8}"
+NODE_LEASE_SECONDS="${MODELPLANE_E2E_NODE_LEASE_SECONDS:-40}"
 ZONES=(zone-a zone-b)
 S3_BUCKET="modelplane"
 # Test-only credentials for a loopback MinIO; never used anywhere else.
@@ -347,7 +352,10 @@ EOF
 
   # --secure-port=0: no health endpoint to expose; liveness is checked by PID and by
   # the work they do (service accounts appear, pods get scheduled).
-  start kube-controller-manager "${bin}/kube-controller-manager" \
+  # A lease longer than the default needs a grace period longer than its renewal interval.
+  local grace=()
+  ((NODE_LEASE_SECONDS > 40)) && grace=(--node-monitor-grace-period="$((NODE_LEASE_SECONDS))s")
+  start kube-controller-manager "${bin}/kube-controller-manager" "${grace[@]}" \
     --kubeconfig="${CONF}/controller-manager.kubeconfig" \
     --secure-port=0 --leader-elect=false \
     --use-service-account-credentials=true \
@@ -366,11 +374,11 @@ EOF
     --manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake \
     --cidr=10.244.0.0/16 --node-ip=127.0.0.1 \
     --server-address="127.0.0.1:${KWOK_PORT}" \
-    --node-lease-duration-seconds=40
+    --node-lease-duration-seconds="${NODE_LEASE_SECONDS}"
 
   "${kubectl[@]}" apply -f "${CONF}/nodes.yaml" >/dev/null
 
-  wait_for "${NODES} Ready nodes" 60 nodes_ready "${kubectl[@]}"
+  wait_for "${NODES} Ready nodes" "$((60 + NODES / 20))" nodes_ready "${kubectl[@]}"
   # Pods need the default ServiceAccount, which the controller-manager creates.
   wait_for "default service account" 60 "${kubectl[@]}" -n default get serviceaccount default
   wait_for minio 60 curl -fsS "http://127.0.0.1:${MINIO_PORT}/minio/health/ready"

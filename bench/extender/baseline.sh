@@ -22,7 +22,9 @@ if [[ ${1:-} == --commit ]]; then
 fi
 build=$root/build/bench
 [[ -f $build/build.ninja ]] || { echo "configure build/bench first (docs/benchmarks.md)" >&2; exit 1; }
-out=/tmp/modelplane-extender-baseline-$commit$( ((bench_from_commit)) && echo -whole)
+suffix=
+((bench_from_commit)) && suffix=-whole
+out=/tmp/modelplane-extender-baseline-$commit$suffix
 mkdir -p "$out/src" "$out/obj"
 # Rebuilt when the benchmark's own sources changed since.
 if [[ ! -x $out/extender_bench ]] ||
@@ -33,11 +35,13 @@ if [[ ! -x $out/extender_bench ]] ||
          -I"$out/src" -I"$root" -O3 -DNDEBUG -std=c++23)
   if ((bench_from_commit)); then
     git -C "$root" archive "$commit" bench/extender | tar -x -C "$out/src"
-    sources=("$out"/src/bench/extender/*.cc)
+    bench_dir=$out/src/bench/extender
   else
     flags+=(-DMODELPLANE_EXTENDER_BASELINE)
-    sources=("$root"/bench/extender/*.cc)
+    bench_dir=$root/bench/extender
   fi
+  # The benchmark's main and the synthetic fleet; not the other tools' mains.
+  sources=("$bench_dir/extender_bench_main.cc" "$bench_dir/synthetic_fleet.cc")
   for source in "$out"/src/scheduler-extender/*.cc; do
     [[ $source == *_main.cc ]] || sources+=("$source")
   done
@@ -51,7 +55,7 @@ if [[ ! -x $out/extender_bench ]] ||
   wait
   # extender_bench's libraries, less the extender's own.
   mapfile -t libraries < <(grep -A3 '^build bench/extender/extender_bench:' "$build/build.ninja" |
-    sed -n 's/^  LINK_LIBRARIES = //p' | tr ' ' '\n' | grep -v -e scheduler_extender -e '^$')
+    sed -n 's/^  LINK_LIBRARIES = //p' | tr ' ' '\n' | grep -v -e scheduler_extender -e extender_synthetic_fleet -e '^$')
   (cd "$build" && c++ -o "$out/extender_bench" "${objects[@]}" "${libraries[@]}" -lpthread)
 fi
 "$out/extender_bench" "$@"

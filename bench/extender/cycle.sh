@@ -1,0 +1,173 @@
+#!/usr/bin/env bash
+# The extender inside real scheduling cycles: a local control plane with N KWOK nodes (default
+# 5,000), the extender benchmark's synthetic fleet loaded into it (extender_fleet_objects: the
+# same ModelRevisions and ModelCaches extender_bench decides over), the real
+# modelplane-scheduler-extender, and two kube-scheduler processes of our own:
+#   plain:       no extender, the anchor;
+#   modelplane:  calling the extender (names only, nodeCacheCapable: true, as the chart does);
+# each with two profiles: "-default" (kube-scheduler's adaptive percentageOfNodesToScore: at
+# 5,000 nodes it stops at 500 feasible nodes, which are all the extender sees) and "-all"
+# (percentageOfNodesToScore: 100, every node to the extender). bench/extender/cycle.py runs
+# gated pods through each profile in turn and prints, per profile, pods per second and the
+# cycle's parts from the schedulers' and the extender's own histograms; the lines are appended
+# to bench/extender/cycle-results.jsonl.
+#
+#   bench/extender/cycle.sh [--nodes 5000] [--pods 200] [--build build/bench] [--label TEXT]
+#                           [--keep]
+#
+# Needs the control-plane tools (e2e/tools.sh) and the project's venv (prometheus_client).
+# About 10 minutes at 5,000 nodes on 2 vCPUs, most of it creating the nodes and the fleet.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root"
+
+nodes=5000
+pods=200
+build=$root/build/bench
+label=""
+keep=0
+while (($#)); do
+  case $1 in
+    --nodes) nodes=$2; shift 2 ;;
+    --pods) pods=$2; shift 2 ;;
+    --build) build=$2; shift 2 ;;
+    --label) label=$2; shift 2 ;;
+    --keep) keep=1; shift ;;
+    *) echo "unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+python=$root/.venv/bin/python
+[[ -x $python ]] || scripts/setup.sh
+export MODELPLANE_E2E_STATE=${MODELPLANE_E2E_STATE:-/tmp/mp-extcycle}
+export MODELPLANE_E2E_NODES=$nodes
+# Leases renewed every 500 s instead of 10 s: 5,000 nodes would write 500 leases a second.
+export MODELPLANE_E2E_NODE_LEASE_SECONDS=2000
+state=$MODELPLANE_E2E_STATE
+work=$state/bench-cycle
+results=$root/bench/extender/cycle-results.jsonl
+bin=$(e2e/tools.sh bindir)
+
+say() { printf '[extender-cycle] %s\n' "$*" >&2; }
+pids=()
+cleanup() {
+  local rc=$?
+  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  if ((rc != 0)) && [[ -d $work ]]; then
+    for log in "$work"/*.log; do
+      say "last lines of $log:"
+      tail -n 8 "$log" >&2 || true
+    done
+  fi
+  if ((keep)); then
+    say "cluster left up: eval \"\$(MODELPLANE_E2E_STATE=$state e2e/cluster.sh env)\""
+  else
+    e2e/cluster.sh down >/dev/null 2>&1 || true
+  fi
+}
+trap cleanup EXIT
+
+wait_until() {  # wait_until SECONDS WHAT COMMAND...
+  local deadline=$((SECONDS + $1)) what=$2
+  shift 2
+  until "$@" >/dev/null 2>&1; do
+    ((SECONDS < deadline)) || { say "timed out waiting for $what"; exit 1; }
+    sleep 0.5
+  done
+}
+
+say "building the extender and the fleet generator ($build)"
+ninja -C "$build" modelplane-scheduler-extender extender_fleet_objects >/dev/null
+say "control plane with $nodes KWOK nodes ($state)"
+e2e/cluster.sh down >/dev/null 2>&1 || true
+started=$SECONDS
+e2e/cluster.sh up >/dev/null
+say "up in $((SECONDS - started)) s"
+eval "$(e2e/cluster.sh env)"
+kubectl apply -f crds/ >/dev/null
+mkdir -p "$work"
+
+"$build/bench/extender/extender_fleet_objects" --nodes "$nodes" --out "$work/fleet" >&2
+say "loading the fleet"
+"$python" bench/extender/cycle.py load --kubeconfig "$KUBECONFIG" --fleet "$work/fleet" >&2
+
+free_port() { python3 e2e/free_ports.py; }
+extender_port=$(free_port)
+cat >"$work/extender.yaml" <<YAML
+admin: {address: 127.0.0.1, port: 0}
+log: {level: info}
+kubernetes: {kubeconfig: $KUBECONFIG}
+YAML
+"$build/scheduler-extender/modelplane-scheduler-extender" --config "$work/extender.yaml" \
+  --address 127.0.0.1 --port "$extender_port" --path-prefix /scheduler >"$work/extender.log" 2>&1 &
+pids+=($!)
+wait_until 300 "the extender's inventory" grep -q inventory_synced "$work/extender.log"
+grep -m1 inventory_synced "$work/extender.log" >&2
+admin_port=$(grep -m1 admin_server_started "$work/extender.log" | sed -E 's/.*port=([0-9]+).*/\1/')
+
+# scheduler NAME [EXTENDER]: a kube-scheduler process with profiles NAME-default and NAME-all,
+# serving /metrics on a port of its own, which it leaves in scheduler_port. (Not run inside
+# $(...): a process started in that subshell would be missing from pids, and outlive the run.)
+scheduler() {
+  local name=$1 with_extender=${2:-} port
+  port=$(free_port)
+  {
+    cat <<YAML
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+clientConnection: {kubeconfig: $state/config/scheduler.kubeconfig, qps: 200, burst: 400}
+leaderElection: {leaderElect: false}
+profiles:
+- schedulerName: $name-default
+- schedulerName: $name-all
+  percentageOfNodesToScore: 100
+YAML
+    if [[ -n $with_extender ]]; then
+      cat <<YAML
+extenders:
+- urlPrefix: http://127.0.0.1:$extender_port/scheduler
+  filterVerb: filter
+  prioritizeVerb: prioritize
+  weight: 5
+  enableHTTPS: false
+  nodeCacheCapable: true
+  ignorable: false
+  httpTimeout: 5s
+YAML
+    fi
+  } >"$work/scheduler-$name.yaml"
+  "$bin/kube-scheduler" --config "$work/scheduler-$name.yaml" --bind-address 127.0.0.1 \
+    --secure-port "$port" --cert-dir "$work/scheduler-$name-certs" \
+    --authorization-always-allow-paths /healthz,/readyz,/livez,/metrics \
+    >"$work/scheduler-$name.log" 2>&1 &
+  pids+=($!)
+  scheduler_port=$port
+}
+scheduler plain
+plain_port=$scheduler_port
+scheduler modelplane extender
+modelplane_port=$scheduler_port
+for port in "$plain_port" "$modelplane_port"; do
+  wait_until 120 "kube-scheduler on port $port" curl -fsk "https://127.0.0.1:$port/metrics"
+done
+
+say "scheduling $pods pods per profile"
+url() { echo "$1=https://127.0.0.1:$2/metrics"; }
+"$python" bench/extender/cycle.py run --kubeconfig "$KUBECONFIG" --fleet "$work/fleet" \
+  --pods "$pods" --extender-metrics "http://127.0.0.1:$admin_port/metrics" \
+  --profile "$(url plain-default "$plain_port")" --profile "$(url modelplane-default "$modelplane_port")" \
+  --profile "$(url plain-all "$plain_port")" --profile "$(url modelplane-all "$modelplane_port")" \
+  >"$work/cycle.jsonl"
+
+model=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
+"$python" - "$work/cycle.jsonl" "$label" "$nodes" "$model" >>"$results" <<'PY'
+import datetime, json, os, sys
+path, label, nodes, model = sys.argv[1:]
+for line in open(path):
+    result = json.loads(line)
+    result.update({"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                   "label": label, "nodes": int(nodes), "cpu_model": model, "nproc": os.cpu_count(),
+                   "load_average_1m": os.getloadavg()[0]})
+    print(json.dumps(result))
+PY
+cat "$work/cycle.jsonl"
