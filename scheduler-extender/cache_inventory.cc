@@ -50,13 +50,29 @@ const DigestHash* NodeCacheInfo::FindKey(std::size_t key) const {
 
 const CachedRevisionInfo* NodeCacheInfo::FindByKey(std::size_t key,
                                                    const std::string& digest) const {
-  const DigestHash* first = FindKey(key);
+  return FindFrom(FindKey(key), digest);
+}
+
+const CachedRevisionInfo* NodeCacheInfo::FindFrom(const DigestHash* first,
+                                                  const std::string& digest) const {
   if (first == nullptr) return nullptr;
+  const std::size_t key = first->key();
   for (auto at = static_cast<std::size_t>(first - digest_hashes.data());
        at < digest_hashes.size() && digest_hashes[at].key() == key; ++at) {
     if (entries[at].digest == digest) return &entries[at].info;
   }
   return nullptr;
+}
+
+void NodeCacheInfo::PrefetchEntry(const DigestHash* at) const {
+  // An entry spans up to four cache lines (its text, then the state and the sizes).
+  constexpr std::size_t kLine = 64;
+  const char* entry =
+      reinterpret_cast<const char*>(&entries[static_cast<std::size_t>(at - digest_hashes.data())]);
+  for (std::size_t offset = 0; offset < sizeof(CachedDigest); offset += kLine) {
+    __builtin_prefetch(entry + offset);
+  }
+  __builtin_prefetch(entry + sizeof(CachedDigest) - 1);
 }
 
 void PrefetchAhead(std::span<const std::shared_ptr<const NodeCacheInfo>> caches,

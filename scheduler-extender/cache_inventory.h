@@ -132,6 +132,13 @@ struct NodeCacheInfo {
                                                     const std::string& digest) const;
   // For an indexed cache: the first index entry with `key`, or null.
   [[nodiscard]] const DigestHash* FindKey(std::size_t key) const;
+  // FindByKey's second half: from `first` (FindKey's answer for the digest's key), the entry
+  // whose digest is `digest`, or null.
+  [[nodiscard]] const CachedRevisionInfo* FindFrom(const DigestHash* first,
+                                                   const std::string& digest) const;
+  // Asks the memory system for the lines of the entry behind index entry `at` (of this
+  // cache's digest_hashes), which FindFrom and the rules read next.
+  void PrefetchEntry(const DigestHash* at) const;
   // Sorts `entries` by their digests' hashes, keeps the last entry of each digest and fills
   // digest_hashes to match.
   void IndexDigests();

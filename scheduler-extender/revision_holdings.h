@@ -39,11 +39,16 @@ class RevisionHoldings {
   // a sharing digest (a wrong one needs two digests with the same 64-bit hash on one node, and
   // would only shift a score); the revision's own digest is compared whole.
   [[nodiscard]] NodeHolding Of(const NodeCacheInfo& cache);
-  // The same for every cache (empty where null), in order.
+  // The same for every cache (empty where null), in order: a chunk of tens of caches, whose
+  // entries for the revision's own digest are asked for from memory before any is read.
   [[nodiscard]] std::vector<NodeHolding> Of(
       std::span<const std::shared_ptr<const NodeCacheInfo>> caches);
 
  private:
+  // The bytes of the revision's files an indexed cache holds through the sharing digests.
+  std::int64_t HeldThroughOthers(const NodeCacheInfo& cache);
+  // The first index entry of an indexed cache with the revision's own digest's key, or null.
+  [[nodiscard]] const DigestHash* OwnKeyOn(const NodeCacheInfo& cache) const;
   // The bytes of the files the hits hold, each file counted once.
   std::int64_t HeldBytes();
   std::int64_t CountFilesOnce();
@@ -54,7 +59,8 @@ class RevisionHoldings {
   // Of the sharing digests' keys and the revision's own: a node whose signature has none of
   // them holds nothing of the revision, which most candidates show at once.
   DigestSignature wanted_;
-  std::vector<std::uint32_t> hits_;  // into sharing_: the digests Ready on the node at hand
+  std::vector<std::uint32_t> hits_;          // into sharing_: the digests Ready on the node at hand
+  std::vector<const DigestHash*> own_keys_;  // Of(caches): each cache's OwnKeyOn
   // HeldBytes by the set of hits (bit i: sharing_[i]) when there are at most 64 sharing
   // digests: nodes holding the same few digests are common, and each set is counted once.
   std::unordered_map<std::uint64_t, std::int64_t> held_by_hits_;

@@ -1,10 +1,15 @@
 // Converting API objects into inventory entries, and the inventory's lookups.
 #include "scheduler-extender/cache_inventory.h"
 
+#include <algorithm>
+#include <memory>
+#include <span>
+
 #include <gtest/gtest.h>
 
 #include "core/api/revision_digest.h"
 #include "scheduler-extender/pod_revision.h"
+#include "scheduler-extender/revision_holdings.h"
 
 namespace modelplane::extender {
 namespace {
@@ -205,6 +210,62 @@ TEST(CacheInventoryTest, HeldBytesForManyNodesCountsEachSharedFileOnce) {
   EXPECT_EQ(held_bytes(), (std::vector<std::int64_t>{110, 110, 0, 0}));
   EXPECT_NE(caches[0]->Find(b), nullptr);
   EXPECT_EQ(caches[0]->Find(c), nullptr);
+}
+
+// Holdings finds every node's entry for the wanted digest in a pass of its own, after the held
+// bytes (revision_holdings.cc): over many nodes, chunk after chunk on one RevisionHoldings, with
+// null caches, a caller's own unindexed snapshot and nodes listing the digest in every state
+// among them, each answer is what the node's own look-up and HeldBytes give.
+TEST(CacheInventoryTest, HoldingsOfManyNodesMatchEachNodesOwnLookUp) {
+  CacheInventory inventory;
+  const std::string a = "sha256:" + std::string(64, 'a');
+  const std::string c = "sha256:" + std::string(64, 'c');
+  auto blob = [](char digit, std::int64_t size) {
+    return BlobInfo{.sha256 = "sha256:" + std::string(64, digit), .size = size};
+  };
+  inventory.UpsertRevision({.key = "ns/a", .digest = a, .blobs = {blob('1', 100)}});
+  inventory.UpsertRevision({.key = "ns/c", .digest = c, .blobs = {blob('1', 100), blob('2', 5)}});
+  const std::vector<std::string> states = {"Ready", "Staging", "Pending", "Failed"};
+  std::vector<std::string> nodes;
+  for (int node = 0; node < 100; ++node) {
+    nodes.push_back("gpu-" + std::to_string(node));
+    if (node % 7 == 3) continue;  // no ModelCache
+    NodeCacheInfo info{.node = nodes.back(), .has_status = true};
+    if (node % 2 == 0) info.Set(a, {.state = "Ready"});
+    for (int other = 0; other < node % 5; ++other) {
+      info.Set("sha256:" + std::string(63, 'e') + std::to_string(other), {.state = "Ready"});
+    }
+    if (node % 3 != 0) {
+      info.Set(c, {.state = states[node % states.size()], .bytes_done = node, .bytes_total = 105});
+    }
+    inventory.UpsertCache(std::move(info));
+  }
+  std::vector<std::shared_ptr<const NodeCacheInfo>> caches = inventory.FindCaches(nodes);
+  NodeCacheInfo own{.node = "callers-own", .has_status = true};
+  own.Set(c, {.state = "Ready"});
+  own.Set(a, {.state = "Ready"});
+  caches[50] = std::make_shared<const NodeCacheInfo>(own);
+  const RevisionInfo wanted = *inventory.FindRevision("ns/c");
+  RevisionHoldings holdings_of = inventory.HoldingsOf(wanted);
+  for (std::size_t first = 0; first < caches.size(); first += 32) {
+    const std::span<const std::shared_ptr<const NodeCacheInfo>> chunk =
+        std::span(caches).subspan(first, std::min<std::size_t>(32, caches.size() - first));
+    const std::vector<NodeHolding> holdings = holdings_of.Of(chunk);
+    ASSERT_EQ(holdings.size(), chunk.size());
+    for (std::size_t i = 0; i < chunk.size(); ++i) {
+      SCOPED_TRACE(first + i);
+      if (!chunk[i]) {
+        EXPECT_EQ(holdings[i].entry, nullptr);
+        EXPECT_EQ(holdings[i].held_bytes, 0);
+        continue;
+      }
+      EXPECT_EQ(holdings[i].entry, chunk[i]->Find(c));
+      EXPECT_EQ(holdings[i].held_bytes, inventory.HeldBytes(wanted, *chunk[i]));
+    }
+  }
+  EXPECT_NE(caches[1]->Find(c), nullptr);
+  EXPECT_EQ(caches[1]->Find(c)->state, "Staging");
+  EXPECT_EQ(inventory.HeldBytes(wanted, *caches[2]), 100);
 }
 
 TEST(PodRevisionTest, AnnotationNamesARevisionInThePodsNamespaceOrAnother) {
