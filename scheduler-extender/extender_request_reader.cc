@@ -1,5 +1,6 @@
 #include "scheduler-extender/extender_request_reader.h"
 
+#include <algorithm>
 #include <new>
 #include <string>
 #include <unordered_set>
@@ -8,75 +9,95 @@
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <simdjson.h>
 
 #include "core/api/json_path.h"
 
 namespace modelplane::extender {
 namespace {
 
+namespace dom = simdjson::dom;
 using nlohmann::json;
 
-// What a container (or the value about to be read in it) means to the extender.
-enum class Role {
-  kRoot,         // ExtenderArgs
-  kPod,          // ExtenderArgs.Pod: only metadata is read
-  kPodMetadata,  // namespace, name, uid, annotations
-  kAnnotations,  // string values kept
-  kNodeNames,    // ExtenderArgs.NodeNames: strings
-  kNodeList,     // ExtenderArgs.Nodes: kept whole, items read as nodes
-  kNodeItems,    // Nodes.items: each a Node object, kept
-  kKeep,         // inside a kept value: built as a document
-  kSkip,         // read and dropped
+// Where the reader is in the document, kept as views into the parsed document so that the
+// path string is only built for an error message.
+class PathStack {
+ public:
+  void PushKey(std::string_view key) { segments_.push_back({.key = key, .is_key = true}); }
+  void PushIndex(std::size_t index) { segments_.push_back({.index = index}); }
+  void Pop() { segments_.pop_back(); }
+
+  [[nodiscard]] std::string Text() const {
+    std::string path;
+    for (const Segment& segment : segments_) {
+      path = segment.is_key ? core::api::JsonPathChild(path, segment.key)
+                            : core::api::JsonPathIndex(path, segment.index);
+    }
+    return path;
+  }
+
+ private:
+  struct Segment {
+    std::string_view key;
+    std::size_t index = 0;
+    bool is_key = false;
+  };
+  std::vector<Segment> segments_;
 };
 
-struct Frame {
-  Role role = Role::kSkip;
-  bool is_object = false;
-  json* target = nullptr;                // kept containers: where children go
-  std::string key;                       // objects: the key of the value being read
-  std::size_t index = 0;                 // arrays: the index of the next element
-  std::size_t entries = 0;               // objects: keys seen
-  std::unordered_set<std::string> keys;  // objects whose keys matter: for duplicates
+// Pushes a segment for the lifetime of a scope, so every return path pops it.
+class PathSegment {
+ public:
+  PathSegment(PathStack& stack, std::string_view key) : stack_(stack) { stack_.PushKey(key); }
+  PathSegment(PathStack& stack, std::size_t index) : stack_(stack) { stack_.PushIndex(index); }
+  ~PathSegment() { stack_.Pop(); }
+  PathSegment(const PathSegment&) = delete;
+  PathSegment& operator=(const PathSegment&) = delete;
+
+ private:
+  PathStack& stack_;
 };
 
-// The SAX handler. Each callback returns false to stop the parse, with error_ set.
-class RequestReader final : public nlohmann::json_sax<json> {
+bool IsNull(dom::element value) {
+  return value.type() == dom::element_type::NULL_VALUE;
+}
+bool IsObject(dom::element value) {
+  return value.type() == dom::element_type::OBJECT;
+}
+bool IsArray(dom::element value) {
+  return value.type() == dom::element_type::ARRAY;
+}
+
+// Walks a parsed ExtenderArgs in document order. Each step returns false to stop, with error_
+// set; the checks that need the whole request run in Finish.
+class RequestReader {
  public:
   explicit RequestReader(const ExtenderRequestLimits& limits) : limits_(limits) {}
 
-  bool null() override { return Scalar(json(nullptr)); }
-  bool boolean(bool value) override { return Scalar(json(value)); }
-  bool number_integer(number_integer_t value) override { return Scalar(json(value)); }
-  bool number_unsigned(number_unsigned_t value) override { return Scalar(json(value)); }
-  bool number_float(number_float_t value, const string_t&) override { return Scalar(json(value)); }
-  bool string(string_t& value) override { return String(value); }
-  bool binary(binary_t&) override { return Fail("", "binary values are not JSON"); }
-
-  bool start_object(std::size_t) override { return Open(true); }
-  bool start_array(std::size_t) override { return Open(false); }
-  bool end_object() override { return Close(); }
-  bool end_array() override { return Close(); }
-
-  bool key(string_t& name) override {
-    Frame& frame = frames_.back();
-    if (TracksKeys(frame.role) && !frame.keys.insert(name).second) {
-      return Fail(core::api::JsonPathChild(Path(), name), "duplicate key");
+  bool Read(dom::element root) {
+    if (!IsObject(root)) return Fail("ExtenderArgs must be an object");
+    const dom::object fields = root.get_object().value_unsafe();
+    if (!RefuseDuplicateKeys(fields)) return false;
+    for (const dom::key_value_pair field : fields) {
+      // A missing key and a null one mean the same to Go's decoder.
+      if (IsNull(field.value)) continue;
+      if (field.key == "Pod") {
+        if (!ReadPod(field.value)) return false;
+      } else if (field.key == "NodeNames") {
+        if (!IsArray(field.value)) return Fail("NodeNames must be an array");
+        saw_names_ = true;
+        const PathSegment segment(path_, field.key);
+        if (!ReadNodeNames(field.value.get_array().value_unsafe())) return false;
+      } else if (field.key == "Nodes") {
+        if (!IsObject(field.value)) return Fail("Nodes must be a NodeList object");
+        saw_list_ = true;
+        const PathSegment segment(path_, field.key);
+        if (!ReadNodeList(field.value.get_object().value_unsafe())) return false;
+      }
     }
-    ++frame.entries;
-    if (frame.role == Role::kAnnotations && frame.entries > limits_.max_annotations) {
-      return Fail(Path(), fmt::format("more than {} annotations", limits_.max_annotations));
-    }
-    frame.key = std::move(name);
     return true;
   }
 
-  bool parse_error(std::size_t, const std::string&,
-                   const nlohmann::detail::exception& error) override {
-    if (error_.empty()) error_ = fmt::format("invalid JSON: {}", error.what());
-    return false;
-  }
-
-  // After a parse that returned true: the checks that need the whole request.
   core::Result<ExtenderArgs> Finish() && {
     if (!saw_pod_) return Invalid("ExtenderArgs.Pod is missing");
     if (!saw_metadata_) return Invalid("Pod.metadata must be an object");
@@ -92,221 +113,201 @@ class RequestReader final : public nlohmann::json_sax<json> {
   [[nodiscard]] const std::string& error() const { return error_; }
 
  private:
-  static bool TracksKeys(Role role) { return role != Role::kSkip; }
-
   static core::Result<ExtenderArgs> Invalid(std::string message) {
     return std::unexpected(core::Error(core::ErrorCode::kInvalidArgument, std::move(message)));
   }
 
-  bool Fail(std::string_view path, std::string_view message) {
+  bool Fail(std::string_view message) {
+    error_ = std::string(message);
+    return false;
+  }
+  // The message with the path of the value being read.
+  bool FailHere(std::string_view message) {
+    const std::string path = path_.Text();
     error_ = path.empty() ? std::string(message) : fmt::format("{}: {}", path, message);
     return false;
   }
 
-  // The JSON path of the value being read now, from the open containers.
-  std::string Path() const {
-    std::string path;
-    for (std::size_t i = 1; i < frames_.size(); ++i) {
-      const Frame& parent = frames_[i - 1];
-      path = parent.is_object ? core::api::JsonPathChild(path, parent.key)
-                              : core::api::JsonPathIndex(path, parent.index);
-    }
-    return path;
-  }
-  std::string ValuePath() const {
-    const Frame& frame = frames_.back();
-    const std::string path = Path();
-    return frame.is_object ? core::api::JsonPathChild(path, frame.key)
-                           : core::api::JsonPathIndex(path, frame.index);
+  // The message with the path of an element of the array being read.
+  bool FailAt(std::size_t index, std::string_view message) {
+    const PathSegment segment(path_, index);
+    return FailHere(message);
   }
 
-  // The role a container opened now takes, from its parent and key.
-  Role ChildRole(bool is_object) const {
-    const Frame& parent = frames_.back();
-    switch (parent.role) {
-      case Role::kRoot:
-        if (parent.key == "Pod") return Role::kPod;
-        if (parent.key == "NodeNames") return Role::kNodeNames;
-        if (parent.key == "Nodes") return Role::kNodeList;
-        return Role::kSkip;
-      case Role::kPod: return parent.key == "metadata" ? Role::kPodMetadata : Role::kSkip;
-      case Role::kPodMetadata:
-        return parent.key == "annotations" && is_object ? Role::kAnnotations : Role::kSkip;
-      case Role::kNodeList:
-        return parent.key == "items" && !is_object ? Role::kNodeItems : Role::kKeep;
-      case Role::kNodeItems:
-      case Role::kKeep: return Role::kKeep;
-      case Role::kAnnotations:
-      case Role::kNodeNames:
-      case Role::kSkip: return Role::kSkip;
+  // Go's decoder takes the last of two equal keys; a reader that took the first could disagree
+  // with kube-scheduler, so wherever a value is kept a second key is refused.
+  bool RefuseDuplicateKeys(dom::object object) {
+    std::unordered_set<std::string_view> keys;
+    for (const dom::key_value_pair field : object) {
+      if (!keys.insert(field.key).second) {
+        const PathSegment segment(path_, field.key);
+        return FailHere("duplicate key");
+      }
     }
-    return Role::kSkip;
+    return true;
   }
 
-  // Kept containers and scalars go into the parent's document.
-  json& Insert(json value) {
-    Frame& parent = frames_.back();
-    if (parent.is_object) return (*parent.target)[parent.key] = std::move(value);
-    parent.target->push_back(std::move(value));
-    return parent.target->back();
+  // Only metadata is read; the rest of the Pod is neither kept nor checked.
+  bool ReadPod(dom::element pod) {
+    if (!IsObject(pod)) return Fail("Pod must be an object");
+    saw_pod_ = true;
+    const PathSegment segment(path_, "Pod");
+    const dom::object fields = pod.get_object().value_unsafe();
+    if (!RefuseDuplicateKeys(fields)) return false;
+    for (const dom::key_value_pair field : fields) {
+      if (field.key != "metadata" || IsNull(field.value)) continue;
+      if (!IsObject(field.value)) return Fail("Pod.metadata must be an object");
+      saw_metadata_ = true;
+      const PathSegment metadata(path_, field.key);
+      if (!ReadMetadata(field.value.get_object().value_unsafe())) return false;
+    }
+    return true;
   }
 
-  bool Open(bool is_object) {
-    if (frames_.empty()) {
-      if (!is_object) return Fail("", "ExtenderArgs must be an object");
-      frames_.push_back({.role = Role::kRoot, .is_object = true});
-      return true;
+  bool ReadMetadata(dom::object metadata) {
+    if (!RefuseDuplicateKeys(metadata)) return false;
+    for (const dom::key_value_pair field : metadata) {
+      std::string_view text;
+      const bool is_string = !field.value.get_string().get(text);
+      if (field.key == "annotations" && IsObject(field.value)) {
+        const PathSegment segment(path_, field.key);
+        if (!ReadAnnotations(field.value.get_object().value_unsafe())) return false;
+      } else if (!is_string) {
+        continue;
+      } else if (field.key == "namespace") {
+        args_.pod.namespace_name = text;
+      } else if (field.key == "name") {
+        args_.pod.name = text;
+      } else if (field.key == "uid") {
+        args_.pod.uid = text;
+      }
     }
-    if (static_cast<int>(frames_.size()) >= limits_.max_depth) {
-      return Fail(ValuePath(), fmt::format("nesting deeper than {} levels", limits_.max_depth));
+    return true;
+  }
+
+  // Annotations that are not strings are ignored, not fatal; they still count to the bound.
+  bool ReadAnnotations(dom::object annotations) {
+    if (!RefuseDuplicateKeys(annotations)) return false;
+    std::size_t entries = 0;
+    for (const dom::key_value_pair field : annotations) {
+      if (++entries > limits_.max_annotations) {
+        return FailHere(fmt::format("more than {} annotations", limits_.max_annotations));
+      }
+      std::string_view text;
+      if (!field.value.get_string().get(text)) {
+        args_.pod.annotations.insert_or_assign(std::string(field.key), std::string(text));
+      }
     }
-    const Frame& parent = frames_.back();
-    if (parent.role == Role::kNodeNames) return Fail(ValuePath(), "must be a non-empty string");
-    if (parent.role == Role::kNodeItems) {
-      if (!is_object) return NamelessNode();
+    return true;
+  }
+
+  // The hot loop of a names request: no path segment per name, only for an error.
+  bool ReadNodeNames(dom::array names) {
+    std::size_t index = 0;
+    for (const dom::element name : names) {
       if (args_.node_names.size() >= limits_.max_nodes) return TooManyNodes();
+      std::string_view text;
+      if (name.get_string().get(text) || text.empty()) {
+        return FailAt(index, "must be a non-empty string");
+      }
+      if (text.size() > limits_.max_node_name_bytes) return FailAt(index, NameTooLong());
+      args_.node_names.emplace_back(text);
+      ++index;
     }
-    const Role role = ChildRole(is_object);
-    Frame frame{.role = role, .is_object = is_object};
-    switch (role) {
-      case Role::kPod:
-        if (!is_object) return Fail("", "Pod must be an object");
-        saw_pod_ = true;
-        break;
-      case Role::kPodMetadata:
-        if (!is_object) return Fail("", "Pod.metadata must be an object");
-        saw_metadata_ = true;
-        break;
-      case Role::kNodeNames:
-        if (is_object) return Fail("", "NodeNames must be an array");
-        saw_names_ = true;
-        break;
-      case Role::kNodeList:
-        if (!is_object) return Fail("", "Nodes must be a NodeList object");
-        saw_list_ = true;
-        args_.node_list = json::object();
-        frame.target = &args_.node_list;
-        break;
-      case Role::kNodeItems: frame.target = &Insert(json::array()); break;
-      case Role::kKeep:
-        if (parent.role == Role::kNodeList && parent.key == "items") {
-          return Fail("", "Nodes.items must be an array");
+    return true;
+  }
+
+  // The NodeList is kept whole, as sent, so the filter answer can return its objects.
+  bool ReadNodeList(dom::object list) {
+    args_.node_list = json::object();
+    for (const dom::key_value_pair field : list) {
+      const PathSegment segment(path_, field.key);
+      auto [kept, inserted] = args_.node_list.emplace(std::string(field.key), nullptr);
+      if (!inserted) return FailHere("duplicate key");
+      if (field.key != "items") {
+        if (!Keep(field.value, *kept)) return false;
+      } else if (IsArray(field.value)) {
+        *kept = json::array();
+        if (!ReadNodeItems(field.value.get_array().value_unsafe(), *kept)) return false;
+      } else if (!IsNull(field.value)) {
+        // Go encodes an empty slice that was never allocated as null; anything else is wrong.
+        return Fail("Nodes.items must be an array");
+      }
+    }
+    return true;
+  }
+
+  bool ReadNodeItems(dom::array items, json& kept) {
+    std::size_t index = 0;
+    for (const dom::element item : items) {
+      if (args_.node_names.size() >= limits_.max_nodes) return TooManyNodes();
+      const PathSegment segment(path_, index++);
+      if (!IsObject(item)) return FailHere("has no metadata.name");
+      kept.push_back(nullptr);
+      if (!Keep(item, kept.back())) return false;
+      const json& node = kept.back();
+      const auto metadata = node.find("metadata");
+      const json* name = nullptr;
+      if (metadata != node.end() && metadata->is_object()) {
+        if (const auto found = metadata->find("name"); found != metadata->end()) name = &*found;
+      }
+      if (name == nullptr || !name->is_string() || name->get_ref<const std::string&>().empty()) {
+        return FailHere("has no metadata.name");
+      }
+      if (name->get_ref<const std::string&>().size() > limits_.max_node_name_bytes) {
+        return FailHere(NameTooLong());
+      }
+      args_.node_names.push_back(name->get<std::string>());
+    }
+    return true;
+  }
+
+  // The value as a document, every type kept as sent. Depth is bounded by the parse already.
+  bool Keep(dom::element value, json& out) {
+    switch (value.type()) {
+      case dom::element_type::OBJECT: {
+        out = json::object();
+        const dom::object fields = value.get_object().value_unsafe();
+        for (const dom::key_value_pair field : fields) {
+          const PathSegment segment(path_, field.key);
+          auto [child, inserted] = out.emplace(std::string(field.key), nullptr);
+          if (!inserted) return FailHere("duplicate key");
+          if (!Keep(field.value, *child)) return false;
         }
-        frame.target = &Insert(is_object ? json::object() : json::array());
-        break;
-      case Role::kRoot:
-      case Role::kAnnotations:
-      case Role::kSkip: break;
-    }
-    frames_.push_back(std::move(frame));
-    return true;
-  }
-
-  bool Close() {
-    const Role role = frames_.back().role;
-    frames_.pop_back();
-    if (frames_.empty()) return true;
-    Frame& parent = frames_.back();
-    if (role == Role::kKeep && parent.role == Role::kNodeItems) {
-      if (!NodeDone(parent.target->back())) return false;
-    }
-    Next();
-    return true;
-  }
-
-  // The next element of an array, once a value in it is complete.
-  void Next() {
-    Frame& frame = frames_.back();
-    if (!frame.is_object) ++frame.index;
-  }
-
-  bool NamelessNode() { return Fail(ValuePath(), "has no metadata.name"); }
-  bool TooManyNodes() { return Fail(Path(), fmt::format("more than {} nodes", limits_.max_nodes)); }
-
-  bool NodeDone(const json& node) {
-    const auto metadata = node.find("metadata");
-    const json* name = nullptr;
-    if (metadata != node.end() && metadata->is_object()) {
-      if (const auto found = metadata->find("name"); found != metadata->end()) name = &*found;
-    }
-    if (name == nullptr || !name->is_string() || name->get_ref<const std::string&>().empty()) {
-      return NamelessNode();
-    }
-    return AddNodeName(name->get<std::string>());
-  }
-
-  bool AddNodeName(std::string name) {
-    if (name.size() > limits_.max_node_name_bytes) {
-      return Fail(ValuePath(),
-                  fmt::format("node name longer than {} bytes", limits_.max_node_name_bytes));
-    }
-    if (args_.node_names.size() >= limits_.max_nodes) return TooManyNodes();
-    args_.node_names.push_back(std::move(name));
-    return true;
-  }
-
-  bool String(std::string& value) {
-    // A document that is a bare string has no frame yet (the fuzzer found it).
-    if (frames_.empty()) return Fail("", "ExtenderArgs must be an object");
-    Frame& frame = frames_.back();
-    switch (frame.role) {
-      case Role::kPodMetadata:
-        if (frame.key == "namespace") {
-          args_.pod.namespace_name = std::move(value);
-        } else if (frame.key == "name") {
-          args_.pod.name = std::move(value);
-        } else if (frame.key == "uid") {
-          args_.pod.uid = std::move(value);
+        return true;
+      }
+      case dom::element_type::ARRAY: {
+        out = json::array();
+        std::size_t index = 0;
+        const dom::array items = value.get_array().value_unsafe();
+        for (const dom::element item : items) {
+          const PathSegment segment(path_, index++);
+          out.push_back(nullptr);
+          if (!Keep(item, out.back())) return false;
         }
-        break;
-      case Role::kAnnotations: args_.pod.annotations[frame.key] = std::move(value); break;
-      case Role::kNodeNames:
-        if (value.empty()) return Fail(ValuePath(), "must be a non-empty string");
-        if (!AddNodeName(std::move(value))) return false;
-        break;
-      default: return Scalar(json(std::move(value)));
+        return true;
+      }
+      case dom::element_type::STRING:
+        out = std::string(value.get_string().value_unsafe());
+        return true;
+      case dom::element_type::INT64: out = value.get_int64().value_unsafe(); return true;
+      case dom::element_type::UINT64: out = value.get_uint64().value_unsafe(); return true;
+      case dom::element_type::DOUBLE: out = value.get_double().value_unsafe(); return true;
+      case dom::element_type::BOOL: out = value.get_bool().value_unsafe(); return true;
+      case dom::element_type::NULL_VALUE: out = nullptr; return true;
     }
-    Next();
-    return true;
+    return FailHere("value of an unknown type");
   }
 
-  // Any value that is not a container, or a string String() did not take.
-  bool Scalar(json value) {
-    if (frames_.empty()) return Fail("", "ExtenderArgs must be an object");
-    const Frame& frame = frames_.back();
-    const bool is_null = value.is_null();
-    switch (frame.role) {
-      case Role::kRoot:
-        // A missing key and a null key mean the same to Go's decoder.
-        if (!is_null && frame.key == "Pod") return Fail("", "Pod must be an object");
-        if (!is_null && frame.key == "NodeNames") return Fail("", "NodeNames must be an array");
-        if (!is_null && frame.key == "Nodes") return Fail("", "Nodes must be a NodeList object");
-        break;
-      case Role::kPod:
-        if (!is_null && frame.key == "metadata") {
-          return Fail("", "Pod.metadata must be an object");
-        }
-        break;
-      case Role::kNodeNames: return Fail(ValuePath(), "must be a non-empty string");
-      case Role::kNodeList:
-        if (frame.key == "items") {
-          // Go encodes an empty slice that was never allocated as null.
-          if (!is_null) return Fail("", "Nodes.items must be an array");
-        }
-        Insert(std::move(value));
-        break;
-      case Role::kNodeItems: return NamelessNode();
-      case Role::kKeep: Insert(std::move(value)); break;
-      case Role::kPodMetadata:
-      case Role::kAnnotations:  // annotations that are not strings are ignored, not fatal
-      case Role::kSkip: break;
-    }
-    Next();
-    return true;
+  // Called with path_ at the list, before the node past the bound is read.
+  bool TooManyNodes() { return FailHere(fmt::format("more than {} nodes", limits_.max_nodes)); }
+
+  std::string NameTooLong() const {
+    return fmt::format("node name longer than {} bytes", limits_.max_node_name_bytes);
   }
 
   const ExtenderRequestLimits& limits_;
-  std::vector<Frame> frames_;
+  PathStack path_;
   ExtenderArgs args_;
   std::string error_;
   bool saw_pod_ = false;
@@ -314,6 +315,46 @@ class RequestReader final : public nlohmann::json_sax<json> {
   bool saw_names_ = false;
   bool saw_list_ = false;
 };
+
+// simdjson says what kind of syntax error a document has, not where; nlohmann's parser says
+// where. Only a request that is not JSON pays for the second parse.
+class SyntaxErrorFinder final : public nlohmann::json_sax<json> {
+ public:
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t) override { return true; }
+  bool number_unsigned(number_unsigned_t) override { return true; }
+  bool number_float(number_float_t, const string_t&) override { return true; }
+  bool string(string_t&) override { return true; }
+  bool binary(binary_t&) override { return true; }
+  bool start_object(std::size_t) override { return true; }
+  bool start_array(std::size_t) override { return true; }
+  bool end_object() override { return true; }
+  bool end_array() override { return true; }
+  bool key(string_t&) override { return true; }
+  bool parse_error(std::size_t, const std::string&,
+                   const nlohmann::detail::exception& error) override {
+    message_ = error.what();
+    return false;
+  }
+  [[nodiscard]] const std::string& message() const { return message_; }
+
+ private:
+  std::string message_;
+};
+
+std::string SyntaxError(std::string_view body, simdjson::error_code code) {
+  SyntaxErrorFinder finder;
+  try {
+    if (!json::sax_parse(body.begin(), body.end(), &finder) && !finder.message().empty()) {
+      return finder.message();
+    }
+  } catch (const json::exception& error) {
+    return error.what();
+  }
+  // Input nlohmann accepts but simdjson does not (a byte-order mark, an integer past 64 bits).
+  return simdjson::error_message(code);
+}
 
 }  // namespace
 
@@ -323,27 +364,44 @@ core::Result<ExtenderArgs> ParseExtenderArgs(std::string_view body,
     return std::unexpected(
         core::Error(core::ErrorCode::kInvalidArgument, "ExtenderArgs: " + std::move(message)));
   };
+  auto out_of_memory = [] {
+    return std::unexpected(
+        core::Error(core::ErrorCode::kResourceExhausted, "out of memory reading ExtenderArgs"));
+  };
   if (body.size() > limits.max_bytes) {
     return invalid(fmt::format("body of {} bytes exceeds the limit of {} bytes", body.size(),
                                limits.max_bytes));
   }
-  // nlohmann's lexer takes a NUL byte for the end of input, which would hide whatever follows;
-  // valid JSON never holds a raw NUL (inside strings it must be escaped).
+  // Valid JSON never holds a raw NUL (inside strings it must be escaped); saying so plainly
+  // beats the parsers' generic messages.
   if (const auto nul = body.find('\0'); nul != std::string_view::npos) {
     return invalid(fmt::format("invalid JSON: NUL byte at offset {}", nul));
   }
-  RequestReader reader(limits);
   try {
-    if (!json::sax_parse(body.begin(), body.end(), &reader)) return invalid(reader.error());
-  } catch (const json::exception& error) {
-    return invalid(fmt::format("invalid JSON: {}", error.what()));
+    // simdjson validates the whole document (UTF-8, numbers, structure, nesting) in one pass at
+    // several bytes per cycle, about six times nlohmann's parser on a 5,000-name request; the
+    // reader then walks only the parts it uses. The parser is the request's own, so the
+    // function stays pure; its buffers are sized by the body, which is bounded above.
+    const std::size_t max_depth = static_cast<std::size_t>(std::max(limits.max_depth, 1));
+    dom::parser parser;
+    if (parser.allocate(std::max<std::size_t>(body.size(), 1), max_depth)) return out_of_memory();
+    const simdjson::padded_string padded(body.data(), body.size());
+    dom::element root;
+    if (const auto code = parser.parse(padded).get(root)) {
+      if (code == simdjson::MEMALLOC) return out_of_memory();
+      if (code == simdjson::DEPTH_ERROR) {
+        return invalid(fmt::format("nesting deeper than {} levels", limits.max_depth));
+      }
+      return invalid(fmt::format("invalid JSON: {}", SyntaxError(body, code)));
+    }
+    RequestReader reader(limits);
+    if (!reader.Read(root)) return invalid(reader.error());
+    auto args = std::move(reader).Finish();
+    if (!args) return invalid(args.error().message());
+    return args;
   } catch (const std::bad_alloc&) {
-    return std::unexpected(
-        core::Error(core::ErrorCode::kResourceExhausted, "out of memory reading ExtenderArgs"));
+    return out_of_memory();
   }
-  auto args = std::move(reader).Finish();
-  if (!args) return invalid(args.error().message());
-  return args;
 }
 
 }  // namespace modelplane::extender

@@ -1,14 +1,16 @@
-// Reads kube-scheduler's ExtenderArgs body, streaming, keeping only what the extender uses.
+// Reads kube-scheduler's ExtenderArgs body, keeping only what the extender uses.
 //
-// A request is untrusted input sized by the cluster (every candidate node, the whole Pod), so
-// the reader never builds a document of it: it walks the JSON once (nlohmann's SAX parser) and
-// keeps the Pod's namespace, name, uid and string annotations, the candidates' names, and in
-// node-list form the Node objects it must send back. The rest of the Pod is skipped as it is
-// read. Every bound is checked while reading, so a request past one stops there: the body size
-// (before parsing), nesting, the number of nodes, the length of a node name and the number of
-// annotations. Duplicate keys are refused wherever a value is kept, because Go's decoder takes
-// the last and a reader that took the first could disagree with kube-scheduler. Errors
-// (kInvalidArgument; kResourceExhausted when memory runs out) name the JSON path.
+// A request is untrusted input sized by the cluster (every candidate node, the whole Pod).
+// simdjson validates the whole body in one pass (UTF-8, numbers, structure, nesting) into its
+// compact tape, never into a document of nlohmann values; the reader then walks only what it
+// uses: the Pod's namespace, name, uid and string annotations, the candidates' names, and in
+// node-list form the Node objects it must send back. The rest of the Pod is never looked at.
+// Bounds: the body size (before parsing), nesting (while parsing), the number of nodes, the
+// length of a node name and the number of annotations (while walking, stopping at the first
+// value past one). Duplicate keys are refused wherever a value is kept, because Go's decoder
+// takes the last and a reader that took the first could disagree with kube-scheduler. Errors
+// (kInvalidArgument; kResourceExhausted when memory runs out) name the JSON path, and a syntax
+// error its byte offset.
 // Thread safety: a pure function.
 #pragma once
 

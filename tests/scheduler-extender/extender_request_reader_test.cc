@@ -160,18 +160,53 @@ TEST(ExtenderRequestReaderTest, ErrorsNameTheJsonPath) {
   EXPECT_NE(ErrorOf(duplicate_in_node).find("Nodes.items[0].spec.x: duplicate key"),
             std::string::npos)
       << ErrorOf(duplicate_in_node);
-  std::string deep = R"({"Pod":{"metadata":{"name":"p"},"spec":)";
-  for (int i = 0; i < 100; ++i) deep += "[";
-  auto too_deep = ParseExtenderArgs(deep, kReaderLimits);
+  auto nested = [](int levels, bool closed) {
+    // The request object and Pod are two levels; spec's arrays the rest.
+    std::string body = R"({"Pod":{"metadata":{"name":"p"},"spec":)";
+    body += std::string(levels - 2, '[');
+    if (closed) body += std::string(levels - 2, ']') + R"(},"NodeNames":["a"]})";
+    return body;
+  };
+  EXPECT_TRUE(ParseExtenderArgs(nested(64, true), kReaderLimits));
+  auto too_deep = ParseExtenderArgs(nested(65, true), kReaderLimits);
   EXPECT_NE(ErrorOf(too_deep).find("nesting deeper than 64 levels"), std::string::npos)
       << ErrorOf(too_deep);
-  EXPECT_NE(ErrorOf(ParseExtenderArgs(R"({"Pod":{"metadata":{"name":"p"}},"NodeNames":["a"]} x)",
-                                      kReaderLimits))
-                .find("invalid JSON"),
+  EXPECT_NE(ErrorOf(ParseExtenderArgs(nested(100, false), kReaderLimits)).find("invalid JSON"),
             std::string::npos);
+  // A syntax error says where it is.
+  auto trailing =
+      ParseExtenderArgs(R"({"Pod":{"metadata":{"name":"p"}},"NodeNames":["a"]} x)", kReaderLimits);
+  EXPECT_NE(ErrorOf(trailing).find("invalid JSON"), std::string::npos) << ErrorOf(trailing);
+  EXPECT_NE(ErrorOf(trailing).find("column 53"), std::string::npos) << ErrorOf(trailing);
   EXPECT_NE(
       ErrorOf(ParseExtenderArgs(std::string("{\"Pod\"\0:1}", 10), kReaderLimits)).find("NUL byte"),
       std::string::npos);
+}
+
+// Input nlohmann's parser would take but simdjson does not is refused with simdjson's reason;
+// kube-scheduler's Go encoder writes neither.
+TEST(ExtenderRequestReaderTest, RefusesAByteOrderMarkAndIntegersPast64Bits) {
+  const std::string request = R"({"Pod":{"metadata":{"name":"p"}},"NodeNames":["a"]})";
+  ASSERT_TRUE(ParseExtenderArgs(request, kReaderLimits));
+  auto marked = ParseExtenderArgs("\xef\xbb\xbf" + request, kReaderLimits);
+  EXPECT_NE(ErrorOf(marked).find("invalid JSON"), std::string::npos) << ErrorOf(marked);
+  auto big = ParseExtenderArgs(
+      R"({"Pod":{"metadata":{"name":"p"},"spec":{"n":18446744073709551616}},"NodeNames":["a"]})",
+      kReaderLimits);
+  EXPECT_NE(ErrorOf(big).find("invalid JSON: Problem while parsing a number"), std::string::npos)
+      << ErrorOf(big);
+}
+
+// Escapes are decoded in what is kept: names, metadata, annotations.
+TEST(ExtenderRequestReaderTest, DecodesEscapesInWhatItKeeps) {
+  auto args = ParseExtenderArgs(
+      R"({"Pod":{"metadata":{"name":"p\u00e9","annotations":{"k\"":"v\n\ud83d\ude00"}}},
+          "NodeNames":["n\u002d1","\u0000x"]})",
+      kReaderLimits);
+  ASSERT_TRUE(args) << args.error().ToString();
+  EXPECT_EQ(args->pod.name, "p\xc3\xa9");
+  EXPECT_EQ(args->pod.annotations.at("k\""), "v\n\xf0\x9f\x98\x80");
+  EXPECT_EQ(args->node_names, (std::vector<std::string>{"n-1", std::string("\0x", 2)}));
 }
 
 // The Pod beyond its metadata is never read: fields of any type and size there are neither
