@@ -14,6 +14,10 @@
       the first gate lifted to the last pod bound, and the mean and p50/p99 (histogram
       buckets) of the scheduling attempt, of each extension point of the cycle, and of the
       extender's filter and prioritize as it timed them.
+      --unmanaged NAME=URL (repeatable) then runs a profile again with pods that name no
+      revision: the extender answers them without a decision (every candidate passes, every
+      score 0, the same answer sizes), so the scheduler's extra wait there is what calling any
+      extender with that many candidates costs it, the floor under the managed profile's.
 
 Talks to the API server with the admin kubeconfig's client certificate (bench/operator/scale.py).
 """
@@ -206,10 +210,12 @@ class Pods:
 
 
 def pod(name, namespace, revision, profile):
+    """A pod naming REVISION, or no revision when it is None."""
+    annotations = {"modelplane.io/revision": revision} if revision is not None else {}
     return {
         "apiVersion": "v1", "kind": "Pod",
         "metadata": {"name": name, "namespace": namespace, "labels": {"app": LABEL},
-                     "annotations": {"modelplane.io/revision": revision}},
+                     "annotations": annotations},
         "spec": {
             "schedulerName": profile,
             "schedulingGates": [{"name": GATE}],
@@ -220,13 +226,15 @@ def pod(name, namespace, revision, profile):
     }
 
 
-def run_profile(api, pods, profile, scheduler_url, extender_url, revisions, count, rng):
+def run_profile(api, pods, profile, scheduler_url, extender_url, revisions, count, rng,
+                managed=True):
     picks = rng.choices(revisions, weights=[r["weight"] for r in revisions], k=count)
-    names = [f"{profile}-{i}" for i in range(count)]
+    names = [f"{profile}-{'m' if managed else 'u'}{i}" for i in range(count)]
     scheduler_before = histograms(scrape(scheduler_url), SCHEDULER_HISTOGRAMS,
                                   scheduler_key(profile))
     extender_before = histograms(scrape(extender_url), EXTENDER_HISTOGRAMS, extender_key)
-    bodies = [pod(name, r["namespace"], r["name"], profile) for name, r in zip(names, picks)]
+    bodies = [pod(name, r["namespace"], r["name"] if managed else None, profile)
+              for name, r in zip(names, picks)]
     with concurrent.futures.ThreadPoolExecutor(8) as pool:
         for (code, body), obj in zip(pool.map(
                 lambda b: api.request("POST", f"/api/v1/namespaces/{b['metadata']['namespace']}/pods",
@@ -253,7 +261,8 @@ def run_profile(api, pods, profile, scheduler_url, extender_url, revisions, coun
         code, body = api.request("DELETE", f"/api/v1/namespaces/{namespace}/pods"
                                  f"?labelSelector=app%3D{LABEL}&gracePeriodSeconds=0")
         check(code, body, f"delete pods in {namespace}")
-    result = {"profile": profile, "pods": count, "seconds": round(seconds, 3),
+    result = {"profile": profile, "pods": count, "pods_name_a_revision": managed,
+              "seconds": round(seconds, 3),
               "pods_per_second": round(count / seconds, 1) if seconds > 0 else None,
               "attempt": summary(scheduler.get(("attempt", "scheduled"), EMPTY)),
               "algorithm": summary(scheduler.get(("algorithm",), EMPTY)),
@@ -277,10 +286,12 @@ def run(args):
     Watch(api, f"/api/v1/pods", listed["metadata"]["resourceVersion"], pods.event,
           pods.fail).start()
     rng = random.Random(args.seed)
-    for entry in args.profile:
+    runs = [(entry, True) for entry in args.profile]
+    runs += [(entry, False) for entry in args.unmanaged or []]
+    for entry, managed in runs:
         profile, url = entry.split("=", 1)
         result = run_profile(api, pods, profile, url, args.extender_metrics, revisions,
-                             args.pods, rng)
+                             args.pods, rng, managed)
         print(json.dumps(result), flush=True)
         time.sleep(2)  # the deletes settle before the next profile's pods
 
@@ -298,6 +309,8 @@ def main():
     run_parser.add_argument("--seed", type=int, default=7)
     run_parser.add_argument("--profile", action="append", required=True,
                             help="NAME=URL of the scheduler process's /metrics")
+    run_parser.add_argument("--unmanaged", action="append",
+                            help="NAME=URL: the profile again, with pods that name no revision")
     run_parser.add_argument("--extender-metrics", required=True)
     args = parser.parse_args()
     (load if args.command == "load" else run)(args)

@@ -9,8 +9,10 @@
 # 5,000 nodes it stops at 500 feasible nodes, which are all the extender sees) and "-all"
 # (percentageOfNodesToScore: 100, every node to the extender). bench/extender/cycle.py runs
 # gated pods through each profile in turn and prints, per profile, pods per second and the
-# cycle's parts from the schedulers' and the extender's own histograms; the lines are appended
-# to bench/extender/cycle-results.jsonl.
+# cycle's parts from the schedulers' and the extender's own histograms; then runs both
+# modelplane profiles again with pods that name no revision (the extender answers without a
+# decision: the floor of what calling it costs kube-scheduler). The lines are appended to
+# bench/extender/cycle-results.jsonl.
 #
 #   bench/extender/cycle.sh [--nodes 5000] [--pods 200] [--build build/bench] [--label TEXT]
 #                           [--keep]
@@ -157,6 +159,8 @@ url() { echo "$1=https://127.0.0.1:$2/metrics"; }
   --pods "$pods" --extender-metrics "http://127.0.0.1:$admin_port/metrics" \
   --profile "$(url plain-default "$plain_port")" --profile "$(url modelplane-default "$modelplane_port")" \
   --profile "$(url plain-all "$plain_port")" --profile "$(url modelplane-all "$modelplane_port")" \
+  --unmanaged "$(url modelplane-default "$modelplane_port")" \
+  --unmanaged "$(url modelplane-all "$modelplane_port")" \
   >"$work/cycle.jsonl"
 
 model=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
