@@ -10,7 +10,7 @@
 // value past one). Duplicate keys are refused wherever a value is kept, because Go's decoder
 // takes the last and a reader that took the first could disagree with kube-scheduler. Errors
 // (kInvalidArgument; kResourceExhausted when memory runs out) name the JSON path, and a syntax
-// error its byte offset.
+// error its line and column.
 // Thread safety: a pure function.
 #pragma once
 
