@@ -6,6 +6,7 @@
 // as sent), so skipping the rest of the Pod never changes the answer; and the filter and
 // prioritize answers are valid JSON that carry only the candidates, the passed Node objects
 // unchanged.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -75,17 +76,21 @@ void CheckAnswers(const ExtenderArgs& args) {
     if (i % 2 == 0) {
       result.passed.push_back(args.node_names[i]);
     } else {
-      result.failed.emplace(args.node_names[i], "no");
+      result.failed.push_back({.node = args.node_names[i], .reason = "no"});
     }
     priorities.push_back({.host = args.node_names[i], .score = static_cast<std::int64_t>(i)});
   }
   const json filter = json::parse(modelplane::extender::FilterResultBody(args, result));
   if (args.form == NodeForm::kNodeNames) {
+    // Names read back exactly as the request carried them, however they had to be escaped.
     Require(filter.at("Nodes").is_null() && filter.at("NodeNames").size() == result.passed.size());
+    for (std::size_t i = 0; i < result.passed.size(); ++i) {
+      Require(filter.at("NodeNames").at(i).get<std::string>() == result.passed[i]);
+    }
   } else {
     // The objects of the nodes whose names passed, in the order sent (a name sent twice
     // passes twice).
-    const std::set<std::string> passed(result.passed.begin(), result.passed.end());
+    const std::set<std::string_view> passed(result.passed.begin(), result.passed.end());
     json expected = json::array();
     for (std::size_t i = 0; i < args.node_names.size(); ++i) {
       if (passed.contains(args.node_names[i])) {
@@ -94,9 +99,15 @@ void CheckAnswers(const ExtenderArgs& args) {
     }
     Require(filter.at("NodeNames").is_null() && filter.at("Nodes").at("items") == expected);
   }
+  for (const auto& failed : result.failed) {
+    Require(filter.at("FailedNodes").at(std::string(failed.node)) == "no");
+  }
   const json scores = json::parse(modelplane::extender::HostPriorityListBody(priorities));
   Require(scores.size() == args.node_names.size());
-  for (const json& score : scores) Require(score.at("Score") >= 0 && score.at("Score") <= 10);
+  for (std::size_t i = 0; i < scores.size(); ++i) {
+    Require(scores[i].at("Host").get<std::string>() == args.node_names[i]);
+    Require(scores[i].at("Score") == std::min<std::int64_t>(static_cast<std::int64_t>(i), 10));
+  }
 }
 
 void Check(std::string_view body, const ExtenderRequestLimits& limits) {

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <map>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -52,15 +53,27 @@ struct ExtenderArgs {
   nlohmann::json node_list;             // kNodeList: the NodeList as sent, answered back filtered
 };
 
+// A node the filter turns away, and why.
+struct FailedNode {
+  std::string_view node;
+  std::string_view reason;
+};
+
+// The answers view the names and reasons of the decision they are written from, which must
+// outlive them: copying 5,000 names into the answer before writing them was a tenth of
+// rendering it.
 struct FilterResult {
-  std::vector<std::string> passed;                  // a subset of the candidates, in their order
-  std::map<std::string, std::string> failed;        // node -> why (FailedNodes)
-  std::map<std::string, std::string> unresolvable;  // node -> why; preemption cannot help
-  std::string error;                                // non-empty fails the scheduling attempt
+  std::vector<std::string_view> passed;  // a subset of the candidates, in their order
+  // FailedNodes and FailedAndUnresolvableNodes (preemption cannot help), in the candidates'
+  // order. A node named twice in a request is answered twice with the same reason; Go's
+  // decoder keeps one map entry for it.
+  std::vector<FailedNode> failed;
+  std::vector<FailedNode> unresolvable;
+  std::string error;  // non-empty fails the scheduling attempt
 };
 
 struct HostPriority {
-  std::string host;
+  std::string_view host;
   std::int64_t score = 0;  // kMinExtenderPriority..kMaxExtenderPriority
 };
 
@@ -71,6 +84,6 @@ struct HostPriority {
 
 // HostPriorityList as the response body; scores are clamped to 0..10. Written as text, not built
 // as a document: one object per candidate made this the largest part of a 5,000-node answer.
-[[nodiscard]] std::string HostPriorityListBody(const std::vector<HostPriority>& priorities);
+[[nodiscard]] std::string HostPriorityListBody(std::span<const HostPriority> priorities);
 
 }  // namespace modelplane::extender

@@ -88,11 +88,12 @@ PodDecision Decide(const ExtenderArgs& args, const CacheInventory& inventory,
 
 FilterResult ToFilterResult(const PodDecision& decision) {
   FilterResult result;
+  result.passed.reserve(decision.verdicts.size());
   for (const NodeVerdict& verdict : decision.verdicts) {
     if (verdict.passed) {
-      result.passed.push_back(verdict.node);
+      result.passed.emplace_back(verdict.node);
     } else {
-      result.failed.emplace(verdict.node, verdict.reason);
+      result.failed.push_back({.node = verdict.node, .reason = verdict.reason});
     }
   }
   return result;

@@ -53,6 +53,7 @@ struct PodDecision {
 [[nodiscard]] PodDecision Decide(const ExtenderArgs& args, const CacheInventory& inventory,
                                  const Placement& placement);
 
+// The answers view the decision's names and reasons: `decision` must outlive them.
 [[nodiscard]] FilterResult ToFilterResult(const PodDecision& decision);
 [[nodiscard]] std::vector<HostPriority> ToHostPriorities(const PodDecision& decision);
 

@@ -98,10 +98,11 @@ TEST(ExtenderProtocolTest, FilterResultCarriesAnError) {
 }
 
 TEST(ExtenderProtocolTest, HostPriorityListUsesGoFieldNamesAndClampsScores) {
-  const json out = json::parse(HostPriorityListBody({{.host = "a", .score = 10},
-                                                     {.host = "b", .score = 0},
-                                                     {.host = "c", .score = 42},
-                                                     {.host = "d", .score = -3}}));
+  const json out =
+      json::parse(HostPriorityListBody(std::vector<HostPriority>{{.host = "a", .score = 10},
+                                                                 {.host = "b", .score = 0},
+                                                                 {.host = "c", .score = 42},
+                                                                 {.host = "d", .score = -3}}));
   EXPECT_EQ(out, json::parse(R"([{"Host":"a","Score":10},{"Host":"b","Score":0},
                                  {"Host":"c","Score":10},{"Host":"d","Score":0}])"));
   for (const json& entry : out) EXPECT_EQ(Keys(entry), (std::set<std::string>{"Host", "Score"}));
@@ -133,17 +134,43 @@ TEST(ExtenderProtocolTest, HostPriorityListEscapesNamesThatNeedIt) {
 TEST(ExtenderProtocolTest, FilterResultEscapesNamesReasonsAndTheError) {
   auto args = ParseExtenderArgs(ReadTestData("filter_node_names.json"), kLimits);
   ASSERT_TRUE(args);
+  // The result views its names and reasons: these hold them, reserved so that they stay put.
+  const std::vector<std::string> names = NamesThatNeedEscaping();
+  std::vector<std::string> reasons;
+  std::vector<std::string> unresolvable_names;
+  reasons.reserve(names.size());
+  unresolvable_names.reserve(names.size());
   FilterResult result{.error = "bad \"pod\"\n"};
-  for (const std::string& name : NamesThatNeedEscaping()) {
-    result.passed.push_back(name);
-    result.failed[name] = "why: " + name;
-    result.unresolvable[name + "!"] = name;
+  json failed = json::object();
+  json unresolvable = json::object();
+  for (const std::string& name : names) {
+    reasons.push_back("why: " + name);
+    unresolvable_names.push_back(name + "!");
+    result.passed.emplace_back(name);
+    result.failed.push_back({.node = name, .reason = reasons.back()});
+    result.unresolvable.push_back({.node = unresolvable_names.back(), .reason = name});
+    failed[name] = reasons.back();
+    unresolvable[unresolvable_names.back()] = name;
   }
   const json out = json::parse(FilterResultBody(*args, result));
-  EXPECT_EQ(out["NodeNames"], json(result.passed));
-  EXPECT_EQ(out["FailedNodes"], json(result.failed));
-  EXPECT_EQ(out["FailedAndUnresolvableNodes"], json(result.unresolvable));
+  EXPECT_EQ(out["NodeNames"], json(names));
+  EXPECT_EQ(out["FailedNodes"], failed);
+  EXPECT_EQ(out["FailedAndUnresolvableNodes"], unresolvable);
   EXPECT_EQ(out["Error"], result.error);
+}
+
+TEST(ExtenderProtocolTest, HostPriorityListWritesEveryScoreAsGoDoes) {
+  std::vector<std::string> hosts;
+  std::vector<HostPriority> priorities;
+  std::string expected = "[";
+  hosts.reserve(kMaxExtenderPriority + 1);
+  for (std::int64_t score = kMinExtenderPriority; score <= kMaxExtenderPriority; ++score) {
+    hosts.push_back("node-" + std::to_string(score));
+    priorities.push_back({.host = hosts.back(), .score = score});
+    if (score > 0) expected += ',';
+    expected += R"({"Host":")" + hosts.back() + R"(","Score":)" + std::to_string(score) + "}";
+  }
+  EXPECT_EQ(HostPriorityListBody(priorities), expected + "]");
 }
 
 // Bytes that are not UTF-8 cannot be answered back as they came; they still make a document

@@ -68,8 +68,10 @@ TEST(DecideTest, PlacesAPodNamingAKnownRevision) {
   EXPECT_EQ(decision.revision_key, "models/llama-r1");
   EXPECT_EQ(decision.digest, kDigest);
   const FilterResult filter = ToFilterResult(decision);
-  EXPECT_EQ(filter.passed, (std::vector<std::string>{"gpu-node-0", "gpu-node-1"}));
-  ASSERT_EQ(filter.failed.count("gpu-node-2"), 1u);
+  EXPECT_EQ(filter.passed, (std::vector<std::string_view>{"gpu-node-0", "gpu-node-1"}));
+  ASSERT_EQ(filter.failed.size(), 1u);
+  EXPECT_EQ(filter.failed[0].node, "gpu-node-2");
+  EXPECT_FALSE(filter.failed[0].reason.empty());
   const auto scores = ToHostPriorities(decision);
   ASSERT_EQ(scores.size(), 3u);
   EXPECT_EQ(scores[0].score, 10);
@@ -85,7 +87,8 @@ TEST(DecideTest, NeverFailsAPodItDoesNotManage) {
     const PodDecision decision = Decide(args, inventory, Placement::Default(clock));
     EXPECT_EQ(decision.outcome, outcome);
     const FilterResult filter = ToFilterResult(decision);
-    EXPECT_EQ(filter.passed, args.node_names);
+    EXPECT_EQ(filter.passed,
+              std::vector<std::string_view>(args.node_names.begin(), args.node_names.end()));
     EXPECT_TRUE(filter.failed.empty());
     for (const HostPriority& priority : ToHostPriorities(decision)) EXPECT_EQ(priority.score, 0);
   };
