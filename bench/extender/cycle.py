@@ -226,8 +226,42 @@ def pod(name, namespace, revision, profile):
     }
 
 
+def process_cpu_seconds(pid):
+    """User plus system CPU time of a process, all its threads, so far."""
+    with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()  # the name may hold spaces
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def machine_cpu_seconds():
+    """(busy, total) CPU seconds of every CPU so far; iowait counts as idle."""
+    with open("/proc/stat", encoding="ascii") as stat:
+        ticks = [int(v) for v in stat.readline().split()[1:9]]
+    idle = ticks[3] + ticks[4]
+    ticks_per_second = os.sysconf("SC_CLK_TCK")
+    return (sum(ticks) - idle) / ticks_per_second, sum(ticks) / ticks_per_second
+
+
+class CpuMeter:
+    """CPU seconds of named processes and the machine's busy share between start and stop."""
+
+    def __init__(self, processes):
+        self.processes = processes  # {name: pid}
+
+    def start(self):
+        self.before = {name: process_cpu_seconds(pid) for name, pid in self.processes.items()}
+        self.machine_before = machine_cpu_seconds()
+
+    def stop(self, count):
+        after = {name: process_cpu_seconds(pid) for name, pid in self.processes.items()}
+        busy, total = (a - b for a, b in zip(machine_cpu_seconds(), self.machine_before))
+        return {"cpu_ms_per_pod": {name: round(1000 * (after[name] - self.before[name]) / count, 2)
+                                   for name in self.processes},
+                "machine_busy": round(busy / total, 3) if total > 0 else None}
+
+
 def run_profile(api, pods, profile, scheduler_url, extender_url, revisions, count, rng,
-                managed=True):
+                cpu, managed=True):
     picks = rng.choices(revisions, weights=[r["weight"] for r in revisions], k=count)
     names = [f"{profile}-{'m' if managed else 'u'}{i}" for i in range(count)]
     scheduler_before = histograms(scrape(scheduler_url), SCHEDULER_HISTOGRAMS,
@@ -244,6 +278,7 @@ def run_profile(api, pods, profile, scheduler_url, extender_url, revisions, coun
         # scheduler's queue full, so pods per second is what the scheduler takes, not the
         # rate of creates.
         started = time.monotonic()
+        cpu.start()
         for (code, body), obj in zip(pool.map(
                 lambda b: api.request("PATCH",
                                       f"/api/v1/namespaces/{b['metadata']['namespace']}/pods/"
@@ -253,6 +288,7 @@ def run_profile(api, pods, profile, scheduler_url, extender_url, revisions, coun
             check(code, body, f"ungate pod {obj['metadata']['name']}")
     last_bound = pods.wait(names, time.monotonic() + 600)
     seconds = last_bound - started
+    cpu_used = cpu.stop(count)  # to the last bind seen, give or take the watch's delay
     scheduler = delta(histograms(scrape(scheduler_url), SCHEDULER_HISTOGRAMS,
                                  scheduler_key(profile)), scheduler_before)
     extender = delta(histograms(scrape(extender_url), EXTENDER_HISTOGRAMS, extender_key),
@@ -266,7 +302,7 @@ def run_profile(api, pods, profile, scheduler_url, extender_url, revisions, coun
               "pods_per_second": round(count / seconds, 1) if seconds > 0 else None,
               "attempt": summary(scheduler.get(("attempt", "scheduled"), EMPTY)),
               "algorithm": summary(scheduler.get(("algorithm",), EMPTY)),
-              "extension_points": {}, "extender": {}}
+              "extension_points": {}, "extender": {}, **cpu_used}
     for key, entry in sorted(scheduler.items()):
         if key[0] == "extension_point" and key[2] == "Success" and summary(entry):
             result["extension_points"][key[1]] = summary(entry)
@@ -286,12 +322,13 @@ def run(args):
     Watch(api, f"/api/v1/pods", listed["metadata"]["resourceVersion"], pods.event,
           pods.fail).start()
     rng = random.Random(args.seed)
+    cpu = CpuMeter(dict(entry.split("=", 1) for entry in args.process or []))
     runs = [(entry, True) for entry in args.profile]
     runs += [(entry, False) for entry in args.unmanaged or []]
     for entry, managed in runs:
         profile, url = entry.split("=", 1)
         result = run_profile(api, pods, profile, url, args.extender_metrics, revisions,
-                             args.pods, rng, managed)
+                             args.pods, rng, cpu, managed)
         print(json.dumps(result), flush=True)
         time.sleep(2)  # the deletes settle before the next profile's pods
 
@@ -312,6 +349,8 @@ def main():
     run_parser.add_argument("--unmanaged", action="append",
                             help="NAME=URL: the profile again, with pods that name no revision")
     run_parser.add_argument("--extender-metrics", required=True)
+    run_parser.add_argument("--process", action="append",
+                            help="NAME=PID: a process whose CPU time per pod is recorded")
     args = parser.parse_args()
     (load if args.command == "load" else run)(args)
 

@@ -11,8 +11,9 @@
 # gated pods through each profile in turn and prints, per profile, pods per second and the
 # cycle's parts from the schedulers' and the extender's own histograms; then runs both
 # modelplane profiles again with pods that name no revision (the extender answers without a
-# decision: the floor of what calling it costs kube-scheduler). The lines are appended to
-# bench/extender/cycle-results.jsonl.
+# decision: the floor of what calling it costs kube-scheduler). Each run records the CPU time
+# per pod of the extender, both schedulers and the control plane's processes, and how busy the
+# machine was. The lines are appended to bench/extender/cycle-results.jsonl.
 #
 #   bench/extender/cycle.sh [--nodes 5000] [--pods 200] [--build build/bench] [--label TEXT]
 #                           [--keep]
@@ -144,7 +145,13 @@ YAML
     >"$work/scheduler-$name.log" 2>&1 &
   pids+=($!)
   scheduler_port=$port
+  processes+=(--process "scheduler-$name=$!")
 }
+# The processes whose CPU time each profile's run records: ours, and the control plane's.
+processes=(--process "extender=${pids[0]}")
+for file in "$state"/pids/*; do
+  processes+=(--process "$(basename "$file")=$(cut -d' ' -f1 "$file")")
+done
 scheduler plain
 plain_port=$scheduler_port
 scheduler modelplane extender
@@ -160,7 +167,7 @@ url() { echo "$1=https://127.0.0.1:$2/metrics"; }
   --profile "$(url plain-default "$plain_port")" --profile "$(url modelplane-default "$modelplane_port")" \
   --profile "$(url plain-all "$plain_port")" --profile "$(url modelplane-all "$modelplane_port")" \
   --unmanaged "$(url modelplane-default "$modelplane_port")" \
-  --unmanaged "$(url modelplane-all "$modelplane_port")" \
+  --unmanaged "$(url modelplane-all "$modelplane_port")" "${processes[@]}" \
   >"$work/cycle.jsonl"
 
 model=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
