@@ -16,7 +16,10 @@
 # machine was. The lines are appended to bench/extender/cycle-results.jsonl.
 #
 #   bench/extender/cycle.sh [--nodes 5000] [--pods 200] [--build build/bench] [--label TEXT]
-#                           [--keep]
+#                           [--keep] [--cpu-profile SECONDS]
+#
+# --cpu-profile takes a Go CPU profile of each kube-scheduler over the first SECONDS of the
+# pods' runs (its /debug/pprof/profile) into the work folder, for `go tool pprof`.
 #
 # Needs the control-plane tools (e2e/tools.sh) and the project's venv (prometheus_client).
 # About 10 minutes at 5,000 nodes on 2 vCPUs, most of it creating the nodes and the fleet.
@@ -29,6 +32,7 @@ pods=200
 build=$root/build/bench
 label=""
 keep=0
+cpu_profile=0
 while (($#)); do
   case $1 in
     --nodes) nodes=$2; shift 2 ;;
@@ -36,6 +40,7 @@ while (($#)); do
     --build) build=$2; shift 2 ;;
     --label) label=$2; shift 2 ;;
     --keep) keep=1; shift ;;
+    --cpu-profile) cpu_profile=$2; shift 2 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -141,7 +146,7 @@ YAML
   } >"$work/scheduler-$name.yaml"
   "$bin/kube-scheduler" --config "$work/scheduler-$name.yaml" --bind-address 127.0.0.1 \
     --secure-port "$port" --cert-dir "$work/scheduler-$name-certs" \
-    --authorization-always-allow-paths /healthz,/readyz,/livez,/metrics \
+    --authorization-always-allow-paths '/healthz,/readyz,/livez,/metrics,/debug/pprof/*' \
     >"$work/scheduler-$name.log" 2>&1 &
   pids+=($!)
   scheduler_port=$port
@@ -160,6 +165,14 @@ for port in "$plain_port" "$modelplane_port"; do
   wait_until 120 "kube-scheduler on port $port" curl -fsk "https://127.0.0.1:$port/metrics"
 done
 
+profilers=()
+if ((cpu_profile > 0)); then
+  for entry in "plain:$plain_port" "modelplane:$modelplane_port"; do
+    curl -fsk --max-time $((cpu_profile + 60)) -o "$work/scheduler-${entry%%:*}.pprof" \
+      "https://127.0.0.1:${entry##*:}/debug/pprof/profile?seconds=$cpu_profile" &
+    profilers+=($!)
+  done
+fi
 say "scheduling $pods pods per profile"
 url() { echo "$1=https://127.0.0.1:$2/metrics"; }
 "$python" bench/extender/cycle.py run --kubeconfig "$KUBECONFIG" --fleet "$work/fleet" \
@@ -169,6 +182,10 @@ url() { echo "$1=https://127.0.0.1:$2/metrics"; }
   --unmanaged "$(url modelplane-default "$modelplane_port")" \
   --unmanaged "$(url modelplane-all "$modelplane_port")" "${processes[@]}" \
   >"$work/cycle.jsonl"
+for pid in "${profilers[@]}"; do
+  wait "$pid" || say "a CPU profile was not taken (curl exit $?)"
+done
+((cpu_profile > 0)) && say "CPU profiles: $work/scheduler-{plain,modelplane}.pprof"
 
 model=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
 "$python" - "$work/cycle.jsonl" "$label" "$nodes" "$model" >>"$results" <<'PY'
