@@ -19,7 +19,8 @@
 #                           [--keep] [--cpu-profile SECONDS]
 #
 # --cpu-profile takes a Go CPU profile of each kube-scheduler over the first SECONDS of the
-# pods' runs (its /debug/pprof/profile) into the work folder, for `go tool pprof`.
+# pods' runs (its /debug/pprof/profile), for `go tool pprof`, into
+# /tmp/modelplane-extender-cycle-profiles (outside the cluster's state, which `down` removes).
 #
 # Needs the control-plane tools (e2e/tools.sh) and the project's venv (prometheus_client).
 # About 10 minutes at 5,000 nodes on 2 vCPUs, most of it creating the nodes and the fleet.
@@ -166,9 +167,11 @@ for port in "$plain_port" "$modelplane_port"; do
 done
 
 profilers=()
+profiles=/tmp/modelplane-extender-cycle-profiles
 if ((cpu_profile > 0)); then
+  mkdir -p "$profiles"
   for entry in "plain:$plain_port" "modelplane:$modelplane_port"; do
-    curl -fsk --max-time $((cpu_profile + 60)) -o "$work/scheduler-${entry%%:*}.pprof" \
+    curl -fsk --max-time $((cpu_profile + 60)) -o "$profiles/scheduler-${entry%%:*}.pprof" \
       "https://127.0.0.1:${entry##*:}/debug/pprof/profile?seconds=$cpu_profile" &
     profilers+=($!)
   done
@@ -185,7 +188,7 @@ url() { echo "$1=https://127.0.0.1:$2/metrics"; }
 for pid in "${profilers[@]}"; do
   wait "$pid" || say "a CPU profile was not taken (curl exit $?)"
 done
-((cpu_profile > 0)) && say "CPU profiles: $work/scheduler-{plain,modelplane}.pprof"
+((cpu_profile > 0)) && say "CPU profiles: $profiles/scheduler-{plain,modelplane}.pprof"
 
 model=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
 "$python" - "$work/cycle.jsonl" "$label" "$nodes" "$model" >>"$results" <<'PY'
