@@ -18,6 +18,15 @@
       revision: the extender answers them without a decision (every candidate passes, every
       score 0, the same answer sizes), so the scheduler's extra wait there is what calling any
       extender with that many candidates costs it, the floor under the managed profile's.
+      --narrowed NAME=URL (repeatable) then runs a profile again with managed pods as the
+      operator lets them go (operator/gating/gate_patch.h): the required node affinity
+      narrowed to the nodes whose ModelCache holds the revision Ready, one term per node,
+      `metadata.name In [node]`. kube-scheduler's NodeAffinity PreFilter turns such terms
+      into the only nodes the cycle evaluates, so the extender is asked about those alone.
+      --narrow-limits 100,0 runs each of them once per limit: at most that many nodes per
+      pod, chosen as the operator's gate planner chooses them (kMaxNarrowedNodes in
+      operator/gating/gate_planner.h: the nodes the fewest pods of the run are narrowed to,
+      zones in turn, then by name); 0 narrows to every holder.
 
 Talks to the API server with the admin kubeconfig's client certificate (bench/operator/scale.py).
 """
@@ -209,20 +218,74 @@ class Pods:
                 self.lock.wait(timeout=1)
 
 
-def pod(name, namespace, revision, profile):
-    """A pod naming REVISION, or no revision when it is None."""
+def ready_holders(fleet):
+    """{(namespace, revision): [node, ...]}: the nodes whose ModelCache, itself Ready, lists
+    the revision's digest Ready; what the operator's gate planner lets a pod go to."""
+    by_digest = {r["status"]["digest"]: (r["metadata"]["namespace"], r["metadata"]["name"])
+                 for r in read_lines(os.path.join(fleet, "revisions.jsonl"))}
+    holders = {}
+    for cache in read_lines(os.path.join(fleet, "caches.jsonl")):
+        status = cache.get("status", {})
+        if not any(c["type"] == "Ready" and c["status"] == "True"
+                   for c in status.get("conditions", [])):
+            continue
+        for entry in status.get("revisions", []):
+            if entry["state"] == "Ready" and entry["digest"] in by_digest:
+                holders.setdefault(by_digest[entry["digest"]], []).append(
+                    cache["metadata"]["name"])
+    return holders
+
+
+def zones_of_nodes(api):
+    """{node: its topology.kubernetes.io/zone label}."""
+    code, listed = api.request("GET", "/api/v1/nodes")
+    check(code, listed, "list nodes")
+    return {node["metadata"]["name"]:
+            node["metadata"].get("labels", {}).get("topology.kubernetes.io/zone", "")
+            for node in listed["items"]}
+
+
+def choose_narrowing(holders, zones, narrowed_pods, limit):
+    """The gate planner's choice (ChooseNarrowing in operator/gating/gate_planner.cc): at most
+    LIMIT of HOLDERS (0: all), those the fewest pods are narrowed to (NARROWED_PODS, which it
+    updates), zones in turn, then by name; sorted."""
+    if not limit or len(holders) <= limit:
+        chosen = sorted(holders)
+    else:
+        by_load = sorted(sorted(holders), key=lambda node: narrowed_pods.get(node, 0))
+        turns, keys = {}, []
+        for node in by_load:
+            pods, zone = narrowed_pods.get(node, 0), zones.get(node, "")
+            turn = turns.get((pods, zone), 0)
+            turns[(pods, zone)] = turn + 1
+            keys.append((pods, turn, zone, node))
+        chosen = sorted(key[3] for key in sorted(keys)[:limit])
+    for node in chosen:
+        narrowed_pods[node] = narrowed_pods.get(node, 0) + 1
+    return chosen
+
+
+def pod(name, namespace, revision, profile, nodes=None):
+    """A pod naming REVISION, or no revision when it is None; narrowed to NODES when given, as
+    the operator's ungate patch narrows a pod without affinity of its own."""
     annotations = {"modelplane.io/revision": revision} if revision is not None else {}
+    spec = {
+        "schedulerName": profile,
+        "schedulingGates": [{"name": GATE}],
+        "terminationGracePeriodSeconds": 0,
+        "containers": [{"name": "serve", "image": "registry.invalid/serve:bench",
+                        "resources": {"limits": {"nvidia.com/gpu": "1"}}}],
+    }
+    if nodes is not None:
+        terms = [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}
+                 for node in nodes]
+        spec["affinity"] = {"nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}}
     return {
         "apiVersion": "v1", "kind": "Pod",
         "metadata": {"name": name, "namespace": namespace, "labels": {"app": LABEL},
                      "annotations": annotations},
-        "spec": {
-            "schedulerName": profile,
-            "schedulingGates": [{"name": GATE}],
-            "terminationGracePeriodSeconds": 0,
-            "containers": [{"name": "serve", "image": "registry.invalid/serve:bench",
-                            "resources": {"limits": {"nvidia.com/gpu": "1"}}}],
-        },
+        "spec": spec,
     }
 
 
@@ -261,14 +324,25 @@ class CpuMeter:
 
 
 def run_profile(api, pods, profile, scheduler_url, extender_url, revisions, count, rng,
-                cpu, managed=True):
+                cpu, managed=True, narrowing=None):
+    """One profile's run; NARROWING, (holders from ready_holders, zones, limit), narrows each
+    managed pod."""
     picks = rng.choices(revisions, weights=[r["weight"] for r in revisions], k=count)
-    names = [f"{profile}-{'m' if managed else 'u'}{i}" for i in range(count)]
+    # Names differ between runs: the pod watch keeps the bind time of every name it has seen.
+    kind = f"n{narrowing[2]}-" if narrowing is not None else "m" if managed else "u"
+    names = [f"{profile}-{kind}{i}" for i in range(count)]
     scheduler_before = histograms(scrape(scheduler_url), SCHEDULER_HISTOGRAMS,
                                   scheduler_key(profile))
     extender_before = histograms(scrape(extender_url), EXTENDER_HISTOGRAMS, extender_key)
-    bodies = [pod(name, r["namespace"], r["name"] if managed else None, profile)
-              for name, r in zip(names, picks)]
+    narrowed = [None] * count
+    if narrowing is not None:
+        holders, zones, limit = narrowing
+        narrowed_pods = {}  # per revision: every pod of the run is let go in one pass
+        narrowed = [choose_narrowing(holders[(r["namespace"], r["name"])], zones,
+                                     narrowed_pods.setdefault((r["namespace"], r["name"]), {}),
+                                     limit) for r in picks]
+    bodies = [pod(name, r["namespace"], r["name"] if managed else None, profile, nodes)
+              for name, r, nodes in zip(names, picks, narrowed)]
     with concurrent.futures.ThreadPoolExecutor(8) as pool:
         for (code, body), obj in zip(pool.map(
                 lambda b: api.request("POST", f"/api/v1/namespaces/{b['metadata']['namespace']}/pods",
@@ -298,6 +372,10 @@ def run_profile(api, pods, profile, scheduler_url, extender_url, revisions, coun
                                  f"?labelSelector=app%3D{LABEL}&gracePeriodSeconds=0")
         check(code, body, f"delete pods in {namespace}")
     result = {"profile": profile, "pods": count, "pods_name_a_revision": managed,
+              "narrowed_to_ready_nodes": narrowing is not None,
+              "narrow_limit": narrowing[2] if narrowing is not None else None,
+              "narrowed_nodes_mean": (round(sum(map(len, narrowed)) / count, 1)
+                                      if narrowing is not None else None),
               "seconds": round(seconds, 3),
               "pods_per_second": round(count / seconds, 1) if seconds > 0 else None,
               "attempt": summary(scheduler.get(("attempt", "scheduled"), EMPTY)),
@@ -323,12 +401,16 @@ def run(args):
           pods.fail).start()
     rng = random.Random(args.seed)
     cpu = CpuMeter(dict(entry.split("=", 1) for entry in args.process or []))
-    runs = [(entry, True) for entry in args.profile]
-    runs += [(entry, False) for entry in args.unmanaged or []]
-    for entry, managed in runs:
+    runs = [(entry, True, None) for entry in args.profile]
+    runs += [(entry, False, None) for entry in args.unmanaged or []]
+    if args.narrowed:
+        holders, zones = ready_holders(args.fleet), zones_of_nodes(api)
+        for limit in (int(value) for value in args.narrow_limits.split(",")):
+            runs += [(entry, True, (holders, zones, limit)) for entry in args.narrowed]
+    for entry, managed, narrowing in runs:
         profile, url = entry.split("=", 1)
         result = run_profile(api, pods, profile, url, args.extender_metrics, revisions,
-                             args.pods, rng, cpu, managed)
+                             args.pods, rng, cpu, managed, narrowing)
         print(json.dumps(result), flush=True)
         time.sleep(2)  # the deletes settle before the next profile's pods
 
@@ -348,6 +430,12 @@ def main():
                             help="NAME=URL of the scheduler process's /metrics")
     run_parser.add_argument("--unmanaged", action="append",
                             help="NAME=URL: the profile again, with pods that name no revision")
+    run_parser.add_argument("--narrowed", action="append",
+                            help="NAME=URL: the profile again, with managed pods narrowed to "
+                                 "the nodes holding their revision Ready, as the operator does")
+    run_parser.add_argument("--narrow-limits", default="100",
+                            help="comma-separated: run the --narrowed profiles once per limit "
+                                 "on the nodes per pod (0: every holder)")
     run_parser.add_argument("--extender-metrics", required=True)
     run_parser.add_argument("--process", action="append",
                             help="NAME=PID: a process whose CPU time per pod is recorded")

@@ -11,7 +11,11 @@
 # gated pods through each profile in turn and prints, per profile, pods per second and the
 # cycle's parts from the schedulers' and the extender's own histograms; then runs both
 # modelplane profiles again with pods that name no revision (the extender answers without a
-# decision: the floor of what calling it costs kube-scheduler). Each run records the CPU time
+# decision: the floor of what calling it costs kube-scheduler), and all four profiles again with
+# managed pods narrowed as the operator lets them go (their required node affinity names the
+# nodes that hold the revision Ready, so those are all the cycle and the extender see: the
+# product's own path for a gated pod), once with at most 100 nodes per pod as the operator
+# narrows them and once with every holder. Each run records the CPU time
 # per pod of the extender, both schedulers and the control plane's processes, and how busy the
 # machine was. The lines are appended to bench/extender/cycle-results.jsonl.
 #
@@ -183,7 +187,11 @@ url() { echo "$1=https://127.0.0.1:$2/metrics"; }
   --profile "$(url plain-default "$plain_port")" --profile "$(url modelplane-default "$modelplane_port")" \
   --profile "$(url plain-all "$plain_port")" --profile "$(url modelplane-all "$modelplane_port")" \
   --unmanaged "$(url modelplane-default "$modelplane_port")" \
-  --unmanaged "$(url modelplane-all "$modelplane_port")" "${processes[@]}" \
+  --unmanaged "$(url modelplane-all "$modelplane_port")" \
+  --narrowed "$(url plain-default "$plain_port")" --narrowed "$(url modelplane-default "$modelplane_port")" \
+  --narrowed "$(url plain-all "$plain_port")" --narrowed "$(url modelplane-all "$modelplane_port")" \
+  --narrow-limits 100,0 \
+  "${processes[@]}" \
   >"$work/cycle.jsonl"
 for pid in "${profilers[@]}"; do
   wait "$pid" || say "a CPU profile was not taken (curl exit $?)"

@@ -24,6 +24,49 @@ std::string Zone(const PlacementCandidate& cache) {
   return zone == cache.labels.end() ? std::string() : zone->second;
 }
 
+// Names shown in a message before "and N more": a pod's Event stays readable (and under the
+// API server's 1 KiB note limit) when a revision is verified on hundreds of nodes.
+constexpr std::size_t kNodesNamed = 5;
+
+std::string NodeList(const std::vector<std::string>& nodes) {
+  if (nodes.size() <= kNodesNamed) return fmt::format("{}", fmt::join(nodes, ", "));
+  return fmt::format("{} and {} more", fmt::join(nodes.begin(), nodes.begin() + kNodesNamed, ", "),
+                     nodes.size() - kNodesNamed);
+}
+
+// At most kMaxNarrowedNodes of `fits` (sorted by name), sorted by name: those the fewest unbound
+// pods are narrowed to, taking zones in turn, then by name.
+std::vector<std::string> ChooseNarrowing(const std::vector<const PlacementCandidate*>& fits,
+                                         const std::map<std::string, int>& narrowed_pods) {
+  const auto pods_on = [&](const PlacementCandidate* cache) {
+    const auto found = narrowed_pods.find(cache->name);
+    return found == narrowed_pods.end() ? 0 : found->second;
+  };
+  std::vector<std::string> chosen;
+  if (fits.size() <= kMaxNarrowedNodes) {
+    for (const PlacementCandidate* cache : fits) chosen.push_back(cache->name);
+    return chosen;
+  }
+  // (pods narrowed there, its turn within its zone among nodes with as many, zone, name): the
+  // first node of every zone, then the second of every zone, and so on, least narrowed first.
+  using Key = std::tuple<int, int, std::string, std::string>;
+  std::vector<Key> keys;
+  std::map<std::pair<int, std::string>, int> turns;
+  std::vector<const PlacementCandidate*> by_load = fits;
+  std::stable_sort(by_load.begin(), by_load.end(),
+                   [&](const auto* a, const auto* b) { return pods_on(a) < pods_on(b); });
+  for (const PlacementCandidate* cache : by_load) {
+    const int pods = pods_on(cache);
+    std::string zone = Zone(*cache);
+    const int turn = turns[{pods, zone}]++;
+    keys.emplace_back(pods, turn, std::move(zone), cache->name);
+  }
+  std::partial_sort(keys.begin(), keys.begin() + kMaxNarrowedNodes, keys.end());
+  for (std::size_t i = 0; i < kMaxNarrowedNodes; ++i) chosen.push_back(std::get<3>(keys[i]));
+  std::sort(chosen.begin(), chosen.end());
+  return chosen;
+}
+
 bool HasRoomFor(const PlacementCandidate& cache, std::int64_t total_bytes) {
   if (cache.held != HeldState::kNone || cache.currently_chosen) return true;
   const std::int64_t free = FreeBytes(cache);
@@ -53,8 +96,12 @@ GatePlan PlanGates(const GatePlanRequest& request) {
   };
   std::sort(ready.begin(), ready.end(), by_name);
 
+  std::map<std::string, int> narrowed_pods;  // node -> unbound pods narrowed to it
   for (const UnboundPod& pod : request.unbound) {
-    for (const std::string& node : pod.narrowed_to) sure.Take(pod.facts, node);
+    for (const std::string& node : pod.narrowed_to) {
+      sure.Take(pod.facts, node);
+      ++narrowed_pods[node];
+    }
     for (NodeRoom* view : {&likely, &soon}) {
       for (const std::string& node : pod.narrowed_to) {
         if (!view->WhyNot(pod.facts, node)) {
@@ -73,9 +120,11 @@ GatePlan PlanGates(const GatePlanRequest& request) {
   for (std::size_t index = 0; index < request.gated.size(); ++index) {
     const PodFacts& pod = request.gated[index];
     PodGateDecision decision{.pod = pod.name};
+    std::vector<const PlacementCandidate*> fits;
     for (const PlacementCandidate* cache : ready) {
-      if (!sure.WhyNot(pod, cache->name)) decision.nodes.push_back(cache->name);
+      if (!sure.WhyNot(pod, cache->name)) fits.push_back(cache);
     }
+    decision.nodes = ChooseNarrowing(fits, narrowed_pods);
     const auto likely_node = std::find_if(ready.begin(), ready.end(), [&](const auto* cache) {
       return !likely.WhyNot(pod, cache->name);
     });
@@ -86,9 +135,21 @@ GatePlan PlanGates(const GatePlanRequest& request) {
     if (!decision.nodes.empty()) {
       decision.ungate = true;
       decision.message = fmt::format("ModelRevision {} is verified on {}", request.revision,
-                                     fmt::join(decision.nodes, ", "));
-      for (const std::string& node : decision.nodes) sure.Take(pod, node);
-      likely.Take(pod, likely_node != ready.end() ? (*likely_node)->name : decision.nodes.front());
+                                     NodeList(decision.nodes));
+      if (fits.size() > decision.nodes.size()) {
+        decision.message +=
+            fmt::format(" (narrowed to {} of the {} nodes that hold it and can take this pod)",
+                        decision.nodes.size(), fits.size());
+      }
+      for (const std::string& node : decision.nodes) {
+        sure.Take(pod, node);
+        ++narrowed_pods[node];
+      }
+      // In `likely` it takes room on one of the nodes it may go to.
+      const auto target =
+          std::find_if(decision.nodes.begin(), decision.nodes.end(),
+                       [&](const std::string& node) { return !likely.WhyNot(pod, node); });
+      likely.Take(pod, target != decision.nodes.end() ? *target : decision.nodes.front());
     } else if (likely_node != ready.end()) {
       decision.message = fmt::format(
           "waiting for ModelRevision {}: it is verified on {}, which pods let go before this "

@@ -3,7 +3,8 @@
 //
 // The promise it keeps: a pod's gate is removed only when nodes hold the revision Ready and
 // could take the pod now (resources, selectors, taints, host anti-affinity; scheduling_facts.h),
-// and the pod is narrowed to exactly those nodes, so it cannot land where its weights are not.
+// and the pod is narrowed to those nodes (at most kMaxNarrowedNodes of them), so it cannot land
+// where its weights are not.
 // Pods are considered oldest first. A pod let go, and a pod let go earlier that no node has
 // bound yet, takes its room on every node it may still choose (a what-if view, NodeRoom): two
 // pods are never both sent to the last free GPU, and a pod let go now fits whichever of its
@@ -54,6 +55,16 @@ struct GatePlanRequest {
   std::chrono::system_clock::time_point now;  // for pods being deleted
 };
 
+// The most nodes one pod is narrowed to. The narrowing is one node affinity term per node, and
+// kube-scheduler matches every term against every node it evaluates, while every write of the
+// pod carries them all: at 5,000 nodes a pod narrowed to about 600 nodes cost kube-scheduler
+// 38-43 ms of PreFilter and the API server about 35 ms more CPU than a pod without narrowing
+// (docs/benchmarks.md, "Pods narrowed as the operator lets them go"). 100 is the fewest
+// feasible nodes kube-scheduler itself looks for before it scores, so more buys no better
+// choice. When more nodes qualify, a pod gets those the fewest unbound pods are narrowed to,
+// zones in turn, so the pods of a rollout spread over the nodes and zones that hold the weights.
+inline constexpr std::size_t kMaxNarrowedNodes = 100;
+
 // How long past its grace period a pod being deleted still counts as about to go: a pod still
 // there after that is stuck (a finalizer, a lost node), and is not waited for.
 inline constexpr std::chrono::seconds kTerminationSlack{30};
@@ -61,7 +72,7 @@ inline constexpr std::chrono::seconds kTerminationSlack{30};
 struct PodGateDecision {
   std::string pod;  // its name (the revision's namespace)
   bool ungate = false;
-  std::vector<std::string> nodes;  // ungate: the Ready nodes it may go to, sorted
+  std::vector<std::string> nodes;  // ungate: the Ready nodes it may go to, sorted (see above)
   std::string message;             // what it waits for, or where it was let go
 };
 

@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/api/model_revision.h"
 #include "core/kube/latest_objects.h"
 #include "core/kube/object_store.h"
 #include "operator/controllers/cache_entries.h"

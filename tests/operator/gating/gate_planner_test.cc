@@ -1,5 +1,10 @@
 #include "operator/gating/gate_planner.h"
 
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -9,6 +14,8 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::Not;
+using ::testing::SizeIs;
 
 constexpr std::int64_t kGiB = 1LL << 30;
 
@@ -209,6 +216,101 @@ TEST(GatePlannerTest, ANodeWithoutCacheRoomIsNotAskedToStage) {
   cluster.request.gated = {Serving("llama-0")};
   const GatePlan plan = PlanGates(cluster.request);
   EXPECT_THAT(plan.staging_nodes, ElementsAre("gpu-1"));
+}
+
+// `count` Ready nodes gpu-000, gpu-001, ...: the first half in zone "a", the rest in "b".
+Cluster ManyReadyNodes(int count) {
+  Cluster cluster;
+  for (int i = 0; i < count; ++i) {
+    cluster.AddNode(Gpu(fmt::format("gpu-{:03}", i)), HeldState::kReady, i < count / 2 ? "a" : "b");
+  }
+  return cluster;
+}
+
+long InZone(const std::vector<std::string>& nodes, const Cluster& cluster,
+            const std::string& zone) {
+  return std::count_if(nodes.begin(), nodes.end(), [&](const std::string& node) {
+    return std::any_of(cluster.request.caches.begin(), cluster.request.caches.end(),
+                       [&](const PlacementCandidate& cache) {
+                         return cache.name == node &&
+                                cache.labels.at("topology.kubernetes.io/zone") == zone;
+                       });
+  });
+}
+
+std::set<std::string> Common(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+  std::set<std::string> out;
+  std::set_intersection(a.begin(), a.end(), b.begin(), b.end(), std::inserter(out, out.end()));
+  return out;
+}
+
+TEST(GatePlannerTest, NarrowsToAtMostTheLimitTakingZonesInTurn) {
+  Cluster cluster = ManyReadyNodes(250);
+  cluster.request.gated = {Serving("llama-0")};
+  const GatePlan plan = PlanGates(cluster.request);
+  ASSERT_TRUE(plan.decisions[0].ungate);
+  const std::vector<std::string>& nodes = plan.decisions[0].nodes;
+  ASSERT_THAT(nodes, SizeIs(kMaxNarrowedNodes));
+  EXPECT_TRUE(std::is_sorted(nodes.begin(), nodes.end()));
+  EXPECT_EQ(InZone(nodes, cluster, "a"), 50);
+  EXPECT_EQ(InZone(nodes, cluster, "b"), 50);
+  EXPECT_THAT(plan.decisions[0].message,
+              HasSubstr("is verified on gpu-000, gpu-001, gpu-002, gpu-003, gpu-004 and 95 more "
+                        "(narrowed to 100 of the 250 nodes that hold it and can take this pod)"));
+}
+
+TEST(GatePlannerTest, EveryNodeThatFitsWhenThereAreNoMoreThanTheLimit) {
+  Cluster cluster = ManyReadyNodes(static_cast<int>(kMaxNarrowedNodes));
+  cluster.request.gated = {Serving("llama-0")};
+  const GatePlan plan = PlanGates(cluster.request);
+  EXPECT_THAT(plan.decisions[0].nodes, SizeIs(kMaxNarrowedNodes));
+  EXPECT_THAT(plan.decisions[0].message, Not(HasSubstr("narrowed to")));
+}
+
+TEST(GatePlannerTest, PodsOfOneRolloutAreNarrowedToTheLeastNarrowedNodes) {
+  Cluster cluster = ManyReadyNodes(250);
+  cluster.request.gated = {Serving("llama-0"), Serving("llama-1"), Serving("llama-2")};
+  const GatePlan plan = PlanGates(cluster.request);
+  for (const PodGateDecision& decision : plan.decisions) {
+    ASSERT_TRUE(decision.ungate);
+    ASSERT_THAT(decision.nodes, SizeIs(kMaxNarrowedNodes));
+  }
+  EXPECT_THAT(Common(plan.decisions[0].nodes, plan.decisions[1].nodes), IsEmpty());
+  // 50 nodes are left that no pod is narrowed to; the third pod gets them and 50 of the others,
+  // still half in each zone.
+  const std::vector<std::string>& third = plan.decisions[2].nodes;
+  EXPECT_EQ(
+      Common(third, plan.decisions[0].nodes).size() + Common(third, plan.decisions[1].nodes).size(),
+      50u);
+  EXPECT_EQ(InZone(third, cluster, "a"), 50);
+  EXPECT_EQ(InZone(third, cluster, "b"), 50);
+}
+
+TEST(GatePlannerTest, APodAvoidsTheNodesUnboundPodsAreNarrowedTo) {
+  Cluster cluster = ManyReadyNodes(250);
+  std::vector<std::string> earlier;
+  earlier.reserve(100);
+  for (int i = 0; i < 100; ++i) earlier.push_back(fmt::format("gpu-{:03}", i * 2));
+  cluster.request.unbound = {{.facts = Serving("llama-0"), .narrowed_to = earlier}};
+  cluster.request.gated = {Serving("llama-1")};
+  const GatePlan plan = PlanGates(cluster.request);
+  ASSERT_TRUE(plan.decisions[0].ungate);
+  EXPECT_THAT(Common(plan.decisions[0].nodes, earlier), IsEmpty());
+}
+
+TEST(GatePlannerTest, OnePerHostPodsAreLetGoTogetherWhenEnoughNodesHoldTheRevision) {
+  // Each pod holds only the nodes it is narrowed to, so a second one-per-host pod need not wait
+  // for the first to be bound.
+  Cluster cluster = ManyReadyNodes(250);
+  cluster.request.gated = {OnePerHost(Serving("llama-0")), OnePerHost(Serving("llama-1")),
+                           OnePerHost(Serving("llama-2"))};
+  const GatePlan plan = PlanGates(cluster.request);
+  EXPECT_TRUE(plan.decisions[0].ungate);
+  EXPECT_TRUE(plan.decisions[1].ungate);
+  ASSERT_TRUE(plan.decisions[2].ungate);
+  EXPECT_THAT(plan.decisions[2].nodes, SizeIs(50)) << "the 50 nodes the others left";
+  EXPECT_THAT(Common(plan.decisions[0].nodes, plan.decisions[1].nodes), IsEmpty());
+  EXPECT_THAT(plan.staging_nodes, IsEmpty());
 }
 
 TEST(GatePlannerTest, SaysWhyNoNodeCanTakeThePod) {
