@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <mutex>
 #include <set>
+#include <string_view>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -103,12 +105,15 @@ RevisionGates PodGates::Plan(const std::string& revision_key, const std::string&
     }
     request.nodes.push_back(std::move(*node));
   }
+  // By name: a popular revision is Ready on thousands of nodes, and a scan of every node for
+  // each of them would be quadratic in the cluster's size.
+  std::unordered_map<std::string_view, const NodeFacts*> nodes_by_name;
+  for (const NodeFacts& node : request.nodes) nodes_by_name.emplace(node.name, &node);
   std::vector<NodeFacts> ready_nodes;
   for (const PlacementCandidate& cache : caches) {
-    if (cache.held == HeldState::kReady) {
-      for (const NodeFacts& node : request.nodes) {
-        if (node.name == cache.name) ready_nodes.push_back(node);
-      }
+    if (cache.held != HeldState::kReady) continue;
+    if (const auto node = nodes_by_name.find(cache.name); node != nodes_by_name.end()) {
+      ready_nodes.push_back(*node->second);
     }
   }
   for (const core::ObjectPtr& pod : pods) {

@@ -58,7 +58,7 @@ struct GatePlanRequest {
 // The most nodes one pod is narrowed to. The narrowing is one node affinity term per node, and
 // kube-scheduler matches every term against every node it evaluates, while every write of the
 // pod carries them all: at 5,000 nodes a pod narrowed to about 600 nodes cost kube-scheduler
-// 38-43 ms of PreFilter and the API server about 35 ms more CPU than a pod without narrowing
+// 38-44 ms of PreFilter and the API server 35-45 ms more CPU than a pod without narrowing
 // (docs/benchmarks.md, "Pods narrowed as the operator lets them go"). 100 is the fewest
 // feasible nodes kube-scheduler itself looks for before it scores, so more buys no better
 // choice. When more nodes qualify, a pod gets those the fewest unbound pods are narrowed to,
