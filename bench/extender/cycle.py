@@ -252,9 +252,8 @@ def choose_narrowing(holders, zones, narrowed_pods, limit):
     if not limit or len(holders) <= limit:
         chosen = sorted(holders)
     else:
-        by_load = sorted(sorted(holders), key=lambda node: narrowed_pods.get(node, 0))
         turns, keys = {}, []
-        for node in by_load:
+        for node in sorted(holders):  # a node's turn counts the names before it in its group
             pods, zone = narrowed_pods.get(node, 0), zones.get(node, "")
             turn = turns.get((pods, zone), 0)
             turns[(pods, zone)] = turn + 1

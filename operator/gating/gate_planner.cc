@@ -49,13 +49,11 @@ std::vector<std::string> ChooseNarrowing(const std::vector<const PlacementCandid
   }
   // (pods narrowed there, its turn within its zone among nodes with as many, zone, name): the
   // first node of every zone, then the second of every zone, and so on, least narrowed first.
+  // `fits` is in name order, so each node's turn counts the names before it in its group.
   using Key = std::tuple<int, int, std::string, std::string>;
   std::vector<Key> keys;
   std::map<std::pair<int, std::string>, int> turns;
-  std::vector<const PlacementCandidate*> by_load = fits;
-  std::stable_sort(by_load.begin(), by_load.end(),
-                   [&](const auto* a, const auto* b) { return pods_on(a) < pods_on(b); });
-  for (const PlacementCandidate* cache : by_load) {
+  for (const PlacementCandidate* cache : fits) {
     const int pods = pods_on(cache);
     std::string zone = Zone(*cache);
     const int turn = turns[{pods, zone}]++;
