@@ -1,10 +1,15 @@
 // The gate half of the ModelRevision controller against the real API server, scheduler and
 // KWOK nodes: pods carrying modelplane's gate (as the webhook leaves them) are let go only once
-// a node reports their revision Ready, narrowed to such nodes, and the cluster's kube-scheduler
-// then binds them there. Agents are played by writing ModelCache statuses, as in
-// controllers_test.cc; the agents themselves run in e2e/scenario.sh.
+// a node reports their revision Ready, narrowed to such nodes (at most 100 of them, zones in
+// turn: with 120 KWOK nodes of its own), and the cluster's kube-scheduler then binds them there.
+// Agents are played by writing ModelCache statuses, as in controllers_test.cc; the agents
+// themselves run in e2e/scenario.sh.
+#include <algorithm>
+#include <iterator>
+
 #include <gmock/gmock.h>
 
+#include "core/api/json_lookup.h"
 #include "core/api/serving_pod.h"
 #include "tests/operator/controllers/controllers_fixture.h"
 
@@ -16,7 +21,6 @@ using cluster_testing::kWait;
 using cluster_testing::Revision;
 using core::testing::WaitUntil;
 using nlohmann::json;
-using ::testing::HasSubstr;
 
 json GatedPod(const std::string& ns, const std::string& name, const std::string& revision,
               int gpus = 1) {
@@ -50,7 +54,80 @@ class PodGatesTest : public ControllersTest {
           return pods && pods->items.empty();
         },
         kWait);
+    // Nodes are cluster-wide: the next test must see the cluster's four, and no cache of these.
+    for (const std::string& node : added_nodes_) {
+      (void)client_->Delete(core::resources::Nodes(), "", node);
+    }
+    EXPECT_TRUE(WaitUntil(
+        [&] {
+          auto caches = client_->ListAll(core::resources::ModelCaches(), "", {});
+          if (!caches) return false;
+          return std::none_of(caches->items.begin(), caches->items.end(), [&](const json& cache) {
+            return added_nodes_.contains(cache["metadata"].value("name", ""));
+          });
+        },
+        kWait));
     ControllersTest::TearDown();
+  }
+
+  // Adds KWOK nodes named wide-node-000, 001, ... with `type: kwok-wide` (so no other test's
+  // pods or prestage select them), zones wide-zone-a, b, c in turn, and waits until each is
+  // Ready and has its ModelCache. Returns the names by zone.
+  std::map<std::string, std::vector<std::string>> AddNodes(int count) {
+    std::map<std::string, std::vector<std::string>> by_zone;
+    const json resources = {
+        {"cpu", "64"}, {"memory", "512Gi"}, {"pods", "110"}, {"nvidia.com/gpu", "8"}};
+    for (int i = 0; i < count; ++i) {
+      const std::string name = fmt::format("wide-node-{:03}", i);
+      const std::string zone = fmt::format("wide-zone-{}", "abc"[i % 3]);
+      const json node = {
+          {"apiVersion", "v1"},
+          {"kind", "Node"},
+          {"metadata",
+           {{"name", name},
+            {"annotations", {{"kwok.x-k8s.io/node", "fake"}}},
+            {"labels",
+             {{"kubernetes.io/hostname", name}, {"type", "kwok-wide"}, {kZoneLabel, zone}}}}},
+          {"status", {{"allocatable", resources}, {"capacity", resources}}}};
+      auto created = client_->Create(core::resources::Nodes(), "", node);
+      EXPECT_TRUE(created) << created.error().ToString();
+      added_nodes_.insert(name);
+      by_zone[zone].push_back(name);
+    }
+    const auto ready_with_caches = [&] {
+      auto nodes =
+          client_->ListAll(core::resources::Nodes(), "", {.label_selector = "type=kwok-wide"});
+      auto caches = client_->ListAll(core::resources::ModelCaches(), "", {});
+      if (!nodes || !caches || nodes->items.size() != static_cast<std::size_t>(count)) return false;
+      std::set<std::string> with_cache;
+      for (const json& cache : caches->items)
+        with_cache.insert(cache["metadata"].value("name", ""));
+      return std::all_of(nodes->items.begin(), nodes->items.end(), [&](const json& node) {
+        bool ready = false;
+        for (const json& condition : node["status"].value("conditions", json::array())) {
+          ready |=
+              condition.value("type", "") == "Ready" && condition.value("status", "") == "True";
+        }
+        return ready && with_cache.contains(node["metadata"].value("name", ""));
+      });
+    };
+    EXPECT_TRUE(WaitUntil(ready_with_caches, kWait)) << "KWOK or the operator did not catch up";
+    return by_zone;
+  }
+
+  std::set<std::string> NarrowedTo(const std::string& pod) {
+    std::set<std::string> nodes;
+    const json object = GetPod(pod);
+    const json* terms = core::api::FindMember(
+        object, {"spec", "affinity", "nodeAffinity",
+                 "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms"});
+    if (terms == nullptr) return nodes;
+    for (const json& term : *terms) {
+      for (const json& field : term.value("matchFields", json::array())) {
+        for (const json& value : field.value("values", json::array())) nodes.insert(value);
+      }
+    }
+    return nodes;
   }
 
   json GetPod(const std::string& name) {
@@ -119,6 +196,8 @@ class PodGatesTest : public ControllersTest {
                                          {"bytesTotal", 4196},
                                          {"sourceTier", "objectStore"}}}));
   }
+
+  std::set<std::string> added_nodes_;  // by AddNodes, deleted in TearDown
 };
 
 TEST_F(PodGatesTest, APodIsLetGoOnlyWhereItsRevisionIsReady) {
@@ -273,6 +352,71 @@ TEST_F(PodGatesTest, OnePodPerHostLandsOnlyWhereItsRevisionIsReady) {
   ReportReady(staging_node, digest);
   ASSERT_TRUE(WaitUntil([&] { return bound_nodes().size() == 3; }, kWait));
   EXPECT_EQ(bound_nodes()[waiting], staging_node);
+}
+
+TEST_F(PodGatesTest, PodsAreNarrowedToAtMostAHundredOfTheNodesThatHoldTheirRevision) {
+  // 120 nodes hold the revision Ready, 40 per zone. Two pods wait for the revision to exist, so
+  // that one pass lets both go: each is narrowed to 100 nodes, zones in turn and then names, the
+  // second to the 20 nodes the first did not get before any the first did; kube-scheduler binds
+  // each within its own nodes.
+  const auto by_zone = AddNodes(120);
+  ASSERT_FALSE(HasFailure());
+  // The digest of the spec both revisions share, as the operator computes it.
+  ASSERT_TRUE(client_->Create(core::resources::ModelRevisions(), namespace_,
+                              Revision(namespace_, "wide-probe", 0)));
+  const std::string digest = DigestOf("wide-probe");
+  ASSERT_FALSE(digest.empty());
+  std::set<std::string> all;
+  for (const auto& [zone, nodes] : by_zone) {
+    for (const std::string& node : nodes) {
+      ReportReady(node, digest);
+      all.insert(node);
+    }
+  }
+  for (const char* name : {"wide-0", "wide-1"}) {
+    json pod = GatedPod(namespace_, name, "wide-r1");
+    pod["spec"]["nodeSelector"] = {{"type", "kwok-wide"}};
+    ASSERT_TRUE(client_->Create(core::resources::Pods(), namespace_, pod));
+  }
+  for (const char* name : {"wide-0", "wide-1"}) {
+    ASSERT_TRUE(WaitUntil([&] { return HasEventContaining(name, "does not exist yet"); }, kWait))
+        << ::testing::PrintToString(EventNotes(name));
+  }
+  ASSERT_TRUE(client_->Create(core::resources::ModelRevisions(), namespace_,
+                              Revision(namespace_, "wide-r1", 0)));
+  ASSERT_TRUE(
+      WaitUntil([&] { return !Gated(GetPod("wide-0")) && !Gated(GetPod("wide-1")); }, kWait));
+
+  // Zones in turn: 33 of every zone, and a 34th of the first zone by name.
+  std::set<std::string> first_choice;
+  for (const auto& [zone, nodes] : by_zone) {
+    const std::size_t taken = zone == by_zone.begin()->first ? 34 : 33;
+    first_choice.insert(nodes.begin(), nodes.begin() + static_cast<std::ptrdiff_t>(taken));
+  }
+  std::set<std::string> left_out;
+  std::ranges::set_difference(all, first_choice, std::inserter(left_out, left_out.end()));
+  const std::set<std::string> narrowed_0 = NarrowedTo("wide-0");
+  const std::set<std::string> narrowed_1 = NarrowedTo("wide-1");
+  ASSERT_EQ(narrowed_0.size(), 100u);
+  ASSERT_EQ(narrowed_1.size(), 100u);
+  // Which pod the planner took first depends on creation times within the same second.
+  const bool zero_first = narrowed_0 == first_choice;
+  const std::set<std::string>& second = zero_first ? narrowed_1 : narrowed_0;
+  EXPECT_EQ(zero_first ? narrowed_0 : narrowed_1, first_choice);
+  EXPECT_TRUE(std::ranges::includes(second, left_out))
+      << "the second pod must get the nodes the first did not";
+  for (const char* name : {"wide-0", "wide-1"}) {
+    ASSERT_TRUE(WaitUntil([&] { return GetPod(name)["spec"].value("nodeName", "") != ""; }, kWait));
+    EXPECT_TRUE(NarrowedTo(name).contains(GetPod(name)["spec"]["nodeName"].get<std::string>()));
+    EXPECT_TRUE(WaitUntil(
+        [&] {
+          return HasEventContaining(name,
+                                    "and 95 more (narrowed to 100 of the 120 nodes that hold "
+                                    "it and can take this pod)");
+        },
+        kWait))
+        << ::testing::PrintToString(EventNotes(name));
+  }
 }
 
 }  // namespace
