@@ -92,6 +92,7 @@ check_schema_rejects() {
   must_reject --set nodeAgent.csi.kubeletDir=relative/kubelet
   must_reject --set nodeAgent.csi.registrar.imag.tag=v1
   must_reject --set scheduler.extender.nodeCacheCapable=maybe
+  must_reject --set scheduler.extender.prioritize=sometimes
   must_reject --set image.pullPolicy=Sometimes
   must_reject --set-string extender.replicas=two
   must_reject --set operator.webhook.url=http://127.0.0.1:9443
@@ -182,6 +183,33 @@ check_server_dry_run() {
 scheduler_config() {
   kubectl -n "${NS}" get configmap "${RELEASE}-modelplane-scheduler" \
     -o jsonpath='{.data.config\.yaml}'
+}
+
+# The second scheduler's config as kube-scheduler itself loads it: validated, its extender
+# built, then written back out (--write-config-to exits there), with and without the prioritize
+# verb. Rendered with extender.tls.enabled=false: the client certificate exists only in the pod.
+check_scheduler_config_loads() {
+  local verbs
+  for verbs in true false; do
+    helm template "${RELEASE}" "${CHART}" --namespace "${NS}" --show-only templates/scheduler.yaml \
+      --set extender.tls.enabled=false --set scheduler.extender.prioritize="${verbs}" \
+      >"${WORK}/scheduler-${verbs}.yaml"
+    kubectl create --dry-run=client -f "${WORK}/scheduler-${verbs}.yaml" \
+      -o jsonpath='{.data.config\.yaml}' >"${WORK}/scheduler-config-${verbs}.yaml"
+    echo "clientConnection: {kubeconfig: ${KUBECONFIG}}" >>"${WORK}/scheduler-config-${verbs}.yaml"
+    kube-scheduler --config "${WORK}/scheduler-config-${verbs}.yaml" \
+      --write-config-to "${WORK}/scheduler-loaded-${verbs}.yaml" >"${WORK}/scheduler-${verbs}.log" 2>&1 ||
+      { cat "${WORK}/scheduler-${verbs}.log"; return 1; }
+    local loaded
+    loaded="$(cat "${WORK}/scheduler-loaded-${verbs}.yaml")"
+    grep -q "filterVerb: filter" <<<"${loaded}"
+    if [[ ${verbs} == true ]]; then
+      grep -q "prioritizeVerb: prioritize" <<<"${loaded}"
+    else
+      ! grep -q "prioritizeVerb" <<<"${loaded}" || { echo "prioritize=false still calls it"; return 1; }
+    fi
+    echo "kube-scheduler loaded the chart's config, prioritize=${verbs}"
+  done
 }
 
 check_install() {
@@ -514,6 +542,7 @@ check "helm lint --strict (defaults; every component off)" check_lint
 check "values.schema.json rejects bad values" check_schema_rejects
 check "plain-HTTP peers need the test-only switch; the source policy reaches both configs" check_render_guards
 check "rendered manifests pass kubectl apply --dry-run=server" check_server_dry_run
+check "kube-scheduler loads the chart's scheduler config (with and without prioritize)" check_scheduler_config_loads
 check "helm install --wait: deployments and daemonset ready on KWOK" check_install
 check "per-component RBAC is least privilege (kubectl auth can-i)" check_least_privilege
 check "node agents may write only their own ModelCache (admission policy)" check_own_cache_policy

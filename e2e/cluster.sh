@@ -357,9 +357,11 @@ EOF
   ((NODE_LEASE_SECONDS > 40)) && grace=(--node-monitor-grace-period="$((NODE_LEASE_SECONDS))s")
   # Its node controller takes the not-ready taint off each new node once it is Ready, with the
   # client's 20 requests a second: about 5 nodes a second (measured at 5,000 nodes), so
-  # thousands of nodes stayed unschedulable for many minutes after reporting Ready.
-  local api_rate=()
-  ((NODES > 1000)) && api_rate=(--kube-api-qps="$((NODES / 25))" --kube-api-burst="$((NODES / 12))")
+  # thousands of nodes stayed unschedulable for many minutes after reporting Ready, and 500
+  # (bench/operator) took longer than the wait below allows. From 100 nodes on: at least 50 a
+  # second (500 nodes in about 40 s), NODES/25 past 1,250.
+  local api_rate=() qps=$((NODES / 25 > 50 ? NODES / 25 : 50))
+  ((NODES > 100)) && api_rate=(--kube-api-qps="${qps}" --kube-api-burst="$((qps * 2))")
   start kube-controller-manager "${bin}/kube-controller-manager" "${grace[@]}" "${api_rate[@]}" \
     --kubeconfig="${CONF}/controller-manager.kubeconfig" \
     --secure-port=0 --leader-elect=false \

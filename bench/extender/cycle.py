@@ -425,7 +425,7 @@ def main():
     run_parser.add_argument("--fleet", required=True)
     run_parser.add_argument("--pods", type=int, default=200)
     run_parser.add_argument("--seed", type=int, default=7)
-    run_parser.add_argument("--profile", action="append", required=True,
+    run_parser.add_argument("--profile", action="append", default=[],
                             help="NAME=URL of the scheduler process's /metrics")
     run_parser.add_argument("--unmanaged", action="append",
                             help="NAME=URL: the profile again, with pods that name no revision")

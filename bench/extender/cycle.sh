@@ -2,26 +2,28 @@
 # The extender inside real scheduling cycles: a local control plane with N KWOK nodes (default
 # 5,000), the extender benchmark's synthetic fleet loaded into it (extender_fleet_objects: the
 # same ModelRevisions and ModelCaches extender_bench decides over), the real
-# modelplane-scheduler-extender, and two kube-scheduler processes of our own:
+# modelplane-scheduler-extender, and three kube-scheduler processes of our own:
 #   plain:       no extender, the anchor;
 #   modelplane:  calling the extender (names only, nodeCacheCapable: true, as the chart does);
+#   filter:      calling only its filter verb (no prioritize), for the narrowed pods below;
 # each with two profiles: "-default" (kube-scheduler's adaptive percentageOfNodesToScore: at
 # 5,000 nodes it stops at 500 feasible nodes, which are all the extender sees) and "-all"
 # (percentageOfNodesToScore: 100, every node to the extender). bench/extender/cycle.py runs
 # gated pods through each profile in turn and prints, per profile, pods per second and the
 # cycle's parts from the schedulers' and the extender's own histograms; then runs both
 # modelplane profiles again with pods that name no revision (the extender answers without a
-# decision: the floor of what calling it costs kube-scheduler), and all four profiles again with
+# decision: the floor of what calling it costs kube-scheduler), and all six profiles again with
 # managed pods narrowed as the operator lets them go (their required node affinity names the
 # nodes that hold the revision Ready, so those are all the cycle and the extender see: the
 # product's own path for a gated pod), once with at most 100 nodes per pod as the operator
-# narrows them and once with every holder. Each run records the CPU time
-# per pod of the extender, both schedulers and the control plane's processes, and how busy the
-# machine was. The lines are appended to bench/extender/cycle-results.jsonl.
+# narrows them and once with every holder. Each run records the CPU time per pod of the
+# extender, the schedulers and the control plane's processes, and how busy the machine was. The lines are appended to bench/extender/cycle-results.jsonl.
 #
 #   bench/extender/cycle.sh [--nodes 5000] [--pods 200] [--build build/bench] [--label TEXT]
-#                           [--keep] [--cpu-profile SECONDS]
+#                           [--keep] [--cpu-profile SECONDS] [--narrowed-only]
 #
+# --narrowed-only runs only the narrowed pods, at most 100 nodes each, through the three
+# schedulers' default profiles (about 3 minutes less).
 # --cpu-profile takes a Go CPU profile of each kube-scheduler over the first SECONDS of the
 # pods' runs (its /debug/pprof/profile), for `go tool pprof`, into
 # /tmp/modelplane-extender-cycle-profiles (outside the cluster's state, which `down` removes).
@@ -38,6 +40,7 @@ build=$root/build/bench
 label=""
 keep=0
 cpu_profile=0
+narrowed_only=0
 while (($#)); do
   case $1 in
     --nodes) nodes=$2; shift 2 ;;
@@ -46,6 +49,7 @@ while (($#)); do
     --label) label=$2; shift 2 ;;
     --keep) keep=1; shift ;;
     --cpu-profile) cpu_profile=$2; shift 2 ;;
+    --narrowed-only) narrowed_only=1; shift ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -118,11 +122,12 @@ wait_until 300 "the extender's inventory" grep -q inventory_synced "$work/extend
 grep -m1 inventory_synced "$work/extender.log" >&2
 admin_port=$(grep -m1 admin_server_started "$work/extender.log" | sed -E 's/.*port=([0-9]+).*/\1/')
 
-# scheduler NAME [EXTENDER]: a kube-scheduler process with profiles NAME-default and NAME-all,
-# serving /metrics on a port of its own, which it leaves in scheduler_port. (Not run inside
-# $(...): a process started in that subshell would be missing from pids, and outlive the run.)
+# scheduler NAME [VERBS]: a kube-scheduler process with profiles NAME-default and NAME-all,
+# calling the extender's VERBS (none, "filter" or "filter prioritize"), serving /metrics on a
+# port of its own, which it leaves in scheduler_port. (Not run inside $(...): a process
+# started in that subshell would be missing from pids, and outlive the run.)
 scheduler() {
-  local name=$1 with_extender=${2:-} port
+  local name=$1 verbs=${2:-} port
   port=$(free_port)
   {
     cat <<YAML
@@ -135,12 +140,14 @@ profiles:
 - schedulerName: $name-all
   percentageOfNodesToScore: 100
 YAML
-    if [[ -n $with_extender ]]; then
+    if [[ -n $verbs ]]; then
       cat <<YAML
 extenders:
 - urlPrefix: http://127.0.0.1:$extender_port/scheduler
   filterVerb: filter
-  prioritizeVerb: prioritize
+YAML
+      [[ $verbs == *prioritize* ]] && echo "  prioritizeVerb: prioritize"
+      cat <<YAML
   weight: 5
   enableHTTPS: false
   nodeCacheCapable: true
@@ -164,9 +171,11 @@ for file in "$state"/pids/*; do
 done
 scheduler plain
 plain_port=$scheduler_port
-scheduler modelplane extender
+scheduler modelplane "filter prioritize"
 modelplane_port=$scheduler_port
-for port in "$plain_port" "$modelplane_port"; do
+scheduler filter filter
+filter_port=$scheduler_port
+for port in "$plain_port" "$modelplane_port" "$filter_port"; do
   wait_until 120 "kube-scheduler on port $port" curl -fsk "https://127.0.0.1:$port/metrics"
 done
 
@@ -182,16 +191,22 @@ if ((cpu_profile > 0)); then
 fi
 say "scheduling $pods pods per profile"
 url() { echo "$1=https://127.0.0.1:$2/metrics"; }
+if ((narrowed_only)); then
+  runs=(--narrow-limits 100)
+else
+  runs=(--profile "$(url plain-default "$plain_port")" --profile "$(url modelplane-default "$modelplane_port")"
+        --profile "$(url plain-all "$plain_port")" --profile "$(url modelplane-all "$modelplane_port")"
+        --unmanaged "$(url modelplane-default "$modelplane_port")"
+        --unmanaged "$(url modelplane-all "$modelplane_port")"
+        --narrowed "$(url plain-all "$plain_port")" --narrowed "$(url modelplane-all "$modelplane_port")"
+        --narrowed "$(url filter-all "$filter_port")"
+        --narrow-limits 100,0)
+fi
 "$python" bench/extender/cycle.py run --kubeconfig "$KUBECONFIG" --fleet "$work/fleet" \
   --pods "$pods" --extender-metrics "http://127.0.0.1:$admin_port/metrics" \
-  --profile "$(url plain-default "$plain_port")" --profile "$(url modelplane-default "$modelplane_port")" \
-  --profile "$(url plain-all "$plain_port")" --profile "$(url modelplane-all "$modelplane_port")" \
-  --unmanaged "$(url modelplane-default "$modelplane_port")" \
-  --unmanaged "$(url modelplane-all "$modelplane_port")" \
   --narrowed "$(url plain-default "$plain_port")" --narrowed "$(url modelplane-default "$modelplane_port")" \
-  --narrowed "$(url plain-all "$plain_port")" --narrowed "$(url modelplane-all "$modelplane_port")" \
-  --narrow-limits 100,0 \
-  "${processes[@]}" \
+  --narrowed "$(url filter-default "$filter_port")" \
+  "${runs[@]}" "${processes[@]}" \
   >"$work/cycle.jsonl"
 for pid in "${profilers[@]}"; do
   wait "$pid" || say "a CPU profile was not taken (curl exit $?)"
