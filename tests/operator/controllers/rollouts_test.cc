@@ -118,6 +118,7 @@ class RolloutsTest : public ControllersTest {
   }
 
   struct Census {
+    int pods = 0;
     int ready = 0;
     int gated = 0;
     std::set<std::string> nodes;
@@ -128,6 +129,7 @@ class RolloutsTest : public ControllersTest {
     for (const json& pod : Pods()) {
       if (pod["metadata"].contains("deletionTimestamp")) continue;
       if (pod["metadata"]["annotations"].value("modelplane.io/revision", "") != revision) continue;
+      ++census.pods;
       if (pod["spec"].contains("schedulingGates")) ++census.gated;
       const std::string node = pod["spec"].value("nodeName", "");
       if (!node.empty()) census.nodes.insert(node);
@@ -253,6 +255,14 @@ TEST_F(RolloutsTest, ADeploymentRollsForwardAndBackOverPrestagedNodes) {
   SetPaused(true);
   EXPECT_THAT(EventNotes("Deployment", "llama"), HasSubstr("WeightsPrestaged"));
   std::this_thread::sleep_for(std::chrono::seconds(1));
+  // A new pod let go in the moment before the pause may still be on its way to Ready (slow on a
+  // loaded machine): count once every new pod is either gated or Ready.
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        const Census now = Count("llama-r2");
+        return now.pods == now.gated + now.ready;
+      },
+      kWait));
   const Census paused_new = Count("llama-r2");
   const Census paused_old = Count("llama-r1");
   std::this_thread::sleep_for(std::chrono::seconds(3));
