@@ -67,6 +67,8 @@ class LeaderElectionTest : public ClusterTest {
         ::kill(candidate.pid, SIGKILL);
         ::waitpid(candidate.pid, nullptr, 0);
       }
+      // Kept for a failed test's diagnosis; otherwise every run left them in /tmp.
+      if (!HasFailure()) ::unlink(candidate.log.c_str());
     }
     ClusterTest::TearDown();
   }

@@ -85,7 +85,11 @@ class OperatorProcessTest : public core::testing::ClusterTest {
           },
           kProcessWait));
     }
-    for (Replica& replica : replicas_) Stop(replica, SIGKILL);
+    for (Replica& replica : replicas_) {
+      Stop(replica, SIGKILL);
+      // Kept for a failed test's diagnosis; otherwise every run left them in /tmp.
+      if (!HasFailure()) ::unlink(replica.log.c_str());
+    }
     ::unlink(config_.c_str());
     ClusterTest::TearDown();
   }
