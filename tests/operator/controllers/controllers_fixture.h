@@ -52,6 +52,20 @@ inline json Revision(const std::string& ns, const std::string& name, int nodes) 
         {"prestage", {{"nodeSelector", {{"type", "kwok"}}}, {"nodes", nodes}}}}}};
 }
 
+// A Node that KWOK takes for one of its own (the annotation) and keeps Ready. Without
+// `resources` KWOK reports its default capacity; with them, they are the node's capacity and
+// allocatable.
+inline json KwokNode(const std::string& name, json labels, const json& resources = nullptr) {
+  json node = {{"apiVersion", "v1"},
+               {"kind", "Node"},
+               {"metadata",
+                {{"name", name},
+                 {"annotations", {{"kwok.x-k8s.io/node", "fake"}}},
+                 {"labels", std::move(labels)}}}};
+  if (!resources.is_null()) node["status"] = {{"allocatable", resources}, {"capacity", resources}};
+  return node;
+}
+
 class ControllersTest : public core::testing::ClusterTest {
  protected:
   void SetUp() override {

@@ -10,6 +10,7 @@ namespace {
 using cluster_testing::ControllersTest;
 using cluster_testing::kKwokNodes;
 using cluster_testing::kWait;
+using cluster_testing::KwokNode;
 using cluster_testing::Revision;
 using core::testing::WaitUntil;
 using nlohmann::json;
@@ -341,14 +342,9 @@ TEST_F(ControllersTest, InvalidSpecIsReportedOnceWithoutRetrying) {
 
 TEST_F(ControllersTest, ANodeGetsItsCacheAndLosesItWhenRemoved) {
   const std::string node = "mp-operator-node-" + std::to_string(::getpid());
-  const json node_object = {
-      {"apiVersion", "v1"},
-      {"kind", "Node"},
-      {"metadata",
-       {{"name", node},
-        {"annotations", {{"kwok.x-k8s.io/node", "fake"}}},
-        {"labels", {{"type", "operator-test"}, {std::string(kZoneLabel), "zone-c"}}}}}};
-  auto created = client_->Create(core::resources::Nodes(), "", node_object);
+  auto created = client_->Create(
+      core::resources::Nodes(), "",
+      KwokNode(node, {{"type", "operator-test"}, {std::string(kZoneLabel), "zone-c"}}));
   ASSERT_TRUE(created) << created.error().ToString();
   EXPECT_TRUE(WaitUntil(
       [&] {
@@ -373,13 +369,8 @@ TEST_F(ControllersTest, ACacheItsAgentMadeIsAdoptedByItsNode) {
                                {"kind", "ModelCache"},
                                {"metadata", {{"name", node}}},
                                {"spec", {{"revisions", json::array()}}}}));
-  auto created = client_->Create(core::resources::Nodes(), "",
-                                 {{"apiVersion", "v1"},
-                                  {"kind", "Node"},
-                                  {"metadata",
-                                   {{"name", node},
-                                    {"annotations", {{"kwok.x-k8s.io/node", "fake"}}},
-                                    {"labels", {{"type", "operator-test"}}}}}});
+  auto created =
+      client_->Create(core::resources::Nodes(), "", KwokNode(node, {{"type", "operator-test"}}));
   ASSERT_TRUE(created) << created.error().ToString();
   EXPECT_TRUE(WaitUntil(
       [&] {

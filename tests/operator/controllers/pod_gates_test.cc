@@ -18,6 +18,7 @@ namespace {
 
 using cluster_testing::ControllersTest;
 using cluster_testing::kWait;
+using cluster_testing::KwokNode;
 using cluster_testing::Revision;
 using core::testing::WaitUntil;
 using nlohmann::json;
@@ -84,16 +85,11 @@ class PodGatesTest : public ControllersTest {
     for (int i = 0; i < count; ++i) {
       const std::string name = fmt::format("wide-node-{:03}", i);
       const std::string zone = fmt::format("wide-zone-{}", "abc"[i % 3]);
-      const json node = {
-          {"apiVersion", "v1"},
-          {"kind", "Node"},
-          {"metadata",
-           {{"name", name},
-            {"annotations", {{"kwok.x-k8s.io/node", "fake"}}},
-            {"labels",
-             {{"kubernetes.io/hostname", name}, {"type", "kwok-wide"}, {kZoneLabel, zone}}}}},
-          {"status", {{"allocatable", resources}, {"capacity", resources}}}};
-      auto created = client_->Create(core::resources::Nodes(), "", node);
+      auto created = client_->Create(
+          core::resources::Nodes(), "",
+          KwokNode(name,
+                   {{"kubernetes.io/hostname", name}, {"type", "kwok-wide"}, {kZoneLabel, zone}},
+                   resources));
       EXPECT_TRUE(created) << created.error().ToString();
       added_nodes_.insert(name);
       by_zone[zone].push_back(name);
