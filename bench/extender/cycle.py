@@ -323,9 +323,9 @@ class CpuMeter:
 
 
 def run_profile(api, pods, profile, scheduler_url, extender_url, revisions, count, rng,
-                cpu, managed=True, narrowing=None):
+                cpu, managed=True, narrowing=None, pace=0.0):
     """One profile's run; NARROWING, (holders from ready_holders, zones, limit), narrows each
-    managed pod."""
+    managed pod; PACE > 0 lets one pod go every PACE seconds instead of all at once."""
     picks = rng.choices(revisions, weights=[r["weight"] for r in revisions], k=count)
     # Names differ between runs: the pod watch keeps the bind time of every name it has seen.
     kind = f"n{narrowing[2]}-" if narrowing is not None else "m" if managed else "u"
@@ -349,15 +349,19 @@ def run_profile(api, pods, profile, scheduler_url, extender_url, revisions, coun
             check(code, body, f"create pod {obj['metadata']['name']}")
         # Every pod is queued behind its gate; lifting the gates all at once keeps the
         # scheduler's queue full, so pods per second is what the scheduler takes, not the
-        # rate of creates.
+        # rate of creates. Paced, each pod meets a scheduler (and a machine) that is done
+        # with the one before: the cycle's parts without the run's own contention.
         started = time.monotonic()
         cpu.start()
-        for (code, body), obj in zip(pool.map(
-                lambda b: api.request("PATCH",
-                                      f"/api/v1/namespaces/{b['metadata']['namespace']}/pods/"
-                                      f"{b['metadata']['name']}",
-                                      {"spec": {"schedulingGates": None}},
-                                      content_type="application/merge-patch+json"), bodies), bodies):
+
+        def ungate(indexed):
+            index, b = indexed
+            if pace > 0:
+                time.sleep(max(0.0, started + index * pace - time.monotonic()))
+            return api.request("PATCH", f"/api/v1/namespaces/{b['metadata']['namespace']}/pods/"
+                               f"{b['metadata']['name']}", {"spec": {"schedulingGates": None}},
+                               content_type="application/merge-patch+json")
+        for (code, body), obj in zip(pool.map(ungate, enumerate(bodies)), bodies):
             check(code, body, f"ungate pod {obj['metadata']['name']}")
     last_bound = pods.wait(names, time.monotonic() + 600)
     seconds = last_bound - started
@@ -375,6 +379,7 @@ def run_profile(api, pods, profile, scheduler_url, extender_url, revisions, coun
               "narrow_limit": narrowing[2] if narrowing is not None else None,
               "narrowed_nodes_mean": (round(sum(map(len, narrowed)) / count, 1)
                                       if narrowing is not None else None),
+              "pace_seconds": pace or None,
               "seconds": round(seconds, 3),
               "pods_per_second": round(count / seconds, 1) if seconds > 0 else None,
               "attempt": summary(scheduler.get(("attempt", "scheduled"), EMPTY)),
@@ -409,7 +414,7 @@ def run(args):
     for entry, managed, narrowing in runs:
         profile, url = entry.split("=", 1)
         result = run_profile(api, pods, profile, url, args.extender_metrics, revisions,
-                             args.pods, rng, cpu, managed, narrowing)
+                             args.pods, rng, cpu, managed, narrowing, args.pace)
         print(json.dumps(result), flush=True)
         time.sleep(2)  # the deletes settle before the next profile's pods
 
@@ -435,6 +440,8 @@ def main():
     run_parser.add_argument("--narrow-limits", default="100",
                             help="comma-separated: run the --narrowed profiles once per limit "
                                  "on the nodes per pod (0: every holder)")
+    run_parser.add_argument("--pace", type=float, default=0.0,
+                            help="let one pod go every PACE seconds (default: all at once)")
     run_parser.add_argument("--extender-metrics", required=True)
     run_parser.add_argument("--process", action="append",
                             help="NAME=PID: a process whose CPU time per pod is recorded")

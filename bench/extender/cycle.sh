@@ -2,33 +2,40 @@
 # The extender inside real scheduling cycles: a local control plane with N KWOK nodes (default
 # 5,000), the extender benchmark's synthetic fleet loaded into it (extender_fleet_objects: the
 # same ModelRevisions and ModelCaches extender_bench decides over), the real
-# modelplane-scheduler-extender, and three kube-scheduler processes of our own:
+# modelplane-scheduler-extender, and five kube-scheduler processes of our own:
 #   plain:       no extender, the anchor;
 #   modelplane:  calling the extender (names only, nodeCacheCapable: true, as the chart does);
 #   filter:      calling only its filter verb (no prioritize), for the narrowed pods below;
+#   null, nullfilter: calling bench/extender/null-extender in those two ways, a Go extender that
+#                decides nothing (every candidate passes, scores 0): the anchor for what the
+#                extender protocol itself costs a cycle, run with the narrowed pods;
 # each with two profiles: "-default" (kube-scheduler's adaptive percentageOfNodesToScore: at
 # 5,000 nodes it stops at 500 feasible nodes, which are all the extender sees) and "-all"
 # (percentageOfNodesToScore: 100, every node to the extender). bench/extender/cycle.py runs
-# gated pods through each profile in turn and prints, per profile, pods per second and the
-# cycle's parts from the schedulers' and the extender's own histograms; then runs both
-# modelplane profiles again with pods that name no revision (the extender answers without a
-# decision: the floor of what calling it costs kube-scheduler), and all six profiles again with
-# managed pods narrowed as the operator lets them go (their required node affinity names the
-# nodes that hold the revision Ready, so those are all the cycle and the extender see: the
-# product's own path for a gated pod), once with at most 100 nodes per pod as the operator
-# narrows them and once with every holder. Each run records the CPU time per pod of the
-# extender, the schedulers and the control plane's processes, and how busy the machine was. The lines are appended to bench/extender/cycle-results.jsonl.
+# gated pods through the plain and modelplane profiles in turn and prints, per profile, pods
+# per second and the cycle's parts from the schedulers' and the extender's own histograms; then
+# runs both modelplane profiles again with pods that name no revision (the extender answers
+# without a decision), and all ten profiles again with managed pods narrowed as the operator
+# lets them go (their required node affinity names the nodes that hold the revision Ready, so
+# those are all the cycle and the extender see: the product's own path for a gated pod), once
+# with at most 100 nodes per pod as the operator narrows them and once with every holder. Each
+# run records the CPU time per pod of the extenders, the schedulers and the control plane's
+# processes, and how busy the machine was. The lines are appended to
+# bench/extender/cycle-results.jsonl.
 #
 #   bench/extender/cycle.sh [--nodes 5000] [--pods 200] [--build build/bench] [--label TEXT]
-#                           [--keep] [--cpu-profile SECONDS] [--narrowed-only]
+#                           [--keep] [--cpu-profile SECONDS] [--narrowed-only] [--pace SECONDS]
 #
-# --narrowed-only runs only the narrowed pods, at most 100 nodes each, through the three
+# --narrowed-only runs only the narrowed pods, at most 100 nodes each, through the five
 # schedulers' default profiles (about 3 minutes less).
+# --pace lets one pod go every SECONDS instead of all at once: each cycle then runs on a
+# scheduler and a machine that are done with the pod before (pods per second is the pace).
 # --cpu-profile takes a Go CPU profile of each kube-scheduler over the first SECONDS of the
 # pods' runs (its /debug/pprof/profile), for `go tool pprof`, into
 # /tmp/modelplane-extender-cycle-profiles (outside the cluster's state, which `down` removes).
 #
-# Needs the control-plane tools (e2e/tools.sh) and the project's venv (prometheus_client).
+# Needs the control-plane tools (e2e/tools.sh), Go (as they do) and the project's venv
+# (prometheus_client).
 # About 10 minutes at 5,000 nodes on 2 vCPUs, most of it creating the nodes and the fleet.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -41,6 +48,7 @@ label=""
 keep=0
 cpu_profile=0
 narrowed_only=0
+pace=0
 while (($#)); do
   case $1 in
     --nodes) nodes=$2; shift 2 ;;
@@ -50,6 +58,7 @@ while (($#)); do
     --keep) keep=1; shift ;;
     --cpu-profile) cpu_profile=$2; shift 2 ;;
     --narrowed-only) narrowed_only=1; shift ;;
+    --pace) pace=$2; shift 2 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -95,6 +104,8 @@ wait_until() {  # wait_until SECONDS WHAT COMMAND...
 
 say "building the extender and the fleet generator ($build)"
 ninja -C "$build" modelplane-scheduler-extender extender_fleet_objects >/dev/null
+null_extender=/tmp/modelplane-null-extender  # outside the cluster's state, which `down` removes
+(cd bench/extender/null-extender && CGO_ENABLED=0 GOTOOLCHAIN=local go build -o "$null_extender" .)
 say "control plane with $nodes KWOK nodes ($state)"
 e2e/cluster.sh down >/dev/null 2>&1 || true
 started=$SECONDS
@@ -122,12 +133,18 @@ wait_until 300 "the extender's inventory" grep -q inventory_synced "$work/extend
 grep -m1 inventory_synced "$work/extender.log" >&2
 admin_port=$(grep -m1 admin_server_started "$work/extender.log" | sed -E 's/.*port=([0-9]+).*/\1/')
 
-# scheduler NAME [VERBS]: a kube-scheduler process with profiles NAME-default and NAME-all,
-# calling the extender's VERBS (none, "filter" or "filter prioritize"), serving /metrics on a
-# port of its own, which it leaves in scheduler_port. (Not run inside $(...): a process
-# started in that subshell would be missing from pids, and outlive the run.)
+null_port=$(free_port)
+"$null_extender" --address "127.0.0.1:$null_port" >"$work/null-extender.log" 2>&1 &
+pids+=($!)
+wait_until 30 "the null extender" bash -c "exec 3<>/dev/tcp/127.0.0.1/$null_port"
+
+# scheduler NAME [VERBS [URL]]: a kube-scheduler process with profiles NAME-default and
+# NAME-all, calling VERBS (none, "filter" or "filter prioritize") of the extender at URL (by
+# default modelplane's), serving /metrics on a port of its own, which it leaves in
+# scheduler_port. (Not run inside $(...): a process started in that subshell would be missing
+# from pids, and outlive the run.)
 scheduler() {
-  local name=$1 verbs=${2:-} port
+  local name=$1 verbs=${2:-} url=${3:-http://127.0.0.1:$extender_port/scheduler} port
   port=$(free_port)
   {
     cat <<YAML
@@ -143,7 +160,7 @@ YAML
     if [[ -n $verbs ]]; then
       cat <<YAML
 extenders:
-- urlPrefix: http://127.0.0.1:$extender_port/scheduler
+- urlPrefix: $url
   filterVerb: filter
 YAML
       [[ $verbs == *prioritize* ]] && echo "  prioritizeVerb: prioritize"
@@ -165,7 +182,7 @@ YAML
   processes+=(--process "scheduler-$name=$!")
 }
 # The processes whose CPU time each profile's run records: ours, and the control plane's.
-processes=(--process "extender=${pids[0]}")
+processes=(--process "extender=${pids[0]}" --process "null-extender=${pids[1]}")
 for file in "$state"/pids/*; do
   processes+=(--process "$(basename "$file")=$(cut -d' ' -f1 "$file")")
 done
@@ -175,7 +192,11 @@ scheduler modelplane "filter prioritize"
 modelplane_port=$scheduler_port
 scheduler filter filter
 filter_port=$scheduler_port
-for port in "$plain_port" "$modelplane_port" "$filter_port"; do
+scheduler null "filter prioritize" "http://127.0.0.1:$null_port"
+null_scheduler_port=$scheduler_port
+scheduler nullfilter filter "http://127.0.0.1:$null_port"
+nullfilter_port=$scheduler_port
+for port in "$plain_port" "$modelplane_port" "$filter_port" "$null_scheduler_port" "$nullfilter_port"; do
   wait_until 120 "kube-scheduler on port $port" curl -fsk "https://127.0.0.1:$port/metrics"
 done
 
@@ -200,12 +221,15 @@ else
         --unmanaged "$(url modelplane-all "$modelplane_port")"
         --narrowed "$(url plain-all "$plain_port")" --narrowed "$(url modelplane-all "$modelplane_port")"
         --narrowed "$(url filter-all "$filter_port")"
+        --narrowed "$(url null-all "$null_scheduler_port")" --narrowed "$(url nullfilter-all "$nullfilter_port")"
         --narrow-limits 100,0)
 fi
 "$python" bench/extender/cycle.py run --kubeconfig "$KUBECONFIG" --fleet "$work/fleet" \
-  --pods "$pods" --extender-metrics "http://127.0.0.1:$admin_port/metrics" \
+  --pods "$pods" --pace "$pace" --extender-metrics "http://127.0.0.1:$admin_port/metrics" \
   --narrowed "$(url plain-default "$plain_port")" --narrowed "$(url modelplane-default "$modelplane_port")" \
   --narrowed "$(url filter-default "$filter_port")" \
+  --narrowed "$(url null-default "$null_scheduler_port")" \
+  --narrowed "$(url nullfilter-default "$nullfilter_port")" \
   "${runs[@]}" "${processes[@]}" \
   >"$work/cycle.jsonl"
 for pid in "${profilers[@]}"; do

@@ -1,0 +1,3 @@
+module modelplane.dev/bench/null-extender
+
+go 1.22
