@@ -28,7 +28,8 @@ type hostPriority struct {
 	Score int64  `json:"Score"`
 }
 
-// The request body is bounded like the real extender's (64 MiB is far above 5,000 names).
+// The request body is bounded, well above anything kube-scheduler sends (an anchor should
+// refuse no request the real extender would take).
 const maxBody = 64 << 20
 
 func readArgs(w http.ResponseWriter, r *http.Request) (extenderArgs, bool) {
