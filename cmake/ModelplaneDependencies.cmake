@@ -19,25 +19,28 @@ pkg_get_variable(MODELPLANE_PROTOBUF_INCLUDEDIR protobuf includedir)
 find_program(MODELPLANE_PROTOC protoc REQUIRED)
 find_program(MODELPLANE_GRPC_CPP_PLUGIN grpc_cpp_plugin REQUIRED)
 
-# csi.proto comes from the Go module of the CSI spec, found (and downloaded into the Go module
-# cache when missing) by scripts/csi-proto.sh. The path is cached; it is looked up again when
-# the file is gone (a cleaned module cache) or the script pins another version.
-set(_csi_proto_script ${CMAKE_CURRENT_LIST_DIR}/../scripts/csi-proto.sh)
-set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${_csi_proto_script})
-execute_process(COMMAND ${_csi_proto_script} --version OUTPUT_VARIABLE _csi_spec_version
-                OUTPUT_STRIP_TRAILING_WHITESPACE COMMAND_ERROR_IS_FATAL ANY)
-if(NOT MODELPLANE_CSI_PROTO OR NOT EXISTS "${MODELPLANE_CSI_PROTO}"
-   OR NOT MODELPLANE_CSI_PROTO MATCHES "@${_csi_spec_version}/")
-  execute_process(COMMAND ${_csi_proto_script} OUTPUT_VARIABLE _csi_proto
-                  ERROR_VARIABLE _csi_proto_error RESULT_VARIABLE _csi_proto_result
-                  OUTPUT_STRIP_TRAILING_WHITESPACE)
-  if(NOT _csi_proto_result EQUAL 0 OR NOT EXISTS "${_csi_proto}")
-    message(FATAL_ERROR "csi.proto not found: ${_csi_proto_error}")
+# The node agent's .proto files come from the Go modules that ship them, found (and downloaded
+# into the Go module cache when missing) by scripts/proto-path.sh: the CSI spec's csi.proto and
+# kubelet's plugin registration API. Each path is cached; it is looked up again when the file is
+# gone (a cleaned module cache) or the script pins another version.
+set(_proto_path_script ${CMAKE_CURRENT_LIST_DIR}/../scripts/proto-path.sh)
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${_proto_path_script})
+function(modelplane_find_proto name variable)
+  execute_process(COMMAND ${_proto_path_script} ${name} --version OUTPUT_VARIABLE _version
+                  OUTPUT_STRIP_TRAILING_WHITESPACE COMMAND_ERROR_IS_FATAL ANY)
+  if(NOT ${variable} OR NOT EXISTS "${${variable}}" OR NOT ${variable} MATCHES "@${_version}/")
+    execute_process(COMMAND ${_proto_path_script} ${name} OUTPUT_VARIABLE _path
+                    ERROR_VARIABLE _error RESULT_VARIABLE _result
+                    OUTPUT_STRIP_TRAILING_WHITESPACE)
+    if(NOT _result EQUAL 0 OR NOT EXISTS "${_path}")
+      message(FATAL_ERROR "the ${name} proto was not found: ${_error}")
+    endif()
+    set(${variable} ${_path} CACHE FILEPATH "${name} proto (scripts/proto-path.sh)" FORCE)
   endif()
-  set(MODELPLANE_CSI_PROTO ${_csi_proto} CACHE FILEPATH
-      "csi.proto of the CSI spec Go module (scripts/csi-proto.sh)" FORCE)
-endif()
-message(STATUS "CSI spec ${_csi_spec_version}: ${MODELPLANE_CSI_PROTO}")
+  message(STATUS "${name} proto ${_version}: ${${variable}}")
+endfunction()
+modelplane_find_proto(csi MODELPLANE_CSI_PROTO)
+modelplane_find_proto(plugin-registration MODELPLANE_PLUGIN_REGISTRATION_PROTO)
 if(MODELPLANE_BUILD_TESTS)
   find_package(GTest REQUIRED)
 endif()

@@ -90,7 +90,8 @@ check_schema_rejects() {
   must_reject --set log.level=verbose
   must_reject --set nodeAgent.cacheRoot=relative/path
   must_reject --set nodeAgent.csi.kubeletDir=relative/kubelet
-  must_reject --set nodeAgent.csi.registrar.imag.tag=v1
+  # The node-driver-registrar sidecar is gone (the agent registers itself): its old key fails loudly.
+  must_reject --set nodeAgent.csi.registrar.image.tag=v1
   must_reject --set scheduler.extender.nodeCacheCapable=maybe
   must_reject --set scheduler.extender.prioritize=sometimes
   must_reject --set image.pullPolicy=Sometimes
@@ -233,10 +234,13 @@ check_install() {
   pod="$(kubectl -n "${NS}" get pods -l app.kubernetes.io/component=node-agent -o name | sed -n 1p)"
   kubectl -n "${NS}" get "${pod}" -o jsonpath='{.spec.containers[0].env[?(@.name=="NODE_NAME")].valueFrom.fieldRef.fieldPath}' | grep -qx spec.nodeName
   kubectl -n "${NS}" get "${pod}" -o jsonpath='{.spec.volumes[?(@.name=="cache")].hostPath.path}' | grep -qx /var/lib/modelplane/cache
-  # The CSI plugin: the driver object as kubelet reads it, the registrar beside the agent, and
-  # the pods folder shared both ways.
+  # The CSI plugin: the driver object as kubelet reads it, the agent alone in its pod with
+  # kubelet's plugins_registry mounted (it registers itself), and the pods folder shared both ways.
   [[ "$(kubectl get csidriver csi.modelplane.io -o jsonpath='{.spec.podInfoOnMount} {.spec.attachRequired} {.spec.volumeLifecycleModes[*]}')" == "true false Ephemeral" ]]
-  kubectl -n "${NS}" get "${pod}" -o jsonpath='{.spec.containers[*].name}' | grep -qw csi-node-driver-registrar
+  [[ "$(kubectl -n "${NS}" get "${pod}" -o jsonpath='{.spec.containers[*].name}')" == node-agent ]]
+  kubectl -n "${NS}" get "${pod}" -o jsonpath='{.spec.containers[0].volumeMounts[?(@.name=="csi-registration")].mountPath}' | grep -qx /var/lib/kubelet/plugins_registry
+  kubectl -n "${NS}" get configmap "${RELEASE}-modelplane-node-agent" -o jsonpath='{.data.node-agent\.yaml}' |
+    grep -q 'registrationSocketPath: /var/lib/kubelet/plugins_registry/csi.modelplane.io-reg.sock'
   kubectl -n "${NS}" get "${pod}" -o jsonpath='{.spec.containers[0].volumeMounts[?(@.name=="kubelet-pods")].mountPropagation}' | grep -qx Bidirectional
 }
 

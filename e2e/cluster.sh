@@ -7,6 +7,9 @@
 #   e2e/cluster.sh down     stop exactly the processes `up` started, remove the state dir
 #   e2e/cluster.sh status   show each component and whether it is alive
 #   e2e/cluster.sh env      print export lines: KUBECONFIG, PATH, S3 settings
+#   e2e/cluster.sh issue client NAME SUBJECT      a client certificate of the cluster CA and
+#                                                 config/NAME.kubeconfig (real nodes' kubelets)
+#   e2e/cluster.sh issue server NAME SUBJECT SANS a serving certificate (pki/NAME.{crt,key})
 #
 # Environment:
 #   MODELPLANE_E2E_STATE      state folder (default /tmp/modelplane-e2e)
@@ -21,8 +24,12 @@
 #   MODELPLANE_E2E_AUDIT_POLICY  if set, an audit policy file (e.g. e2e/audit-policy.yaml):
 #                             kube-apiserver writes its audit log to logs/audit.log (JSON lines)
 #   MODELPLANE_E2E_PROFILING  true: kube-apiserver serves /debug/pprof (bench/operator profiles it)
+#   MODELPLANE_E2E_HOST_IP    if set, an address of this host on the bridge of real nodes' pods
+#                             (e2e/node.sh makes it): kube-apiserver and MinIO listen there instead
+#                             of on 127.0.0.1, so that pods reach them, and the `kubernetes`
+#                             Service points at it (kube-proxy on the real nodes routes it)
 #
-# Everything listens on 127.0.0.1 only, on ports picked free at `up`.
+# Everything listens on 127.0.0.1 only (or MODELPLANE_E2E_HOST_IP), on ports picked free at `up`.
 set -euo pipefail
 
 E2E_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -37,6 +44,11 @@ S3_ACCESS_KEY="modelplane"
 S3_SECRET_KEY="modelplane-e2e-secret"
 
 PKI="${STATE}/pki"
+# Where kube-apiserver and MinIO listen; `up` records it with the ports.
+LISTEN_IP="${MODELPLANE_E2E_HOST_IP:-127.0.0.1}"
+# The `kubernetes` Service's address: the first of --service-cluster-ip-range.
+SERVICE_CIDR=10.96.0.0/16
+KUBERNETES_SERVICE_IP=10.96.0.1
 LOGS="${STATE}/logs"
 PIDS="${STATE}/pids"
 CONF="${STATE}/config"
@@ -50,49 +62,9 @@ bin_dir() {
   "${E2E_DIR}/tools.sh" bindir
 }
 
-# --- process bookkeeping ------------------------------------------------------------------
-# Each started process is recorded as "<pid> <start time>"; `down` kills only a PID whose
-# start time still matches, so a recycled PID is never touched.
-
-# Never fails: an exited process simply has no start time.
-proc_start_time() { awk '{print $22}' "/proc/$1/stat" 2>/dev/null || true; }
-
-# start NAME BINARY ARGS...: runs the binary in the background, logs to logs/NAME.log.
-start() {
-  local name="$1"; shift
-  nohup "$@" >"${LOGS}/${name}.log" 2>&1 </dev/null &
-  local pid=$! started
-  started="$(proc_start_time "${pid}")"
-  echo "${pid} ${started}" >"${PIDS}/${name}"
-  # No start time: it already exited (e.g. the binary is missing); its log says why.
-  [[ -n "${started}" ]] || { cat "${LOGS}/${name}.log" >&2; die "${name} exited at once"; }
-  log "started ${name} pid=${pid}"
-}
-
-# alive NAME: true if the recorded process is still the one we started and has not exited
-# (a child that exited but was not reaped yet is a zombie: state Z, same start time).
-alive() {
-  local file="${PIDS}/$1" pid started
-  [[ -f "${file}" ]] || return 1
-  read -r pid started <"${file}"
-  [[ -n "${pid}" && -n "${started}" && "$(proc_start_time "${pid}")" == "${started}" ]] || return 1
-  [[ "$(awk '{print $3}' "/proc/${pid}/stat" 2>/dev/null || true)" != Z ]]
-}
-
-recorded_pid() { local pid _; read -r pid _ <"${PIDS}/$1"; echo "${pid}"; }
-
-# wait_for WHAT SECONDS COMMAND...: polls COMMAND every 0.2 s; fails with the component log.
-wait_for() {
-  local what="$1" seconds="$2"; shift 2
-  local deadline=$((SECONDS + seconds))
-  until "$@" >/dev/null 2>&1; do
-    if (( SECONDS >= deadline )); then
-      log "timed out after ${seconds}s waiting for ${what}"
-      return 1
-    fi
-    sleep 0.2
-  done
-}
+# --- process bookkeeping: start, alive, recorded_pid, stop_components, wait_for -------------
+# shellcheck source=e2e/lib/processes.sh
+source "${E2E_DIR}/lib/processes.sh"
 
 # --- ports --------------------------------------------------------------------------------
 # Free loopback ports below the ephemeral range (e2e/free_ports.py says why).
@@ -126,7 +98,7 @@ extendedKeyUsage=clientAuth"
   sign apiserver "/CN=kube-apiserver" "basicConstraints=CA:FALSE
 keyUsage=critical,digitalSignature,keyEncipherment
 extendedKeyUsage=serverAuth
-subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local"
+subjectAltName=IP:127.0.0.1,IP:${LISTEN_IP},IP:${KUBERNETES_SERVICE_IP},DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local"
   # system:masters bypasses RBAC: the admin identity for kubectl, tests and KWOK.
   sign admin "/O=system:masters/CN=kubernetes-admin" "${client}"
   # The built-in RBAC roles bind these exact user names.
@@ -147,7 +119,7 @@ kind: Config
 clusters:
 - name: modelplane-e2e
   cluster:
-    server: https://127.0.0.1:${APISERVER_PORT}
+    server: https://${LISTEN_IP}:${APISERVER_PORT}
     certificate-authority: ${PKI}/ca.crt
 users:
 - name: $2
@@ -250,22 +222,27 @@ start_apiserver() {
            --audit-log-format=json --audit-log-maxsize=0 --audit-log-maxbackup=0)
   fi
   # --endpoint-reconciler-type=none: the `kubernetes` Service endpoint would be 127.0.0.1,
-  # which Endpoints validation rejects; nothing in a KWOK cluster dials it anyway.
+  # which Endpoints validation rejects; nothing in a KWOK cluster dials it anyway. With real
+  # nodes it is the host's bridge address, which their pods reach through kube-proxy.
+  local endpoints=(--endpoint-reconciler-type=none)
+  [[ "${LISTEN_IP}" != 127.0.0.1 ]] && endpoints=(--endpoint-reconciler-type=lease)
   # --watch-cache-sizes=configmaps#0: ConfigMap watches are served by etcd itself, so the
   # client tests can expire a watch's resourceVersion for real by compacting etcd (the watch
   # cache would otherwise keep serving the old version from memory).
   start kube-apiserver "${bin}/kube-apiserver" \
     --etcd-servers="http://127.0.0.1:${ETCD_PORT}" \
-    --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port="${APISERVER_PORT}" \
-    --endpoint-reconciler-type=none \
+    --bind-address="${LISTEN_IP}" --advertise-address="${LISTEN_IP}" \
+    --secure-port="${APISERVER_PORT}" "${endpoints[@]}" \
     --tls-cert-file="${PKI}/apiserver.crt" --tls-private-key-file="${PKI}/apiserver.key" \
     --client-ca-file="${PKI}/ca.crt" \
+    --kubelet-client-certificate="${PKI}/admin.crt" --kubelet-client-key="${PKI}/admin.key" \
+    --kubelet-preferred-address-types=InternalIP \
     --authorization-mode=Node,RBAC \
     --enable-admission-plugins=NodeRestriction \
     --service-account-issuer=https://kubernetes.default.svc.cluster.local \
     --service-account-key-file="${PKI}/sa.pub" \
     --service-account-signing-key-file="${PKI}/sa.key" \
-    --service-cluster-ip-range=10.96.0.0/16 \
+    --service-cluster-ip-range="${SERVICE_CIDR}" \
     --allow-privileged=true --profiling="${MODELPLANE_E2E_PROFILING:-false}" \
     --watch-cache-sizes=configmaps#0 \
     "${audit[@]}"
@@ -275,6 +252,7 @@ start_apiserver() {
 load_ports() {
   # shellcheck disable=SC1091
   source "${STATE}/ports"
+  LISTEN_IP="${LISTEN_IP:-127.0.0.1}"
 }
 
 cmd_up() {
@@ -309,6 +287,7 @@ APISERVER_PORT=${APISERVER_PORT}
 MINIO_PORT=${MINIO_PORT}
 MINIO_CONSOLE_PORT=${MINIO_CONSOLE_PORT}
 KWOK_PORT=${KWOK_PORT}
+LISTEN_IP=${LISTEN_IP}
 EOF
   echo "${bin}" >"${STATE}/bindir"
 
@@ -340,7 +319,7 @@ EOF
   MINIO_ROOT_USER="${S3_ACCESS_KEY}" MINIO_ROOT_PASSWORD="${S3_SECRET_KEY}" \
   MINIO_BROWSER=off MINIO_UPDATE=off \
     start minio "${bin}/minio" server --quiet \
-      --address "127.0.0.1:${MINIO_PORT}" --console-address "127.0.0.1:${MINIO_CONSOLE_PORT}" \
+      --address "${LISTEN_IP}:${MINIO_PORT}" --console-address "127.0.0.1:${MINIO_CONSOLE_PORT}" \
       "${STATE}/minio"
 
   wait_for etcd 20 curl -fsS "http://127.0.0.1:${ETCD_PORT}/health"
@@ -388,7 +367,7 @@ EOF
   wait_for "${NODES} Ready, schedulable nodes" "$((60 + NODES / 20))" nodes_ready "${kubectl[@]}"
   # Pods need the default ServiceAccount, which the controller-manager creates.
   wait_for "default service account" 60 "${kubectl[@]}" -n default get serviceaccount default
-  wait_for minio 60 curl -fsS "http://127.0.0.1:${MINIO_PORT}/minio/health/ready"
+  wait_for minio 60 curl -fsS "http://${LISTEN_IP}:${MINIO_PORT}/minio/health/ready"
   s3_env "${bin}/s5cmd" mb "s3://${S3_BUCKET}" >/dev/null
 
   trap - EXIT
@@ -409,7 +388,7 @@ nodes_ready() {
 # s3_env COMMAND...: runs COMMAND with the S3 settings of this cluster.
 s3_env() {
   AWS_ACCESS_KEY_ID="${S3_ACCESS_KEY}" AWS_SECRET_ACCESS_KEY="${S3_SECRET_KEY}" \
-  AWS_REGION=us-east-1 S3_ENDPOINT_URL="http://127.0.0.1:${MINIO_PORT}" "$@"
+  AWS_REGION=us-east-1 S3_ENDPOINT_URL="http://${LISTEN_IP}:${MINIO_PORT}" "$@"
 }
 
 COMPONENTS=(etcd minio kube-apiserver kube-controller-manager kube-scheduler kwok)
@@ -430,32 +409,10 @@ up_failed() {
 
 cmd_down() {
   [[ -d "${STATE}" ]] || { log "nothing to stop (${STATE} does not exist)"; return 0; }
-  local c pids=()
   # Reverse start order: clients go before the servers they talk to.
-  for ((i = ${#COMPONENTS[@]} - 1; i >= 0; i--)); do
-    c="${COMPONENTS[i]}"
-    if alive "${c}"; then
-      pids+=("$(recorded_pid "${c}")")
-      kill -TERM "$(recorded_pid "${c}")" 2>/dev/null || true
-    fi
-  done
-  # Give them 10 s to exit cleanly, then SIGKILL whichever of ours is left.
-  local deadline=$((SECONDS + 10)) pid left
-  while :; do
-    left=()
-    for c in "${COMPONENTS[@]}"; do alive "${c}" && left+=("${c}"); done
-    (( ${#left[@]} == 0 )) && break
-    if (( SECONDS >= deadline )); then
-      for c in "${left[@]}"; do
-        pid="$(recorded_pid "${c}")"
-        log "killing ${c} pid=${pid} with SIGKILL"
-        kill -KILL "${pid}" 2>/dev/null || true
-      done
-      sleep 0.5
-      break
-    fi
-    sleep 0.2
-  done
+  local i reversed=()
+  for ((i = ${#COMPONENTS[@]} - 1; i >= 0; i--)); do reversed+=("${COMPONENTS[i]}"); done
+  stop_components "${reversed[@]}"
   rm -rf "${STATE}"
   log "down"
 }
@@ -473,7 +430,7 @@ cmd_status() {
       printf '%-24s NOT RUNNING\n' "${c}"; rc=1
     fi
   done
-  [[ -f "${STATE}/ports" ]] && { load_ports; echo "apiserver https://127.0.0.1:${APISERVER_PORT}  minio http://127.0.0.1:${MINIO_PORT}"; }
+  [[ -f "${STATE}/ports" ]] && { load_ports; echo "apiserver https://${LISTEN_IP}:${APISERVER_PORT}  minio http://${LISTEN_IP}:${MINIO_PORT}"; }
   [[ -f "${STATE}/up.stamp" ]] || { echo "up not complete"; rc=1; }
   return "${rc}"
 }
@@ -487,7 +444,7 @@ export PATH=$(cat "${STATE}/bindir"):\$PATH
 export AWS_ACCESS_KEY_ID=${S3_ACCESS_KEY}
 export AWS_SECRET_ACCESS_KEY=${S3_SECRET_KEY}
 export AWS_REGION=us-east-1
-export S3_ENDPOINT_URL=http://127.0.0.1:${MINIO_PORT}
+export S3_ENDPOINT_URL=http://${LISTEN_IP}:${MINIO_PORT}
 export MODELPLANE_S3_BUCKET=${S3_BUCKET}
 export ETCDCTL_ENDPOINTS=http://127.0.0.1:${ETCD_PORT}
 export MODELPLANE_E2E_STATE=${STATE}
@@ -511,6 +468,33 @@ cmd_restart() {
   wait_for kube-apiserver 60 "${bin}/kubectl" --kubeconfig="${CONF}/admin.kubeconfig" get --raw=/readyz
 }
 
+# issue client|server NAME SUBJECT [SANS]: a certificate of this cluster's CA for a component
+# that joins later (e2e/node.sh: kubelet, kube-proxy); prints the files' folder.
+cmd_issue() {
+  [[ -f "${STATE}/up.stamp" ]] || die "cluster is not up (state ${STATE})"
+  load_ports
+  local kind="${1:-}" name="${2:-}" subject="${3:-}" sans="${4:-}"
+  [[ "${name}" =~ ^[a-z0-9][a-z0-9.-]*$ && -n "${subject}" ]] || die "usage: issue client|server NAME SUBJECT [SANS]"
+  case "${kind}" in
+    client)
+      sign "${name}" "${subject}" "basicConstraints=CA:FALSE
+keyUsage=critical,digitalSignature,keyEncipherment
+extendedKeyUsage=clientAuth"
+      write_kubeconfig "${CONF}/${name}.kubeconfig" "${name}"
+      ;;
+    server)
+      [[ -n "${sans}" ]] || die "a serving certificate needs SANS, e.g. IP:10.88.0.1,DNS:node-0"
+      sign "${name}" "${subject}" "basicConstraints=CA:FALSE
+keyUsage=critical,digitalSignature,keyEncipherment
+extendedKeyUsage=serverAuth
+subjectAltName=${sans}"
+      ;;
+    *) die "usage: issue client|server NAME SUBJECT [SANS]" ;;
+  esac
+  rm -f "${PKI}/${name}.csr" "${PKI}/${name}.ext"
+  echo "${PKI}"
+}
+
 # etcdctl ARGS...: etcdctl against this cluster's etcd (tests compact it to expire watches).
 cmd_etcdctl() {
   [[ -f "${STATE}/up.stamp" ]] || die "cluster is not up (state ${STATE})"
@@ -524,11 +508,12 @@ main() {
   case "${1:-}" in
     restart) shift; cmd_restart "$@" ;;
     etcdctl) shift; cmd_etcdctl "$@" ;;
+    issue) shift; cmd_issue "$@" ;;
     up) cmd_up ;;
     down) cmd_down ;;
     status) cmd_status ;;
     env) cmd_env ;;
-    *) echo "usage: $0 up|down|status|env|restart kube-apiserver|etcdctl ARGS..." >&2; return 2 ;;
+    *) echo "usage: $0 up|down|status|env|restart kube-apiserver|etcdctl ARGS...|issue ..." >&2; return 2 ;;
   esac
 }
 

@@ -6,6 +6,9 @@
 #   e2e/tools.sh bindir      print the bin dir (does not build; fails if the build is incomplete)
 #   e2e/tools.sh csi-sanity  print the path of csi-sanity (does not build; fails if missing)
 #   e2e/tools.sh promtool    print the path of promtool (does not build; fails if missing)
+#   e2e/tools.sh node-build  build what real nodes need (kubelet, kube-proxy, the registry,
+#                            CoreDNS; e2e/real-node.sh), print their bin dir (idempotent)
+#   e2e/tools.sh node-bindir print that bin dir (does not build; fails if incomplete)
 #   e2e/tools.sh versions    print the pinned versions
 #
 # The cache folder is keyed by the pinned versions and the wrapper modules' go.mod/go.sum, so
@@ -40,6 +43,13 @@ CSI_SANITY_RECIPE=1
 PROMETHEUS_VERSION="v0.316.0"
 PROMETHEUS_RELEASE="3.16.0"
 PROMTOOL_RECIPE=1
+# Real nodes (e2e/real-node.sh): kubelet and kube-proxy of KUBERNETES_VERSION from the wrapper
+# module e2e/tools/k8s-node, the CNCF distribution registry (the image registry on loopback) and
+# CoreDNS (cluster DNS for the real nodes' pods); containerd, runc and the CNI plugins are
+# Debian's. A folder of their own, so that none of this changes the control plane's key.
+DISTRIBUTION_VERSION="v3.1.2"
+COREDNS_VERSION="v1.14.7"
+NODE_TOOLS_RECIPE=1
 
 CACHE_ROOT="${MODELPLANE_TOOLS_CACHE:-${HOME}/.cache/modelplane/tools}"
 
@@ -71,6 +81,15 @@ promtool_key() {
 }
 PROMTOOL_DIR="${CACHE_ROOT}/$(promtool_key)"
 PROMTOOL_STAMP="${PROMTOOL_DIR}/complete.stamp"
+
+node_tools_key() {
+  local inputs
+  inputs="recipe-${NODE_TOOLS_RECIPE} $(go env GOVERSION) ${KUBERNETES_VERSION} ${DISTRIBUTION_VERSION} ${COREDNS_VERSION}"
+  inputs+="$(cat "${E2E_DIR}"/tools/k8s-node/go.{mod,sum})"
+  printf 'node-%s_%s' "${KUBERNETES_VERSION}" "$(printf '%s' "${inputs}" | sha256sum | cut -c1-12)"
+}
+NODE_TOOLS_DIR="${CACHE_ROOT}/$(node_tools_key)"
+NODE_TOOLS_STAMP="${NODE_TOOLS_DIR}/complete.stamp"
 
 log() { printf '[tools] %s\n' "$*" >&2; }
 
@@ -218,6 +237,32 @@ build_csi_sanity() {
     "github.com/kubernetes-csi/csi-test/v5/cmd/csi-sanity@${CSI_TEST_VERSION}"
 }
 
+# kubelet, kube-proxy, registry and coredns into one folder; the stamp is written once all four
+# are there (build_in_own_folder checks the last one named).
+build_node_tools() {
+  local bin="${NODE_TOOLS_DIR}/bin" mod="${E2E_DIR}/tools/k8s-node" ldflags
+  ldflags="$(k8s_ldflags)"
+  build_in_own_folder coredns "${NODE_TOOLS_DIR}" "${NODE_TOOLS_STAMP}" \
+    "kubernetes=${KUBERNETES_VERSION} distribution=${DISTRIBUTION_VERSION} coredns=${COREDNS_VERSION}" \
+    bash -c "set -e
+      for cmd in kubelet kube-proxy; do
+        [[ -x '${bin}'/\${cmd} ]] || (cd '${mod}' && nice -n 10 go build -trimpath -ldflags '${ldflags}' \
+          -o '${bin}'/\${cmd} k8s.io/kubernetes/cmd/\${cmd})
+      done
+      [[ -x '${bin}/registry' ]] || GOBIN='${bin}' nice -n 10 go install -trimpath -ldflags '-s -w' \
+        github.com/distribution/distribution/v3/cmd/registry@${DISTRIBUTION_VERSION}
+      [[ -x '${bin}/coredns' ]] || GOBIN='${bin}' nice -n 10 go install -trimpath -ldflags '-s -w' \
+        github.com/coredns/coredns@${COREDNS_VERSION}"
+}
+
+cmd_node_bindir() {
+  if [[ ! -f "${NODE_TOOLS_STAMP}" ]]; then
+    log "node tools not built yet: run e2e/tools.sh node-build"
+    return 1
+  fi
+  echo "${NODE_TOOLS_DIR}/bin"
+}
+
 cmd_csi_sanity() {
   if [[ ! -f "${CSI_SANITY_STAMP}" ]]; then
     log "csi-sanity not built yet: run e2e/tools.sh build"
@@ -303,12 +348,16 @@ main() {
     bindir) cmd_bindir ;;
     csi-sanity) cmd_csi_sanity ;;
     promtool) cmd_promtool ;;
+    node-build) build_node_tools && echo "${NODE_TOOLS_DIR}/bin" ;;
+    node-bindir) cmd_node_bindir ;;
     versions)
       cmd_versions
       echo "csi-test=${CSI_TEST_VERSION}"
       echo "prometheus=${PROMETHEUS_VERSION}"
+      echo "distribution=${DISTRIBUTION_VERSION}"
+      echo "coredns=${COREDNS_VERSION}"
       ;;
-    *) echo "usage: $0 build|bindir|csi-sanity|promtool|versions" >&2; return 2 ;;
+    *) echo "usage: $0 build|bindir|csi-sanity|promtool|node-build|node-bindir|versions" >&2; return 2 ;;
   esac
 }
 

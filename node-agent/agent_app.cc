@@ -281,6 +281,7 @@ int RunAgent(const AgentConfig& config, core::ComponentRuntime& runtime) {
                                    {.node_id = node,
                                     .version = core::kModelplaneVersion,
                                     .socket_path = config.csi.socket_path,
+                                    .registration_socket_path = config.csi.registration_socket_path,
                                     .target_root = config.csi.target_root});
     if (!plugin) {
       logger.Error("csi_plugin_failed", {{"error", plugin.error().ToString()}});
@@ -288,6 +289,7 @@ int RunAgent(const AgentConfig& config, core::ComponentRuntime& runtime) {
     }
     csi = std::move(*plugin);
     logger.Info("csi_plugin_started", {{"socket", config.csi.socket_path},
+                                       {"registration_socket", config.csi.registration_socket_path},
                                        {"target_root", config.csi.target_root},
                                        {"leases", csi->Leases().size()}});
   }

@@ -85,11 +85,21 @@ void BindConfig(core::ConfigMap& map, PeerConfig& config) {
 void BindConfig(core::ConfigMap& map, CsiConfig& config) {
   map.Optional("enabled", config.enabled);
   map.Optional("socketPath", config.socket_path);
+  map.Optional("registrationSocketPath", config.registration_socket_path);
   map.Optional("targetRoot", config.target_root);
   // sockaddr_un holds 107 bytes and a NUL.
-  if (config.socket_path.empty() || config.socket_path.front() != '/' ||
-      config.socket_path.size() > 107) {
+  const auto is_socket_path = [](const std::string& path) {
+    return !path.empty() && path.front() == '/' && path.size() <= 107;
+  };
+  if (!is_socket_path(config.socket_path)) {
     map.Fail("socketPath must be an absolute path of at most 107 bytes");
+  }
+  if (!config.registration_socket_path.empty() &&
+      !is_socket_path(config.registration_socket_path)) {
+    map.Fail("registrationSocketPath must be empty or an absolute path of at most 107 bytes");
+  }
+  if (config.registration_socket_path == config.socket_path) {
+    map.Fail("registrationSocketPath must differ from socketPath");
   }
   const std::filesystem::path root(config.target_root);
   if (!root.is_absolute() || root.lexically_normal() != root || root == "/" ||

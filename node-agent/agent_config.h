@@ -86,8 +86,13 @@ struct PeerConfig {
 // mounts, so the agent must run privileged (the chart does that only when CSI is on).
 struct CsiConfig {
   bool enabled = false;
-  // Where kubelet and the node-driver-registrar dial the plugin.
+  // Where kubelet dials the plugin.
   std::string socket_path = "/var/lib/kubelet/plugins/csi.modelplane.io/csi.sock";
+  // Where the agent registers the plugin with kubelet's plugin watcher (pluginregistration/v1),
+  // in kubelet's plugins_registry folder (the chart sets
+  // <kubeletDir>/plugins_registry/csi.modelplane.io-reg.sock); empty: something else registers
+  // it (node-driver-registrar).
+  std::string registration_socket_path;
   // Target paths must lie below this folder (kubelet's pods folder); others are refused.
   std::string target_root = "/var/lib/kubelet/pods";
 };

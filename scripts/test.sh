@@ -151,6 +151,17 @@ if ((run_e2e)); then
   step "e2e fleet: 8 replicas per tier" env MODELPLANE_SKIP_BUILD=1 MODELPLANE_BUILD="$root/$build" \
     bench/fleet/run.sh --replicas 8 --size 64MiB --check --state /tmp/modelplane-fleet-$$ \
     --out /tmp/modelplane-fleet-$$-table
+  # A real node (kubelet, kube-proxy, containerd, runc) beside the KWOK ones: the chart
+  # installed from a registry on loopback with images of this build's binaries, a Deployment
+  # with only the annotation reading every file through the CSI volume, the agent replaced
+  # twice and the node drained while it reads (docs/real-node.md); root only.
+  if (($(id -u) == 0)); then
+    step "e2e real node: helm install, CSI volume, agent restarts, drain" env \
+      MODELPLANE_BUILD="$root/$build" MODELPLANE_E2E_STATE=/tmp/modelplane-real-node-$$ \
+      e2e/real-node.sh
+  else
+    echo "==> e2e real node: skipped (needs root: containerd, kubelet and mounts)"
+  fi
 fi
 step "clang-tidy (started after the build)" tidy_wait
 

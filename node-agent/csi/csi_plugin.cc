@@ -8,7 +8,8 @@ CsiPlugin::CsiPlugin(Dependencies dependencies, CsiPluginOptions options,
       publisher_(std::move(publisher)),
       identity_(options_.version,
                 [&resolver = dependencies.resolver] { return resolver.RevisionsSynced(); }),
-      node_(options_.node_id, *publisher_, dependencies.logger) {}
+      node_(options_.node_id, *publisher_, dependencies.logger),
+      registration_(options_.socket_path, dependencies.logger.WithComponent("node-agent.csi")) {}
 
 core::Result<std::unique_ptr<CsiPlugin>> CsiPlugin::Start(Dependencies dependencies,
                                                           CsiPluginOptions options) {
@@ -21,11 +22,20 @@ core::Result<std::unique_ptr<CsiPlugin>> CsiPlugin::Start(Dependencies dependenc
   if (!publisher) return std::unexpected(publisher.error());
   std::unique_ptr<CsiPlugin> plugin(
       new CsiPlugin(dependencies, std::move(options), std::move(*publisher)));
+  const core::Logger logger = dependencies.logger.WithComponent("node-agent.csi");
   auto server = CsiServer::Start(
       {.socket_path = plugin->options_.socket_path, .max_threads = plugin->options_.max_threads},
-      {&plugin->identity_, &plugin->node_}, dependencies.logger.WithComponent("node-agent.csi"));
+      {&plugin->identity_, &plugin->node_}, logger);
   if (!server) return std::unexpected(server.error());
   plugin->server_ = std::move(*server);
+  // kubelet dials the CSI socket as soon as it sees this one, so it comes second.
+  if (!plugin->options_.registration_socket_path.empty()) {
+    auto registration = CsiServer::Start(
+        {.socket_path = plugin->options_.registration_socket_path, .max_threads = 2},
+        {&plugin->registration_}, logger);
+    if (!registration) return std::unexpected(registration.error());
+    plugin->registration_server_ = std::move(*registration);
+  }
   return plugin;
 }
 
@@ -34,6 +44,7 @@ CsiPlugin::~CsiPlugin() {
 }
 
 void CsiPlugin::Stop() {
+  if (registration_server_) registration_server_->Stop();
   if (server_) server_->Stop();
 }
 

@@ -94,13 +94,19 @@ TEST(AgentConfigTest, CsiIsOffByDefaultAndItsPathsAreChecked) {
   EXPECT_FALSE(defaults->csi.enabled);
   EXPECT_EQ(defaults->csi.socket_path, "/var/lib/kubelet/plugins/csi.modelplane.io/csi.sock");
   EXPECT_EQ(defaults->csi.target_root, "/var/lib/kubelet/pods");
+  EXPECT_EQ(defaults->csi.registration_socket_path, "");
   auto config = core::LoadConfigString<AgentConfig>(
-      "csi: {enabled: true, socketPath: /run/csi/csi.sock, targetRoot: /data/kubelet/pods}\n");
+      "csi: {enabled: true, socketPath: /run/csi/csi.sock, targetRoot: /data/kubelet/pods,\n"
+      "      registrationSocketPath: /data/kubelet/plugins_registry/csi.modelplane.io-reg.sock}\n");
   ASSERT_TRUE(config) << config.error().ToString();
   EXPECT_TRUE(config->csi.enabled);
   EXPECT_EQ(config->csi.socket_path, "/run/csi/csi.sock");
+  EXPECT_EQ(config->csi.registration_socket_path,
+            "/data/kubelet/plugins_registry/csi.modelplane.io-reg.sock");
   EXPECT_EQ(config->csi.target_root, "/data/kubelet/pods");
   for (const char* bad : {"csi: {socketPath: relative.sock}\n", "csi: {targetRoot: /}\n",
+                          "csi: {registrationSocketPath: relative-reg.sock}\n",
+                          "csi: {socketPath: /run/a.sock, registrationSocketPath: /run/a.sock}\n",
                           "csi: {targetRoot: /var/lib/kubelet/../pods}\n",
                           "csi: {targetRoot: /var/lib/kubelet/pods/}\n", "csi: {enable: true}\n"}) {
     EXPECT_FALSE(core::LoadConfigString<AgentConfig>(bad)) << bad;

@@ -19,6 +19,7 @@
 #include "node-agent/csi/csi_plugin.h"
 #include "node-agent/csi/system_mounter.h"
 #include "node-agent/store/revision_view.h"
+#include "pluginregistration/v1/api.grpc.pb.h"
 #include "tests/node-agent/csi/staged_revision.h"
 
 namespace modelplane::agent {
@@ -118,6 +119,7 @@ class CsiPluginRootTest : public ::testing::Test {
                                    {.node_id = "gpu-node-7",
                                     .version = "0.1.0-test",
                                     .socket_path = base_ / "plugin" / "csi.sock",
+                                    .registration_socket_path = RegistrationSocket(),
                                     .target_root = base_ / "pods"});
     ASSERT_TRUE(plugin) << plugin.error().ToString();
     plugin_ = std::move(*plugin);
@@ -129,6 +131,10 @@ class CsiPluginRootTest : public ::testing::Test {
 
   std::string Target(const std::string& pod) const {
     return (base_ / "pods" / pod / "volumes/kubernetes.io~csi/weights/mount").string();
+  }
+
+  std::filesystem::path RegistrationSocket() const {
+    return base_ / "plugins_registry" / "csi.modelplane.io-reg.sock";
   }
 
   grpc::Status Publish(const std::string& volume, const std::string& pod,
@@ -195,6 +201,57 @@ TEST_F(CsiPluginRootTest, IdentityAndNodeInfoOverTheSocket) {
   ASSERT_EQ(::stat((base_ / "plugin" / "csi.sock").c_str(), &socket), 0);
   EXPECT_TRUE(S_ISSOCK(socket.st_mode));
   EXPECT_EQ(socket.st_mode & 0777, 0600u);
+}
+
+// What kubelet's plugin watcher does with a socket in plugins_registry: GetInfo, the CSI
+// endpoint's NodeGetInfo, then NotifyRegistrationStatus. e2e/real-node.sh shows a real kubelet
+// doing it.
+TEST_F(CsiPluginRootTest, RegistersWithKubeletsPluginWatcherAndDeregistersOnStop) {
+  auto registration = pluginregistration::Registration::NewStub(grpc::CreateChannel(
+      "unix://" + RegistrationSocket().string(), grpc::InsecureChannelCredentials()));
+  grpc::ClientContext info_call;
+  pluginregistration::PluginInfo info;
+  const grpc::Status got = registration->GetInfo(&info_call, {}, &info);
+  ASSERT_TRUE(got.ok()) << got.error_message();
+  EXPECT_EQ(info.type(), "CSIPlugin");
+  EXPECT_EQ(info.name(), "csi.modelplane.io");
+  EXPECT_EQ(info.endpoint(), (base_ / "plugin" / "csi.sock").string());
+  ASSERT_EQ(info.supported_versions_size(), 1);
+  EXPECT_EQ(info.supported_versions(0), "1.0.0");
+  auto endpoint = csi::v1::Node::NewStub(
+      grpc::CreateChannel("unix://" + info.endpoint(), grpc::InsecureChannelCredentials()));
+  grpc::ClientContext node_call;
+  csi::v1::NodeGetInfoResponse node;
+  ASSERT_TRUE(endpoint->NodeGetInfo(&node_call, {}, &node).ok());
+  EXPECT_EQ(node.node_id(), "gpu-node-7");
+
+  EXPECT_FALSE(plugin_->registered_with_kubelet());
+  for (const bool registered : {false, true}) {
+    pluginregistration::RegistrationStatus status;
+    status.set_plugin_registered(registered);
+    if (!registered) status.set_error("CSINode update failed");
+    grpc::ClientContext notify_call;
+    pluginregistration::RegistrationStatusResponse response;
+    ASSERT_TRUE(registration->NotifyRegistrationStatus(&notify_call, status, &response).ok());
+    EXPECT_EQ(plugin_->registered_with_kubelet(), registered);
+  }
+  EXPECT_NE(log_.str().find("csi_plugin_registration_refused_by_kubelet"), std::string::npos);
+  EXPECT_NE(log_.str().find("CSINode update failed"), std::string::npos);
+  EXPECT_NE(log_.str().find("csi_plugin_registered_with_kubelet"), std::string::npos);
+  struct stat socket {};
+  ASSERT_EQ(::stat(RegistrationSocket().c_str(), &socket), 0);
+  EXPECT_TRUE(S_ISSOCK(socket.st_mode));
+
+  // Stopping removes the registration socket (kubelet deregisters the driver); a restart makes
+  // it anew, over a stale one a killed agent left behind.
+  registration.reset();
+  endpoint.reset();
+  plugin_->Stop();
+  EXPECT_FALSE(std::filesystem::exists(RegistrationSocket()));
+  plugin_.reset();
+  StartPlugin();
+  ASSERT_EQ(::stat(RegistrationSocket().c_str(), &socket), 0);
+  EXPECT_TRUE(S_ISSOCK(socket.st_mode));
 }
 
 TEST_F(CsiPluginRootTest, PublishedVolumeIsTheRevisionReadOnlyAndSurvivesARestart) {
