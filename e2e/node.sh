@@ -43,6 +43,9 @@ CGROUP_ROOT="/modelplane-${NODE_NAME}"
 mapfile -t CGROUP_CONTROLLERS < <(find /sys/fs/cgroup -mindepth 1 -maxdepth 1 -type d -printf '%f\n' | sort)
 # Built here as the registry's first image: containerd's sandbox (pause) container.
 PAUSE_IMAGE_NAME=modelplane/pause:3.10
+# The bridge, kubelet's folder, the cgroup root and kube-proxy's rules belong to the host, so one
+# real node at a time: this file names the state folder of the one that is up.
+OWNER_FILE=/run/modelplane-real-node.owner
 DEBIAN_PACKAGES=(containerd runc containernetworking-plugins iptables conntrack skopeo umoci
                  busybox-static)
 
@@ -64,8 +67,22 @@ install_packages() {
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
+# owned_elsewhere: true if another state folder's real node holds this host's parts and still
+# runs (its kubelet or containerd alive); a dead one's parts are taken over and cleaned.
+owned_elsewhere() {
+  local owner
+  owner=$(cat "${OWNER_FILE}" 2>/dev/null) || return 1
+  [[ "${owner}" != "${NODE_STATE}" && -d "${owner}/pids" ]] || return 1
+  PIDS="${owner}/pids" alive kubelet || PIDS="${owner}/pids" alive containerd
+}
+
 cmd_net_up() {
   [[ $(id -u) -eq 0 ]] || die "a real node needs root (containerd, kubelet, mounts)"
+  if owned_elsewhere; then
+    die "the real node of $(cat "${OWNER_FILE}") is up on this host (one at a time: they share the bridge and ${KUBELET_DIR}); take it down first"
+  fi
+  mkdir -p "${NODE_STATE}"
+  echo "${NODE_STATE}" >"${OWNER_FILE}"
   if ! ip link show "${BRIDGE}" >/dev/null 2>&1; then
     ip link add "${BRIDGE}" type bridge
   fi
@@ -373,6 +390,11 @@ clean_host() {
 }
 
 cmd_down() {
+  if owned_elsewhere; then
+    log "the host's real-node parts belong to $(cat "${OWNER_FILE}"); leaving them"
+    rm -rf "${NODE_STATE}"
+    return 0
+  fi
   if [[ -d "${PIDS}" ]]; then
     stop_components kube-proxy kubelet
     clean_host
@@ -384,7 +406,7 @@ cmd_down() {
     "${bin}/kube-proxy" --cleanup >/dev/null 2>&1 || true
   fi
   ip link show "${BRIDGE}" >/dev/null 2>&1 && ip link delete "${BRIDGE}"
-  rm -rf "${NODE_STATE}"
+  rm -rf "${NODE_STATE}" "${OWNER_FILE}"
   log "down"
 }
 

@@ -19,6 +19,8 @@
 #
 #   e2e/real-node.sh            run it and take everything down
 #   e2e/real-node.sh --keep     leave the cluster, the node and the release up
+#   e2e/real-node.sh up         only bring it up: cluster, node, images, helm install (then as
+#                               --keep; bench/serving/run.sh starts from here)
 #   e2e/real-node.sh down       take a kept run down
 # Environment: MODELPLANE_E2E_STATE (default /tmp/modelplane-real-node), MODELPLANE_BUILD (the
 # folder holding the three binaries; default build/release, built here when missing).
@@ -32,6 +34,7 @@ export MODELPLANE_E2E_NODES=${MODELPLANE_E2E_NODES:-2}
 state=$MODELPLANE_E2E_STATE
 work=$state-work
 keep=0
+up_only=0
 release=modelplane
 namespace=modelplane-system
 
@@ -42,29 +45,22 @@ down() {
   e2e/node.sh down || true
   e2e/cluster.sh down || true
   # The agent's cache is a hostPath: a DaemonSet's folder outlives its release, as on any node.
-  rm -rf /var/lib/modelplane "$work"
+  # Unless another run's real node is up (e2e/node.sh keeps one at a time), it goes too.
+  [[ -f /run/modelplane-real-node.owner ]] || rm -rf /var/lib/modelplane
+  rm -rf "$work"
 }
 
 case ${1:-} in
   down) down; exit 0 ;;
   --keep) keep=1 ;;
+  up) keep=1 up_only=1 ;;
   "") ;;
-  *) echo "usage: $0 [--keep|down]" >&2; exit 2 ;;
+  *) echo "usage: $0 [--keep|up|down]" >&2; exit 2 ;;
 esac
 
-say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
-fail() { printf '\033[31mFAIL: %s\033[0m\n' "$*" >&2; exit 1; }
-pass() { printf '  \033[32mok\033[0m %s\n' "$*"; }
-# wait_for SECONDS DESCRIPTION COMMAND...: retries COMMAND every half second.
-wait_for() {
-  local seconds=$1 what=$2
-  shift 2
-  local deadline=$((SECONDS + seconds))
-  until "$@" >/dev/null 2>&1; do
-    ((SECONDS < deadline)) || fail "timed out after ${seconds}s waiting for: $what"
-    sleep 0.5
-  done
-}
+# say, pass, fail, wait_for
+# shellcheck source=e2e/lib/checks.sh
+source "$root/e2e/lib/checks.sh"
 
 # The Ready agent pod on the real node (none while the DaemonSet replaces it).
 agent_pod() {
@@ -175,6 +171,14 @@ wait_for 60 "kubelet to register csi.modelplane.io" csinode_driver
 kubectl logs -n "$namespace" "$agent_pod" | grep -q csi_plugin_registered_with_kubelet ||
   fail "the agent did not hear kubelet's registration"
 pass "kubelet registered csi.modelplane.io from the agent's own registration socket (CSINode $MODELPLANE_NODE)"
+if ((up_only)); then
+  trap - EXIT
+  # What a caller needs besides `cluster.sh env` and `node.sh env`.
+  printf 'REAL_NODE_VALUES=%s\nREAL_NODE_HOST_IP=%s\nREAL_NODE_MINIO_PORT=%s\n' \
+    "$work/values.yaml" "$host_ip" "$minio_port" >"$state/real-node.env"
+  say "up: eval \"\$(e2e/cluster.sh env)\"; e2e/real-node.sh down takes it away"
+  exit 0
+fi
 
 say "A ModelRevision staged from MinIO onto the real node"
 checkpoint=$work/checkpoint
