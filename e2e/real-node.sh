@@ -161,8 +161,11 @@ helm install "$release" charts/modelplane -n "$namespace" --create-namespace \
   -f "$work/values.yaml" --wait --timeout 5m >/dev/null ||
   fail "helm install did not become ready"
 kubectl get pods -n "$namespace" -o wide
+# helm's --wait counts a DaemonSet ready with maxUnavailable (1) pods not Ready, so the agent is
+# waited for here.
+agent_ready() { [[ -n $(agent_pod) ]]; }
+wait_for 180 "a Ready agent pod on $MODELPLANE_NODE" agent_ready
 agent_pod=$(agent_pod)
-[[ -n $agent_pod ]] || fail "no Ready agent pod on $MODELPLANE_NODE"
 pass "installed in $((SECONDS - installed_at)) s: every Deployment and the agent DaemonSet Ready on $MODELPLANE_NODE"
 csinode_driver() {
   [[ $(kubectl get csinode "$MODELPLANE_NODE" -o jsonpath='{.spec.drivers[*].name}') == *csi.modelplane.io* ]]

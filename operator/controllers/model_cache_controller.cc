@@ -1,5 +1,6 @@
 #include "operator/controllers/model_cache_controller.h"
 
+#include "core/api/json_lookup.h"
 #include "core/api/model_cache.h"
 #include "core/api/model_revision.h"
 #include "operator/controllers/cache_entries.h"
@@ -9,7 +10,14 @@ namespace modelplane::controller {
 using nlohmann::json;
 
 core::Result<core::ReconcileResult> ModelCacheController::Reconcile(const std::string& node_name) {
-  const core::ObjectPtr node = context_.nodes.store().Get(node_name);
+  // A Node being deleted is gone for its cache. Adopting the cache then would name an owner that
+  // is about to vanish (after `kubectl delete node --cascade=orphan` the garbage collector has
+  // just let go of it) and leave the clean-up to the collector's race with this pass; the
+  // operator deletes it itself instead (e2e/scenario.sh checks that it does, in the audit log).
+  core::ObjectPtr node = context_.nodes.store().Get(node_name);
+  if (node && !core::api::StringMember(*node, {"metadata", "deletionTimestamp"}).empty()) {
+    node = nullptr;
+  }
   const core::ObjectPtr cache = context_.caches.store().Get(node_name);
   core::Status done = core::Ok();
   if (node && !cache) {

@@ -359,6 +359,26 @@ TEST_F(ControllersTest, ANodeGetsItsCacheAndLosesItWhenRemoved) {
       [&] { return !client_->Get(core::resources::ModelCaches(), "", node).has_value(); }, kWait));
 }
 
+// A Node being deleted (held here by a finalizer of the test's own, as the orphan finalizer holds
+// one during `kubectl delete node --cascade=orphan`) loses its cache at once: the operator deletes
+// it rather than keep or adopt it for an owner that is about to go.
+TEST_F(ControllersTest, ANodeBeingDeletedLosesItsCacheWhileItIsStillThere) {
+  const std::string node = "mp-operator-deleting-" + std::to_string(::getpid());
+  json object = KwokNode(node, {{"type", "operator-test"}});
+  object["metadata"]["finalizers"] = json::array({"modelplane.io/test-hold"});
+  ASSERT_TRUE(client_->Create(core::resources::Nodes(), "", object));
+  EXPECT_TRUE(WaitUntil(
+      [&] { return client_->Get(core::resources::ModelCaches(), "", node).has_value(); }, kWait));
+  ASSERT_TRUE(client_->Delete(core::resources::Nodes(), "", node));
+  EXPECT_TRUE(WaitUntil(
+      [&] { return !client_->Get(core::resources::ModelCaches(), "", node).has_value(); }, kWait));
+  auto held = client_->Get(core::resources::Nodes(), "", node);
+  ASSERT_TRUE(held) << held.error().ToString();
+  EXPECT_TRUE(held->at("metadata").contains("deletionTimestamp"));
+  ASSERT_TRUE(client_->Patch(core::resources::Nodes(), "", node, core::PatchType::kMerge,
+                             {{"metadata", {{"finalizers", nullptr}}}}));
+}
+
 // An agent that starts before the operator makes its node's ModelCache itself, with no owner
 // (it cannot read the Node's uid); the operator adopts it, so the garbage collector removes it
 // with the Node.
