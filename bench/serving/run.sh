@@ -93,6 +93,8 @@ kind: Deployment
 metadata: {name: llama-server, namespace: models}
 spec:
   replicas: 1
+  # One GPU on the node: a new pod can only start once the old one is gone.
+  strategy: {type: Recreate}
   selector: {matchLabels: {app: llama-server}}
   template:
     metadata:
@@ -102,15 +104,21 @@ spec:
       containers:
       - name: vllm
         image: $MODELPLANE_REGISTRY/$image
+        # --enforce-eager: no torch.compile, which needs a C++ compiler the image does not have.
         command: [/opt/vllm/bin/python, -m, vllm.entrypoints.openai.api_server,
                   --model, /models/tiny-llama, --served-model-name, tiny-llama,
-                  --host, 0.0.0.0, --port, "8000", --max-model-len, "256", --dtype, bfloat16]
+                  --host, 0.0.0.0, --port, "8000", --max-model-len, "256", --dtype, bfloat16,
+                  --enforce-eager]
         env:
         - {name: HOME, value: /tmp}
         - {name: VLLM_CPU_KVCACHE_SPACE, value: "1"}
+        # vLLM's engine and API processes share memory through /dev/shm: a container's 64 MiB
+        # is too small (it asked 160 MiB), so a memory-backed emptyDir there, as vLLM's docs say.
+        volumeMounts: [{name: dshm, mountPath: /dev/shm}]
         ports: [{containerPort: 8000}]
         readinessProbe: {httpGet: {path: /health, port: 8000}, periodSeconds: 1}
         resources: {limits: {nvidia.com/gpu: "1"}}
+      volumes: [{name: dshm, emptyDir: {medium: Memory, sizeLimit: 1Gi}}]
 YAML
 
 say "Applied together, cold: the revision ($bytes bytes) and the Deployment"
