@@ -67,7 +67,7 @@ core::Result<std::unique_ptr<CsiServer>> CsiServer::Start(
         core::ErrorCode::kUnavailable,
         fmt::format("the CSI gRPC server could not listen on {}", path.string()));
   }
-  // Only root (kubelet, the registrar) talks to the plugin.
+  // Only root (kubelet) talks to the plugin.
   ::chmod(path.c_str(), 0600);
   logger.Info("csi_server_listening", {{"socket", path.string()}});
   return std::unique_ptr<CsiServer>(new CsiServer(std::move(options), std::move(server), logger));

@@ -1,5 +1,5 @@
-// A gRPC server on a unix socket for the CSI services (kubelet and the node-driver-registrar
-// dial it). Start removes a stale socket left by an earlier run (only a socket: any other file
+// A gRPC server on a unix socket for the CSI services, or for kubelet's plugin registration
+// service on the registration socket (kubelet dials both). Start removes a stale socket left by an earlier run (only a socket: any other file
 // at that path is refused), listens, and makes the socket owner-only; Stop stops accepting,
 // waits for calls in flight (up to a grace period, then cancels them) and removes the socket.
 //
