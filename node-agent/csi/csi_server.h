@@ -1,7 +1,8 @@
 // A gRPC server on a unix socket for the CSI services, or for kubelet's plugin registration
-// service on the registration socket (kubelet dials both). Start removes a stale socket left by an earlier run (only a socket: any other file
-// at that path is refused), listens, and makes the socket owner-only; Stop stops accepting,
-// waits for calls in flight (up to a grace period, then cancels them) and removes the socket.
+// service on the registration socket (kubelet dials both). Start removes a stale socket left by an
+// earlier run (only a socket: any other file at that path is refused), listens, and makes the
+// socket owner-only; Stop stops accepting, waits for calls in flight (up to a grace period, then
+// cancels them) and removes the socket.
 //
 // Bounded: at most `max_threads` threads serve calls, and requests are at most 4 MiB (CSI
 // requests are a few KiB).
