@@ -26,6 +26,11 @@ inline constexpr std::size_t kMaxCacheRevisions = 1024;
 // and peers); the tiers of a revision's bytes.
 inline constexpr std::size_t kMaxCacheGrants = 64;
 inline constexpr std::size_t kMaxCacheSources = 32;
+// Peers named for one revision on one node: enough to spread a zone's reads, bounded so that a
+// ModelCache's size does not grow with the fleet.
+inline constexpr std::size_t kMaxRevisionPeers = 16;
+// The files a peer is named for when it holds only some of a revision's (through another).
+inline constexpr std::size_t kMaxPeerFiles = 256;
 inline constexpr std::size_t kMaxTiers = 8;
 inline constexpr std::size_t kMaxSourceIdentityLength = 640;
 inline constexpr std::size_t kMaxMapEntries = 256;      // labels, annotations

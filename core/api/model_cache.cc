@@ -16,6 +16,28 @@ Result<RevisionReference> ReferenceFromJson(const JsonObjectReader& reader) {
   return ref;
 }
 
+Result<PeerSource> PeerFromJson(const JsonObjectReader& reader) {
+  PeerSource peer;
+  MODELPLANE_API_TRY(reader.String("node", peer.node, 253, Presence::kRequired));
+  MODELPLANE_API_TRY(
+      reader.String("endpoint", peer.endpoint, kMaxShortString, Presence::kRequired));
+  MODELPLANE_API_TRY(reader.String("zone", peer.zone, 63));
+  MODELPLANE_API_TRY(reader.String("state", peer.state, kMaxEnumLength, Presence::kRequired));
+  MODELPLANE_API_TRY(reader.StringList("files", peer.files, kMaxPeerFiles, kMaxDigestLength));
+  return peer;
+}
+
+Result<Holding> HoldingFromJson(const JsonObjectReader& reader) {
+  Holding holding;
+  MODELPLANE_API_TRY(
+      reader.String("digest", holding.digest, kMaxDigestLength, Presence::kRequired));
+  MODELPLANE_API_TRY(reader.Bool("peerInZone", holding.peer_in_zone));
+  MODELPLANE_API_TRY(reader.Bool("peerElsewhere", holding.peer_elsewhere));
+  MODELPLANE_API_TRY(reader.Bool("revoked", holding.revoked));
+  MODELPLANE_API_TRY(reader.Bool("forcePurge", holding.force_purge));
+  return holding;
+}
+
 Result<DesiredRevision> DesiredFromJson(const JsonObjectReader& reader) {
   DesiredRevision desired;
   MODELPLANE_API_TRY(
@@ -25,6 +47,8 @@ Result<DesiredRevision> DesiredFromJson(const JsonObjectReader& reader) {
   MODELPLANE_API_TRY(reader.Bool("pinned", desired.pinned));
   MODELPLANE_API_TRY(reader.String("reason", desired.reason, kMaxEnumLength));
   MODELPLANE_API_TRY(reader.Time("pinnedUntil", desired.pinned_until));
+  MODELPLANE_API_TRY(
+      reader.ObjectArray<PeerSource>("peers", desired.peers, kMaxRevisionPeers, PeerFromJson));
   return desired;
 }
 
@@ -44,6 +68,9 @@ Result<ModelCacheSpec> CacheSpecFromReader(const JsonObjectReader& reader) {
                                                          kMaxCacheRevisions, DesiredFromJson));
   MODELPLANE_API_TRY(
       reader.ObjectArray<StreamGrant>("grants", spec.grants, kMaxCacheGrants, GrantFromJson));
+  MODELPLANE_API_TRY(
+      reader.ObjectArray<Holding>("holdings", spec.holdings, kMaxCacheRevisions, HoldingFromJson));
+  MODELPLANE_API_TRY(reader.Int32("progressIntervalSeconds", spec.progress_interval_seconds));
   return spec;
 }
 
@@ -153,10 +180,38 @@ nlohmann::json ToJson(const ModelCacheSpec& spec) {
         {"pinned", desired.pinned}};
     if (!desired.reason.empty()) item["reason"] = desired.reason;
     SetTime(item, "pinnedUntil", desired.pinned_until);
+    if (!desired.peers.empty()) item["peers"] = PeersToJson(desired.peers);
     revisions.push_back(std::move(item));
   }
   nlohmann::json out = {{"revisions", std::move(revisions)}};
   if (!spec.grants.empty()) out["grants"] = GrantsToJson(spec.grants);
+  if (!spec.holdings.empty()) out["holdings"] = HoldingsToJson(spec.holdings);
+  if (spec.progress_interval_seconds) {
+    out["progressIntervalSeconds"] = *spec.progress_interval_seconds;
+  }
+  return out;
+}
+
+nlohmann::json PeersToJson(const std::vector<PeerSource>& peers) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const PeerSource& peer : peers) {
+    nlohmann::json item = {{"node", peer.node}, {"endpoint", peer.endpoint}, {"state", peer.state}};
+    if (!peer.zone.empty()) item["zone"] = peer.zone;
+    if (!peer.files.empty()) item["files"] = peer.files;
+    out.push_back(std::move(item));
+  }
+  return out;
+}
+
+nlohmann::json HoldingsToJson(const std::vector<Holding>& holdings) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const Holding& holding : holdings) {
+    out.push_back({{"digest", holding.digest},
+                   {"peerInZone", holding.peer_in_zone},
+                   {"peerElsewhere", holding.peer_elsewhere},
+                   {"revoked", holding.revoked},
+                   {"forcePurge", holding.force_purge}});
+  }
   return out;
 }
 

@@ -86,6 +86,23 @@ struct RevisionReference {
   friend bool operator==(const RevisionReference&, const RevisionReference&) = default;
 };
 
+// A node the operator tells this one to read a revision's files from (fleet scale: no agent
+// reads other nodes' status). Chosen per node from the ModelCache statuses the operator watches
+// anyway: the zone's Ready holders first, then the zone's staging ones (its seeder among them),
+// then Ready holders elsewhere; operator/controllers/peer_choice.h says how.
+inline constexpr std::string_view kPeerStateReady = "Ready";
+inline constexpr std::string_view kPeerStateStaging = "Staging";
+struct PeerSource {
+  std::string node;      // the identity its peer certificate names
+  std::string endpoint;  // host:port, from its status.peerEndpoint
+  std::string zone;
+  std::string state;  // Ready: holds the files; Staging: serves each as soon as it verified it
+  // The revision's files (sha256 digests) it holds through other revisions; empty: all of them.
+  std::vector<std::string> files;
+
+  friend bool operator==(const PeerSource&, const PeerSource&) = default;
+};
+
 struct DesiredRevision {
   RevisionReference revision;
   std::string digest;
@@ -93,8 +110,24 @@ struct DesiredRevision {
   std::string reason;  // prestage, in-use, rollout or rollback
   // A pinned entry's pin lapses then (a rollback window's end); absent: while the entry stays.
   std::optional<Timestamp> pinned_until;
+  // Whom to read it from while the node does not hold it; empty once it does.
+  std::vector<PeerSource> peers;
 
   friend bool operator==(const DesiredRevision&, const DesiredRevision&) = default;
+};
+
+// What the fleet knows about a revision digest this node holds (its status lists it), written by
+// the operator so that the agent never reads other nodes' caches or every ModelRevision:
+// whether other nodes hold it Ready (eviction's refetch cost and the zone's last copy) and
+// whether it is revoked (the agent withholds and purges it).
+struct Holding {
+  std::string digest;
+  bool peer_in_zone = false;
+  bool peer_elsewhere = false;
+  bool revoked = false;
+  bool force_purge = false;  // revoked with modelplane.io/purge: force, or a forcing revocation
+
+  friend bool operator==(const Holding&, const Holding&) = default;
 };
 
 // How much of one remote source (source_identity.h) the node's stagings may use together,
@@ -115,6 +148,12 @@ struct ModelCacheSpec {
   std::vector<DesiredRevision> revisions;
   // Written by the admission controller (its own field manager), apart from the entries.
   std::vector<StreamGrant> grants;
+  // Written by the operator's ModelCache controller (its own field manager): one per digest the
+  // status lists.
+  std::vector<Holding> holdings;
+  // How often the agent may write status while only byte counts move; the operator sets it from
+  // the fleet's size so that the fleet's progress writes stay bounded. Absent: the agent's own.
+  std::optional<std::int32_t> progress_interval_seconds;
 
   friend bool operator==(const ModelCacheSpec&, const ModelCacheSpec&) = default;
 };
@@ -208,6 +247,8 @@ struct ModelCache {
 [[nodiscard]] nlohmann::json ToJson(const ModelCacheSpec& spec);
 // spec.grants alone: the admission controller applies only these, under its own field manager.
 [[nodiscard]] nlohmann::json GrantsToJson(const std::vector<StreamGrant>& grants);
+[[nodiscard]] nlohmann::json PeersToJson(const std::vector<PeerSource>& peers);
+[[nodiscard]] nlohmann::json HoldingsToJson(const std::vector<Holding>& holdings);
 [[nodiscard]] nlohmann::json ToJson(const ModelCacheStatus& status);
 
 }  // namespace modelplane::core::api

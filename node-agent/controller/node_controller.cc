@@ -61,7 +61,8 @@ struct Wanted {
   core::api::RevisionReference reference;
   std::string digest_hint;  // from the ModelCache spec; the revision's own digest wins
   std::string reason;
-  bool pinned = false;  // and the pin has not lapsed
+  bool pinned = false;                       // and the pin has not lapsed
+  std::vector<core::api::PeerSource> peers;  // whom the operator says to read it from
 };
 
 std::map<std::string, std::int64_t> TierBytes(const std::map<std::string, std::uint64_t>& bytes) {
@@ -70,12 +71,6 @@ std::map<std::string, std::int64_t> TierBytes(const std::map<std::string, std::u
     if (count > 0) out[tier] = static_cast<std::int64_t>(count);
   }
   return out;
-}
-
-std::set<core::Sha256Bytes> BlobsOf(const LoadedRevision& loaded) {
-  std::set<core::Sha256Bytes> blobs;
-  for (const ManifestFile& file : SpecFiles(loaded)) blobs.insert(file.sha256);
-  return blobs;
 }
 
 // Who stages first when room is short: a pod waits for it, then a rollout step, a rollback
@@ -92,6 +87,7 @@ struct ToStage {
   std::string key;
   const LoadedRevision* loaded = nullptr;
   std::string reason;
+  const std::vector<core::api::PeerSource>* peers = nullptr;
 };
 
 }  // namespace
@@ -100,13 +96,13 @@ NodeController::NodeController(Dependencies dependencies, NodeControllerOptions 
     : dependencies_(dependencies),
       options_(std::move(options)),
       logger_(dependencies.logger.WithComponent("node-agent.controller")),
+      // Its own ModelCache only: what the operator wants here, whom to read from, what the
+      // fleet knows of what it holds. Nothing else in the fleet reaches this agent.
       caches_(dependencies.client, dependencies.watcher,
-              {.type = core::resources::ModelCaches(), .resync_period = options_.resync_period},
+              {.type = core::resources::ModelCaches(),
+               .field_selector = "metadata.name=" + options_.node_name,
+               .resync_period = options_.resync_period},
               dependencies.clock),
-      revisions_(
-          dependencies.client, dependencies.watcher,
-          {.type = core::resources::ModelRevisions(), .resync_period = options_.resync_period},
-          dependencies.clock),
       pods_(dependencies.client, dependencies.watcher,
             {.type = core::resources::Pods(),
              .field_selector = "spec.nodeName=" + options_.node_name,
@@ -135,36 +131,10 @@ NodeController::NodeController(Dependencies dependencies, NodeControllerOptions 
       logger_.Warn("metrics_registration_failed", {{"error", family.error().ToString()}});
     }
   }
-  // Every agent keeps every ModelCache (the peer lookup reads them), but only its own wakes its
-  // loop: otherwise each status write anywhere in the fleet would wake every agent. What other
-  // nodes hold (peer copies for eviction's value) is read again at the next pass anyway.
-  const auto own = [this](const core::ObjectPtr& object) {
-    return object && core::ObjectStore::KeyOf(*object) == options_.node_name;
-  };
-  caches_.AddHandlers({.on_add =
-                           [this, own](const core::ObjectPtr& object) {
-                             if (own(object)) Poke();
-                           },
-                       .on_update =
-                           [this, own](const core::ObjectPtr&, const core::ObjectPtr& object) {
-                             if (own(object)) Poke();
-                           },
-                       .on_delete =
-                           [this, own](const core::ObjectPtr& object) {
-                             if (own(object)) Poke();
-                           }});
-  revisions_.AddHandlers({.on_add =
-                              [this](const core::ObjectPtr& object) {
-                                if (Concerns(object)) Poke();
-                              },
-                          .on_update =
-                              [this](const core::ObjectPtr&, const core::ObjectPtr& object) {
-                                if (Concerns(object)) Poke();
-                              },
-                          .on_delete =
-                              [this](const core::ObjectPtr& object) {
-                                if (Concerns(object)) Poke();
-                              }});
+  caches_.AddHandlers(
+      {.on_add = [this](const core::ObjectPtr&) { Poke(); },
+       .on_update = [this](const core::ObjectPtr&, const core::ObjectPtr&) { Poke(); },
+       .on_delete = [this](const core::ObjectPtr&) { Poke(); }});
   // The pod informer lists only this node's pods.
   pods_.AddHandlers(
       {.on_add = [this](const core::ObjectPtr&) { Poke(); },
@@ -178,17 +148,6 @@ void NodeController::CountReconcile(const core::Result<core::ReconcileResult>& r
   if (auto counter = reconciles_->WithLabels({outcome})) counter->Increment();
 }
 
-bool NodeController::Concerns(const core::ObjectPtr& revision) const {
-  if (!revision) return false;
-  std::lock_guard lock(watched_mutex_);
-  return !watched_revisions_ || watched_revisions_->contains(core::ObjectStore::KeyOf(*revision));
-}
-
-void NodeController::Watch(std::set<std::string> revision_keys) {
-  std::lock_guard lock(watched_mutex_);
-  watched_revisions_ = std::move(revision_keys);
-}
-
 NodeController::~NodeController() {
   Stop();
 }
@@ -199,9 +158,8 @@ void NodeController::Poke() {
 
 bool NodeController::Start(core::CancellationToken& stop) {
   caches_.Start();
-  revisions_.Start();
   pods_.Start();
-  while (!(caches_.HasSynced() && revisions_.HasSynced() && pods_.HasSynced())) {
+  while (!(caches_.HasSynced() && pods_.HasSynced())) {
     if (!stop.SleepFor(kSyncPoll)) return false;
   }
   if (auto created = EnsureCacheExists(); !created) {
@@ -217,7 +175,6 @@ bool NodeController::Start(core::CancellationToken& stop) {
 void NodeController::Stop() {
   runner_.Stop();
   pods_.Stop();
-  revisions_.Stop();
   caches_.Stop();
 }
 
@@ -239,9 +196,14 @@ core::Status NodeController::EnsureCacheExists() {
 RevisionStatus NodeController::ResolveRevision(std::string_view namespace_name,
                                                std::string_view name) const {
   RevisionStatus status;
-  const core::ObjectPtr object = revisions_.store().Get(fmt::format("{}/{}", namespace_name, name));
+  // Read now, not from the loop's copy: a mount must see a revocation at once, and mounts are
+  // rare next to the loop's passes.
+  auto object = dependencies_.client.Get(core::resources::ModelRevisions(),
+                                         std::string(namespace_name), std::string(name));
   if (!object) {
-    status.problem = "not found";
+    status.problem = object.error().code() == core::ErrorCode::kNotFound
+                         ? std::string("not found")
+                         : "not read: " + object.error().message();
     return status;
   }
   auto parsed = core::api::ModelRevisionFromJson(*object);
@@ -253,13 +215,18 @@ RevisionStatus NodeController::ResolveRevision(std::string_view namespace_name,
   }
   status.known = true;
   status.digest = loaded->digest;
-  status.revoked = core::api::IsRevoked(loaded->revision);
+  status.revoked = core::api::IsRevoked(loaded->revision) || RevokedHere(loaded->digest);
   status.ready_here = dependencies_.store.FindRevision(loaded->digest).has_value();
   return status;
 }
 
 bool NodeController::RevisionsSynced() const {
-  return caches_.HasSynced() && revisions_.HasSynced() && pods_.HasSynced();
+  return caches_.HasSynced() && pods_.HasSynced();
+}
+
+bool NodeController::RevokedHere(const core::Sha256Bytes& digest) const {
+  const std::lock_guard lock(revoked_mutex_);
+  return revoked_here_.contains(digest);
 }
 
 core::Result<json> NodeController::ApplyStatus(const json& status) {
@@ -300,18 +267,22 @@ core::Result<core::ReconcileResult> NodeController::Reconcile() {
   auto cache = core::api::ModelCacheFromJson(*cache_object);
   if (!cache)
     return std::unexpected(cache.error().Wrap("reading ModelCache " + options_.node_name));
-  index_.Refresh(revisions_.store().List());
   CacheRetention* const retention = retention_.retention;
   if (dependencies_.admission != nullptr) dependencies_.admission->SetGrants(cache->spec.grants);
-  // Every other node's cache, read once a pass: peer copies for retention, peer candidates for
-  // the stager.
-  std::vector<core::api::ModelCache> other_caches;
-  for (const core::ObjectPtr& object : caches_.store().List()) {
-    auto other = core::api::ModelCacheFromJson(*object);
-    if (other && other->metadata.name != options_.node_name) {
-      other_caches.push_back(std::move(*other));
+  index_.SetHoldings(cache->spec.holdings);
+  {
+    std::set<core::Sha256Bytes> revoked;
+    for (const auto& [digest, holding] : index_.holdings()) {
+      if (holding.revoked) revoked.insert(digest);
     }
+    const std::lock_guard lock(revoked_mutex_);
+    revoked_here_ = std::move(revoked);
   }
+  // Progress alone is written at the operator's pace (it grows with the fleet), never faster
+  // than this agent's own.
+  const std::chrono::milliseconds progress_interval = std::max<std::chrono::milliseconds>(
+      options_.status_interval,
+      std::chrono::seconds(cache->spec.progress_interval_seconds.value_or(0)));
 
   // What this node should hold: the operator's list (less entries whose pin lapsed: the
   // operator drops those, and until it does they are not worth keeping), then revisions that
@@ -324,7 +295,8 @@ core::Result<core::ReconcileResult> NodeController::Reconcile() {
     const std::string key =
         core::api::ObjectKey(desired.revision.namespace_name, desired.revision.name);
     if (wanted_keys.insert(key).second) {
-      wanted.push_back({desired.revision, desired.digest, desired.reason, desired.pinned});
+      wanted.push_back(
+          {desired.revision, desired.digest, desired.reason, desired.pinned, desired.peers});
     }
   }
   std::vector<core::Pod> gated_pods;
@@ -361,13 +333,29 @@ core::Result<core::ReconcileResult> NodeController::Reconcile() {
     }
   }
 
+  // The revisions this pass needs, read by name (revision_reader.h): wanted, named by a pod
+  // here, or held (for names, sources and files; revocation comes through spec.holdings).
   {
-    std::set<std::string> watched = wanted_keys;
-    for (const auto& [key, users] : pod_users) watched.insert(key);
-    for (const RevisionManifest& manifest : dependencies_.store.ListRevisions()) {
-      watched.insert(manifest.name);  // held: a revocation must reach it
+    std::map<std::string, std::string> needed;
+    for (const Wanted& item : wanted) {
+      needed[core::api::ObjectKey(item.reference.namespace_name, item.reference.name)] =
+          item.digest_hint;
     }
-    Watch(std::move(watched));
+    for (const auto& [key, users] : pod_users) needed.try_emplace(key);
+    for (const RevisionManifest& manifest : dependencies_.store.ListRevisions()) {
+      if (manifest.name.find('/') != std::string::npos) needed.try_emplace(manifest.name);
+    }
+    if (auto read =
+            revisions_.Sync(needed,
+                            [this](const std::string& key) -> std::optional<core::Sha256Bytes> {
+                              const RevisionIndex::Entry* entry = index_.Find(key);
+                              if (entry == nullptr || !entry->loaded) return std::nullopt;
+                              return entry->loaded->digest;
+                            });
+        !read) {
+      logger_.Warn("revision_read_failed", {{"error", read.error().ToString()}});
+    }
+    index_.Refresh(revisions_.Objects());
   }
 
   // Earlier status entries carry tier and timestamps across agent restarts.
@@ -407,7 +395,7 @@ core::Result<core::ReconcileResult> NodeController::Reconcile() {
       continue;
     }
     const LoadedRevision& loaded = *indexed->loaded;
-    if (core::api::IsRevoked(loaded.revision)) {
+    if (core::api::IsRevoked(loaded.revision) || index_.Revoked(loaded.digest)) {
       // Never staged; what the node holds of it is purged (retention).
       weights.revoked[key] = core::FormatDigest(loaded.digest);
       continue;
@@ -440,7 +428,7 @@ core::Result<core::ReconcileResult> NodeController::Reconcile() {
       weights.ready[key] = entry.digest;
     } else {
       weights.unverified[key] = entry.digest;
-      to_stage.push_back({key, &loaded, item.reason});
+      to_stage.push_back({key, &loaded, item.reason, &item.peers});
     }
     entries[entry.digest] = entry;
   }
@@ -455,28 +443,10 @@ core::Result<core::ReconcileResult> NodeController::Reconcile() {
                                                 .stager = stager_,
                                                 .leases = leases,
                                                 .pod_users = pod_users,
-                                                .other_caches = other_caches,
-                                                .zone = options_.zone,
                                                 .wanted = wanted_pins}));
   }
 
-  // Which peers hold or stage each staging revision's blobs, from every node's status.
-  std::map<core::Sha256Bytes, std::set<core::Sha256Bytes>> blobs_by_digest;
-  const PeerLookup lookup{
-      .self_name = options_.node_name,
-      .self_endpoint = PeerEndpoint(),
-      .zone = options_.zone,
-      .blobs_of = [&](const core::Sha256Bytes& digest) -> const std::set<core::Sha256Bytes>* {
-        if (auto known = blobs_by_digest.find(digest); known != blobs_by_digest.end()) {
-          return &known->second;
-        }
-        const LoadedRevision* loaded = index_.AnyWithDigest(digest);
-        if (loaded == nullptr) return nullptr;
-        return &(blobs_by_digest[digest] = BlobsOf(*loaded));
-      }};
-  const auto peers_of = [&](const LoadedRevision& loaded) {
-    return FindPeerCandidates(other_caches, BlobsOf(loaded), lookup);
-  };
+  const std::string self_endpoint = PeerEndpoint();
 
   // Stagings in priority order, each admitted only if it fits (retention).
   std::stable_sort(to_stage.begin(), to_stage.end(), [](const ToStage& a, const ToStage& b) {
@@ -535,7 +505,8 @@ core::Result<core::ReconcileResult> NodeController::Reconcile() {
       }
     }
     stager_->Want(loaded);
-    stager_->SetPeers(loaded.digest, peers_of(loaded));
+    stager_->SetPeers(loaded.digest,
+                      PeerCandidatesFromSpec(*item.peers, loaded, options_.zone, self_endpoint));
     if (auto state = stager_->State(loaded.digest)) {
       entry.state = std::string(StagingPhaseName(state->phase));
       entry.bytes_done = static_cast<std::int64_t>(state->bytes_done);
@@ -662,8 +633,9 @@ core::Result<core::ReconcileResult> NodeController::Reconcile() {
   const bool overwritten = differs && now - *differs_since_ >= options_.status_interval;
   if (status_json != last_status_ || overwritten) {
     const auto since = now - last_status_write_;
-    if (!overwritten && shape == last_status_shape_ && since < options_.status_interval) {
-      return core::ReconcileResult::RequeueAfter(options_.status_interval - since);
+    if (!overwritten && shape == last_status_shape_ && since < progress_interval) {
+      return core::ReconcileResult::RequeueAfter(std::min<core::Clock::SteadyTime::duration>(
+          progress_interval - since, options_.status_interval));
     }
     auto applied = ApplyStatus(status_json);
     if (!applied) return std::unexpected(applied.error().Wrap("applying ModelCache status"));
@@ -686,6 +658,9 @@ core::Result<core::ReconcileResult> NodeController::Reconcile() {
   };
   if (differs_since_) sooner(options_.status_interval - (now - *differs_since_));  // look again
   if (next_retry) sooner(std::max<Duration>(*next_retry - now, std::chrono::seconds(1)));
+  if (auto read_again = revisions_.NextRetry()) {
+    sooner(std::max<Duration>(*read_again - now, std::chrono::seconds(1)));
+  }
   // Retention looks again on its own: the disk fills from outside too, pins lapse, uses age.
   if (retention != nullptr && retention->enabled()) sooner(options_.retention_interval);
   if (wait) return core::ReconcileResult::RequeueAfter(*wait);

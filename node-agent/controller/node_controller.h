@@ -1,5 +1,6 @@
 // The node agent's control loop for one node. Level-based: every pass reads the node's
-// ModelCache (spec: what the operator wants here), the ModelRevisions it names, and the pods on
+// ModelCache (spec: what the operator wants here, whom to read it from, what the fleet knows of
+// what it holds), the ModelRevisions it needs (read by name: revision_reader.h), and the pods on
 // this node that wait for weights, then
 //   - asks the Stager for every wanted revision not yet in the store (a gated pod on a node that
 //     lacks its revision makes the node stage it: reason in-use),
@@ -16,8 +17,10 @@
 // ModelCache), withholds revoked revisions' blobs from peers and purges them, evicts between the
 // watermarks, and reports per revision its unique bytes, protection, lastUsed and Evicting.
 // Spec entries whose pin lapsed (pinned, pinnedUntil past) count as no longer listed.
-// It also answers the CSI plugin's questions about revisions (RevisionResolver) from its
-// ModelRevision informer and the store.
+// It watches nothing of other nodes: its own ModelCache (a field selector) and its own pods, so
+// its cost to the API server does not grow with the fleet (docs/architecture.md, "Fleet scale").
+// It also answers the CSI plugin's questions about revisions (RevisionResolver), reading the
+// ModelRevision then, and the store.
 // It never reads its own status back as input, except to carry over tier and timestamps of
 // revisions staged before a restart (the store keeps bytes, not history).
 //
@@ -53,6 +56,7 @@
 #include "core/workqueue/work_queue.h"
 #include "node-agent/controller/cache_retention.h"
 #include "node-agent/controller/revision_index.h"
+#include "node-agent/controller/revision_reader.h"
 #include "node-agent/controller/serving_protection.h"
 #include "node-agent/controller/stager.h"
 #include "node-agent/csi/revision_resolver.h"
@@ -133,11 +137,8 @@ class NodeController final : public RevisionResolver {
 
  private:
   [[nodiscard]] core::Result<core::ReconcileResult> Reconcile();
-  // Whether a change to this ModelRevision concerns this node: wanted here, named by a pod
-  // here, or held in the store. Other revisions' changes do not wake the loop. Called on the
-  // revision informer's thread.
-  [[nodiscard]] bool Concerns(const core::ObjectPtr& revision) const;
-  void Watch(std::set<std::string> revision_keys);
+  // Whether the operator says a digest this node holds is revoked (spec.holdings).
+  [[nodiscard]] bool RevokedHere(const core::Sha256Bytes& digest) const;
   void CountReconcile(const core::Result<core::ReconcileResult>& result) const;
   [[nodiscard]] core::Status EnsureCacheExists();
   // Writes `status` and returns the status the server holds afterwards, in ToJson's form.
@@ -166,7 +167,6 @@ class NodeController final : public RevisionResolver {
   Stager* stager_ = nullptr;
   RetentionHooks retention_;
   core::Informer caches_;
-  core::Informer revisions_;
   core::Informer pods_;
   core::CounterFamily* reconciles_ = nullptr;  // by result; null without a registry
   core::WorkQueue queue_;
@@ -174,6 +174,7 @@ class NodeController final : public RevisionResolver {
 
   // Loop state, touched only by the single reconcile worker.
   std::set<core::Sha256Bytes> staging_wanted_;
+  RevisionReader revisions_{dependencies_.client, dependencies_.clock, {}};
   RevisionIndex index_;
   std::set<core::Sha256Bytes> refused_;  // stagings refused for capacity (one Event each time)
   nlohmann::json last_status_;
@@ -181,16 +182,15 @@ class NodeController final : public RevisionResolver {
   nlohmann::json last_server_status_;  // what the server answered to the last write
   std::optional<core::Clock::SteadyTime> differs_since_;  // the stored status differs since
 
-  // Written at each pass, read by the revision informer's handlers. Before the first pass
-  // every revision concerns this node.
-  mutable std::mutex watched_mutex_;
+  // Written at each pass, read by the CSI plugin's threads.
+  mutable std::mutex revoked_mutex_;
+  std::set<core::Sha256Bytes> revoked_here_;
   [[nodiscard]] std::string PeerEndpoint() const {
     const std::lock_guard lock(peer_endpoint_mutex_);
     return peer_endpoint_;
   }
   mutable std::mutex peer_endpoint_mutex_;
   std::string peer_endpoint_ = options_.peer_endpoint;  // until SetPeerEndpoint
-  std::optional<std::set<std::string>> watched_revisions_;
   core::Clock::SteadyTime last_status_write_{};
   std::optional<TransferLimits> limits_;  // the last applied
 };

@@ -1,43 +1,35 @@
-// Which other nodes can serve a revision's blobs, read from their ModelCache statuses: a node
-// holds every blob of the revisions it reports Ready, and will hold those of the revisions it
-// is staging. Peers work per blob, so a node that holds a file through another revision is a
-// source for it, and a staging peer in this zone (its seeder, or a follower that got a file
-// first) serves each file as soon as it has verified it.
-//
-// Only peers in this node's zone count as staging peers: a zone reads its origin copy through
-// its own seeder, not across zones. Ready holders elsewhere are kept, after this zone's.
+// The peers a staging reads from, as the operator named them in this node's ModelCache entry
+// (spec.revisions[].peers; operator/controllers/peer_choice.h chooses them): the agent reads no
+// other node's status, so its cost to the API server does not grow with the fleet. Each peer
+// holds (Ready) or stages every file of the revision, or only those listed (files it holds
+// through another revision); a staging peer serves each file as soon as it verified it.
+// The operator's order is kept: this zone's Ready holders, its staging ones, Ready holders
+// elsewhere.
 // Thread safety: a pure function.
 #pragma once
 
-#include <functional>
-#include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/api/model_cache.h"
 #include "core/digest/sha256.h"
+#include "node-agent/commands/revision_file.h"
 #include "node-agent/peer/peer_range_source.h"
 
 namespace modelplane::agent {
 
 struct PeerCandidate {
-  std::string node_name;  // whose ModelCache advertised it: the identity its certificate names
+  std::string node_name;  // the identity its certificate must name
   std::string endpoint;
   bool nearby = true;   // same zone
   PeerHolding holding;  // never "everything": the blobs it holds or stages of the revision
 };
 
-struct PeerLookup {
-  std::string self_name;
-  std::string self_endpoint;
-  std::string zone;
-  // The blobs of the revisions with a digest, or null when this node does not know it.
-  std::function<const std::set<core::Sha256Bytes>*(const core::Sha256Bytes& digest)> blobs_of;
-};
-
-// Candidates for a revision whose blobs are `wanted`, this zone's first, each sorted by endpoint.
-[[nodiscard]] std::vector<PeerCandidate> FindPeerCandidates(
-    const std::vector<core::api::ModelCache>& caches, const std::set<core::Sha256Bytes>& wanted,
-    const PeerLookup& lookup);
+// Candidates for `revision` from the peers its spec entry names; a peer naming no file of the
+// revision, this node's own endpoint, or an unknown state is left out.
+[[nodiscard]] std::vector<PeerCandidate> PeerCandidatesFromSpec(
+    const std::vector<core::api::PeerSource>& peers, const LoadedRevision& revision,
+    std::string_view zone, std::string_view self_endpoint);
 
 }  // namespace modelplane::agent

@@ -5,15 +5,6 @@
 #include "core/api/object_key.h"
 
 namespace modelplane::agent {
-namespace {
-
-// Where other nodes hold a revision Ready: in this node's zone, or elsewhere.
-struct PeerCopies {
-  bool in_zone = false;
-  bool elsewhere = false;
-};
-
-}  // namespace
 
 std::vector<RevisionFacts> CollectRetentionFacts(const RetentionInputs& inputs) {
   const RevisionIndex& index = inputs.index;
@@ -25,17 +16,6 @@ std::vector<RevisionFacts> CollectRetentionFacts(const RetentionInputs& inputs) 
     const RevisionIndex::Entry* indexed = index.Find(key);
     if (indexed == nullptr || !indexed->loaded) continue;
     users[indexed->loaded->digest].insert(uids.begin(), uids.end());
-  }
-  std::map<core::Sha256Bytes, PeerCopies> peers;
-  for (const core::api::ModelCache& other : inputs.other_caches) {
-    if (!other.status || other.status->peer_endpoint.empty()) continue;
-    const bool same_zone = other.status->zone == inputs.zone;
-    for (const core::api::CachedRevision& held : other.status->revisions) {
-      if (held.state != core::api::kCacheStateReady) continue;
-      auto digest = core::ParseDigest(held.digest);
-      if (!digest) continue;
-      (same_zone ? peers[*digest].in_zone : peers[*digest].elsewhere) = true;
-    }
   }
   std::map<core::Sha256Bytes, RevisionFacts> facts;
   auto facts_for = [&](const core::Sha256Bytes& digest) -> RevisionFacts& {
@@ -55,9 +35,9 @@ std::vector<RevisionFacts> CollectRetentionFacts(const RetentionInputs& inputs) 
         item.users = user->second;
         item.protection.Add(Protection::kInUse);
       }
-      if (auto peer = peers.find(digest); peer != peers.end()) {
-        item.peer_in_zone = peer->second.in_zone;
-        item.peer_elsewhere = peer->second.elsewhere;
+      if (const core::api::Holding* holding = index.HoldingOf(digest)) {
+        item.peer_in_zone = holding->peer_in_zone;
+        item.peer_elsewhere = holding->peer_elsewhere;
       }
       if (auto listed = inputs.wanted.find(digest); listed != inputs.wanted.end()) {
         item.protection.Add(Protection::kWanted);

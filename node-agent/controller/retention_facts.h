@@ -1,6 +1,7 @@
 // What the node's retention weighs on a pass of the control loop (cache_retention.h): every
 // revision the store holds, every one the ModelCache wants, and every revoked one with bytes
-// still here, each with who uses it, what protects it and where else it is held Ready.
+// still here, each with who uses it, what protects it and where else it is held Ready (the
+// operator's holdings, read through the index).
 // Thread safety: a pure function of its inputs.
 #pragma once
 
@@ -25,8 +26,6 @@ struct RetentionInputs {
   const Stager* stager = nullptr;  // its queued and running stagings are reserved
   const std::vector<VolumeLease>& leases;
   const std::map<std::string, std::set<std::string>>& pod_users;  // "ns/name" -> live pod uids
-  const std::vector<core::api::ModelCache>& other_caches;         // every node's but this one's
-  std::string_view zone;                                          // this node's
   const std::map<core::Sha256Bytes, bool>& wanted;                // the ModelCache's wish -> pinned
 };
 

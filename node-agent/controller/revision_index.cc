@@ -55,7 +55,20 @@ const RevisionIndex::Entry* RevisionIndex::Find(const std::string& key) const {
   return found == entries_.end() ? nullptr : &found->second;
 }
 
+void RevisionIndex::SetHoldings(const std::vector<core::api::Holding>& holdings) {
+  holdings_.clear();
+  for (const core::api::Holding& holding : holdings) {
+    if (auto digest = core::ParseDigest(holding.digest)) holdings_[*digest] = holding;
+  }
+}
+
+const core::api::Holding* RevisionIndex::HoldingOf(const core::Sha256Bytes& digest) const {
+  const auto found = holdings_.find(digest);
+  return found == holdings_.end() ? nullptr : &found->second;
+}
+
 bool RevisionIndex::Revoked(const core::Sha256Bytes& digest) const {
+  if (const core::api::Holding* holding = HoldingOf(digest)) return holding->revoked;
   const auto keys = by_digest_.find(digest);
   if (keys == by_digest_.end()) return false;
   bool revoked = false;
@@ -67,6 +80,9 @@ bool RevisionIndex::Revoked(const core::Sha256Bytes& digest) const {
 }
 
 bool RevisionIndex::ForcePurge(const core::Sha256Bytes& digest) const {
+  if (const core::api::Holding* holding = HoldingOf(digest)) {
+    return holding->revoked && holding->force_purge;
+  }
   const auto keys = by_digest_.find(digest);
   if (keys == by_digest_.end()) return false;
   return std::ranges::any_of(keys->second, [&](const std::string& key) {

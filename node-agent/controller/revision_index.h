@@ -3,9 +3,13 @@
 // would cost more than the pass), and indexed by digest: the store is content-addressed, so
 // eviction and revocation speak digests while pods and specs speak names.
 //
-// Revocation by digest: a digest counts as revoked when a ModelRevision with it is revoked and
-// none that is not revoked names it (another namespace's identical, unrevoked revision keeps
-// the bytes serving that namespace). A ModelRevocation covers every one of them: the operator
+// The revisions come from the RevisionReader (read by name); what the operator says about the
+// digests this node holds (ModelCache spec.holdings) is fresher and wins: a holding's revoked
+// and forcePurge decide for its digest.
+//
+// Revocation by digest: otherwise a digest counts as revoked when a ModelRevision with it is
+// revoked and none that is not revoked names it (another namespace's identical, unrevoked revision
+// keeps the bytes serving that namespace). A ModelRevocation covers every one of them: the operator
 // marks each covered revision's status, and core::api::IsRevoked reads spec and status alike.
 // The purge is forced when a revoked one carries modelplane.io/purge: force or its
 // ModelRevocation forces it.
@@ -18,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "core/api/model_cache.h"
 #include "core/kube/object_store.h"
 #include "node-agent/commands/revision_file.h"
 #include "node-agent/store/revision_manifest.h"
@@ -32,8 +37,14 @@ class RevisionIndex {
     std::string problem;                   // why it is invalid
   };
 
-  // Rebuilds the index from the informer's objects, reusing unchanged entries.
+  // Rebuilds the index from the revisions read, reusing unchanged entries.
   void Refresh(const std::vector<core::ObjectPtr>& objects);
+  void SetHoldings(const std::vector<core::api::Holding>& holdings);
+  // The operator's word on a digest this node holds; null when it has none.
+  [[nodiscard]] const core::api::Holding* HoldingOf(const core::Sha256Bytes& digest) const;
+  [[nodiscard]] const std::map<core::Sha256Bytes, core::api::Holding>& holdings() const {
+    return holdings_;
+  }
 
   [[nodiscard]] const Entry* Find(const std::string& key) const;
   [[nodiscard]] const std::map<core::Sha256Bytes, std::vector<std::string>>& by_digest() const {
@@ -49,6 +60,7 @@ class RevisionIndex {
  private:
   std::map<std::string, Entry> entries_;  // "namespace/name"
   std::map<core::Sha256Bytes, std::vector<std::string>> by_digest_;
+  std::map<core::Sha256Bytes, core::api::Holding> holdings_;
 };
 
 // The manifest files of a revision's spec (sizes and digests as the fetch engine stages them).

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/api/json_lookup.h"
 #include "core/api/model_revision.h"
 
 namespace modelplane::controller {
@@ -125,6 +126,21 @@ core::IndexFunction RevisionsByDigestIndex() {
     std::string digest = StringAt(revision["status"], "digest");
     if (digest.empty()) return {};
     return {std::move(digest)};
+  };
+}
+
+core::IndexFunction RevisionsByFileIndex() {
+  return [](const json& revision) -> std::vector<std::string> {
+    std::vector<std::string> files;
+    const json* list = api::FindMember(revision, {"spec", "files"});
+    if (list == nullptr || !list->is_array()) return files;
+    for (const json& file : *list) {
+      if (file.is_object()) {
+        if (std::string sha = StringAt(file, "sha256"); !sha.empty())
+          files.push_back(std::move(sha));
+      }
+    }
+    return files;
   };
 }
 

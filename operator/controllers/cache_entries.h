@@ -37,11 +37,14 @@ inline constexpr char kCachesByRevision[] = "modelplane.io/spec-revision";
 inline constexpr char kRevisionsByDigest[] = "modelplane.io/status-digest";
 // ModelCaches by the digests their status lists (what each node holds, stages or purges).
 inline constexpr char kCachesByHeldDigest[] = "modelplane.io/held-digest";
+// ModelRevisions by the sha256 of each file their spec lists: revisions that share files.
+inline constexpr char kRevisionsByFile[] = "modelplane.io/spec-file";
 
 [[nodiscard]] std::string RevisionKey(const api::RevisionReference& reference);
 [[nodiscard]] core::IndexFunction CachesByRevisionIndex();
 [[nodiscard]] core::IndexFunction RevisionsByDigestIndex();
 [[nodiscard]] core::IndexFunction CachesByHeldDigestIndex();
+[[nodiscard]] core::IndexFunction RevisionsByFileIndex();
 
 // Read straight from the JSON (no full parse), for event handlers.
 [[nodiscard]] std::vector<std::string> SpecRevisionKeys(const nlohmann::json& cache);

@@ -1,9 +1,15 @@
 #include "operator/controllers/controller_manager.h"
 
+#include <algorithm>
+#include <tuple>
+
+#include "core/api/json_lookup.h"
+#include "core/api/model_cache.h"
 #include "core/api/object_key.h"
 #include "core/kube/builtin_types.h"
 #include "core/workqueue/rate_limiter.h"
 #include "operator/controllers/cache_entries.h"
+#include "operator/controllers/holdings.h"
 #include "operator/gating/serving_pods.h"
 #include "operator/rollouts/workload.h"
 
@@ -46,6 +52,34 @@ bool GatingInputsChanged(const json& before, const json& after) {
   if (a.contains("metadata")) a["metadata"].erase("resourceVersion");
   if (b.contains("metadata")) b["metadata"].erase("resourceVersion");
   return a != b || ResourceVersionOf(before) == ResourceVersionOf(after);
+}
+
+std::string StatusDigestOf(const json& revision) {
+  return core::api::StringMember(revision, {"status", "digest"});
+}
+
+// What revocation reads from a ModelRevision: spec.revoked, status.revokedBy, the purge
+// annotation. Its own status writes (node counts) change none of it.
+bool RevocationInputsChanged(const json& before, const json& after) {
+  const auto inputs = [](const json& revision) {
+    const json* revoked_by = core::api::FindMember(revision, {"status", "revokedBy"});
+    return std::tuple(
+        core::api::BoolMember(revision, {"spec", "revoked"}),
+        revoked_by != nullptr ? *revoked_by : json(),
+        core::api::StringMember(revision, {"metadata", "annotations", core::api::kPurgeAnnotation}),
+        StatusDigestOf(revision));
+  };
+  return inputs(before) != inputs(after);
+}
+
+// Whether a cache's status lists `digest` Ready, read straight from the JSON.
+bool HoldsReady(const json& cache, const std::string& digest) {
+  const json* revisions = core::api::FindMember(cache, {"status", "revisions"});
+  if (revisions == nullptr || !revisions->is_array()) return false;
+  return std::ranges::any_of(*revisions, [&](const json& entry) {
+    return entry.is_object() && entry.value("digest", "") == digest &&
+           entry.value("state", "") == core::api::kCacheStateReady;
+  });
 }
 
 bool IsBound(const json& pod) {
@@ -178,6 +212,7 @@ ControllerManager::ControllerManager(core::KubeClient& client, const core::Watch
                   .latest_caches = &latest_caches_},
                  options_.admission) {
   revisions_.AddIndexer(kRevisionsByDigest, RevisionsByDigestIndex());
+  revisions_.AddIndexer(kRevisionsByFile, RevisionsByFileIndex());
   caches_.AddIndexer(kCachesByRevision, CachesByRevisionIndex());
   caches_.AddIndexer(kCachesByHeldDigest, CachesByHeldDigestIndex());
   pods_.AddIndexer(kPodsByNode, core::indexers::ByNodeName());
@@ -221,14 +256,19 @@ void ControllerManager::WireHandlers() {
             revision_queue_.Add(core::ObjectStore::KeyOf(*object));
           },
       .on_update =
-          [this](const core::ObjectPtr&, const core::ObjectPtr& object) {
+          [this](const core::ObjectPtr& old_object, const core::ObjectPtr& object) {
             revision_queue_.Add(core::ObjectStore::KeyOf(*object));
             EnqueueRevocations();
+            if (RevocationInputsChanged(*old_object, *object)) {
+              EnqueueHoldersOfDigests(nullptr,
+                                      {StatusDigestOf(*old_object), StatusDigestOf(*object)});
+            }
           },
       .on_delete =
           [this](const core::ObjectPtr& object) {
             revision_queue_.Add(core::ObjectStore::KeyOf(*object));
             EnqueueRevocations();
+            EnqueueHoldersOfDigests(nullptr, {StatusDigestOf(*object)});
           },
   });
   caches_.AddHandlers({
@@ -250,7 +290,9 @@ void ControllerManager::WireHandlers() {
               return;
             }
             EnqueueRevisionKeys(ChangedSpecRevisionKeys(*old_object, *object));
-            EnqueueRevisionsWithDigests(ChangedStatusDigests(*old_object, *object));
+            const std::vector<std::string> changed = ChangedStatusDigests(*old_object, *object);
+            EnqueueRevisionsWithDigests(changed);
+            EnqueueHoldersOfDigests(object.get(), changed);
           },
       .on_delete =
           [this](const core::ObjectPtr& object) {
@@ -380,6 +422,32 @@ void ControllerManager::EnqueuePrestagingRevisions() {
 void ControllerManager::EnqueueRevocations() {
   for (const core::ObjectPtr& revocation : revocations_.store().List()) {
     revocation_queue_.Add(core::ObjectStore::KeyOf(*revocation));
+  }
+}
+
+void ControllerManager::EnqueueHoldersOfDigests(const json* cache,
+                                                const std::vector<std::string>& digests) {
+  std::string changed_zone;
+  if (cache != nullptr) changed_zone = core::api::StringMember(*cache, {"status", "zone"});
+  for (const std::string& digest : digests) {
+    if (digest.empty()) continue;
+    const std::vector<core::ObjectPtr> holders =
+        caches_.store().ByIndex(kCachesByHeldDigest, digest);
+    std::size_t ready_in_changed_zone = 0;
+    if (cache != nullptr) {
+      for (const core::ObjectPtr& holder : holders) {
+        if (core::api::StringMember(*holder, {"status", "zone"}) == changed_zone &&
+            HoldsReady(*holder, digest)) {
+          ++ready_in_changed_zone;
+        }
+      }
+    }
+    for (const core::ObjectPtr& holder : holders) {
+      if (cache == nullptr || HoldingMayChange(core::api::StringMember(*holder, {"status", "zone"}),
+                                               changed_zone, ready_in_changed_zone)) {
+        cache_queue_.Add(core::ObjectStore::KeyOf(*holder));
+      }
+    }
   }
 }
 

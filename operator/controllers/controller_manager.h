@@ -87,6 +87,10 @@ class ControllerManager {
   void EnqueuePrestagingRevisions();
   void EnqueueRevisionsWithGatedPods();
   void EnqueueRevocations();
+  // The caches whose spec.holdings may change because `cache`'s status entries for `digests`
+  // changed (holdings.h, HoldingMayChange), or, with no cache, because their revocation did.
+  void EnqueueHoldersOfDigests(const nlohmann::json* cache,
+                               const std::vector<std::string>& digests);
 
   const ControllerOptions options_;
   const core::Logger logger_;

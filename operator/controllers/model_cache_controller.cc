@@ -1,9 +1,13 @@
 #include "operator/controllers/model_cache_controller.h"
 
+#include <algorithm>
+
 #include "core/api/json_lookup.h"
 #include "core/api/model_cache.h"
 #include "core/api/model_revision.h"
+#include "core/api/model_revocation.h"
 #include "operator/controllers/cache_entries.h"
+#include "operator/controllers/holdings.h"
 
 namespace modelplane::controller {
 
@@ -27,6 +31,7 @@ core::Result<core::ReconcileResult> ModelCacheController::Reconcile(const std::s
   } else if (node && cache) {
     done = AdoptCache(*node, *cache);
     if (done) done = PruneEntries(*cache);
+    if (done) done = WriteHoldings(cache);
   }
   if (!done) return std::unexpected(done.error());
   return core::ReconcileResult::Done();
@@ -129,6 +134,94 @@ core::Status ModelCacheController::PruneEntries(const json& cache_object) {
   for (const std::string& revision : pruned) {
     if (*written)
       context_.logger.Info("cache_entry_pruned", {{"cache", name}, {"revision", revision}});
+  }
+  return core::Ok();
+}
+
+namespace {
+
+// What this operator knows of a digest: the nodes that hold it Ready, and whether the revisions
+// with it (those in its namespace scope) are revoked.
+DigestFacts FactsOf(const ControllerContext& context, const std::string& digest) {
+  DigestFacts facts;
+  for (const core::ObjectPtr& object :
+       context.caches.store().ByIndex(kCachesByHeldDigest, digest)) {
+    const auto parsed = context.parsed_caches.Get(object);
+    if (!*parsed || !(*parsed)->status) continue;
+    const api::ModelCache& cache = **parsed;
+    for (const api::CachedRevision& cached : cache.status->revisions) {
+      if (cached.digest == digest && cached.state == api::kCacheStateReady) {
+        facts.ready.push_back({.node = cache.metadata.name, .zone = cache.status->zone});
+      }
+    }
+  }
+  bool any = false;
+  bool all_revoked = true;
+  for (const core::ObjectPtr& object :
+       context.revisions.store().ByIndex(kRevisionsByDigest, digest)) {
+    auto revision = api::ModelRevisionFromJson(*object);
+    if (!revision) continue;
+    any = true;
+    if (!api::IsRevoked(*revision)) {
+      all_revoked = false;
+    } else if (api::ForcesPurge(*revision)) {
+      facts.force_purge = true;
+    }
+  }
+  // Another namespace's identical, unrevoked revision keeps the bytes serving that namespace.
+  facts.revoked = any && all_revoked;
+  if (!facts.revoked) facts.force_purge = false;
+  return facts;
+}
+
+}  // namespace
+
+core::Status ModelCacheController::WriteHoldings(const core::ObjectPtr& cache_object) {
+  const auto parsed = context_.parsed_caches.Get(cache_object);
+  if (!*parsed) return core::Ok();  // an unreadable cache gets nothing; the agent repairs status
+  const api::ModelCache& cache = **parsed;
+  std::vector<std::string> held;
+  std::string zone;
+  if (cache.status) {
+    zone = cache.status->zone;
+    for (const api::CachedRevision& cached : cache.status->revisions) {
+      if (cached.state == api::kCacheStateFailed) continue;
+      // A namespace-scoped operator speaks only for digests of its own revisions.
+      if (!context_.namespace_scope.empty() &&
+          context_.revisions.store().ByIndex(kRevisionsByDigest, cached.digest).empty()) {
+        continue;
+      }
+      held.push_back(cached.digest);
+    }
+  }
+  std::ranges::sort(held);
+  const std::vector<api::Holding> holdings =
+      PlanHoldings(cache.metadata.name, zone, held,
+                   [this](const std::string& digest) { return FactsOf(context_, digest); });
+  const std::int32_t interval = ProgressIntervalSeconds(context_.caches.store().Size());
+  // Several namespace-scoped operators share the list (a map keyed by digest): each compares
+  // only the entries it speaks for.
+  std::vector<api::Holding> current;
+  for (const api::Holding& holding : cache.spec.holdings) {
+    if (std::ranges::binary_search(held, holding.digest)) current.push_back(holding);
+  }
+  if (holdings == current && cache.spec.progress_interval_seconds == interval) {
+    return core::Ok();
+  }
+  const json patch = {
+      {"apiVersion", api::kApiVersion},
+      {"kind", api::kModelCacheKind},
+      {"metadata", {{"name", cache.metadata.name}}},
+      {"spec",
+       {{"holdings", api::HoldingsToJson(holdings)}, {"progressIntervalSeconds", interval}}}};
+  auto applied = context_.client.Patch(
+      core::resources::ModelCaches(), "", cache.metadata.name, core::PatchType::kApply, patch,
+      {.field_manager = context_.namespace_scope.empty()
+                            ? std::string(kHoldingsFieldManager)
+                            : std::string(kHoldingsFieldManager) + "-" + context_.namespace_scope,
+       .force = true});
+  if (!applied && applied.error().code() != core::ErrorCode::kNotFound) {
+    return std::unexpected(applied.error());
   }
   return core::Ok();
 }

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "core/api/json_lookup.h"
 #include "core/api/model_revision_validation.h"
 #include "core/api/model_revocation.h"
 #include "core/api/revision_digest.h"
@@ -246,7 +247,64 @@ ModelRevisionController::Plan ModelRevisionController::Observe(const json& raw, 
     }
   }
   ObserveNodes(plan);
+  PlanPeers(plan, key);
   return plan;
+}
+
+void ModelRevisionController::PlanPeers(Plan& plan, const std::string& key) {
+  const std::string& digest = plan.observation.digest;
+  // The revision itself (every file), and revisions that share some of its files.
+  const std::map<std::string, std::int64_t> files =
+      FileSizesOf(context_.revisions.store().Get(key));
+  std::map<std::string, std::set<std::string>> shared;  // other digest -> files of this one
+  for (const auto& [sha, size] : files) {
+    for (const core::ObjectPtr& other : context_.revisions.store().ByIndex(kRevisionsByFile, sha)) {
+      const std::string other_digest = core::api::StringMember(*other, {"status", "digest"});
+      if (!other_digest.empty() && other_digest != digest) shared[other_digest].insert(sha);
+    }
+  }
+  std::vector<PeerHolder> holders;
+  const auto add_holders = [&](const std::string& held_digest, const std::set<std::string>& part) {
+    for (const core::ObjectPtr& object :
+         context_.caches.store().ByIndex(kCachesByHeldDigest, held_digest)) {
+      const auto parsed = context_.parsed_caches.Get(object);
+      if (!*parsed || !(*parsed)->status) continue;
+      const api::ModelCache& cache = **parsed;
+      for (const api::CachedRevision& cached : cache.status->revisions) {
+        if (cached.digest != held_digest) continue;
+        const bool ready = cached.state == api::kCacheStateReady;
+        if (!ready && cached.state != api::kCacheStateStaging &&
+            cached.state != api::kCacheStatePending) {
+          continue;
+        }
+        holders.push_back({.node = cache.metadata.name,
+                           .endpoint = cache.status->peer_endpoint,
+                           .zone = cache.status->zone,
+                           .ready = ready,
+                           .files = part.size() == files.size()
+                                        ? std::vector<std::string>{}
+                                        : std::vector<std::string>(part.begin(), part.end())});
+      }
+    }
+  };
+  add_holders(digest, {});
+  for (const auto& [other_digest, part] : shared) add_holders(other_digest, part);
+  if (holders.empty()) return;
+  std::map<std::string, const DesiredNodeState*> states;
+  for (const DesiredNodeState& state : plan.observation.nodes) states[state.node] = &state;
+  for (auto& [node, intent] : plan.desired) {
+    const auto state = states.find(node);
+    if (state != states.end() && state->second->cached &&
+        state->second->cached->state == api::kCacheStateReady) {
+      continue;  // holds it: reads nothing, and its entry stops changing
+    }
+    std::string zone;
+    if (const core::ObjectPtr cache_object = context_.caches.store().Get(node)) {
+      const auto cache = context_.parsed_caches.Get(cache_object);
+      if (*cache && (*cache)->status) zone = (*cache)->status->zone;
+    }
+    intent.peers = ChoosePeers(node, zone, holders);
+  }
 }
 
 std::optional<api::RevokedBy> ModelRevisionController::RevokedBy(const api::ModelRevision& revision,
@@ -390,6 +448,7 @@ core::Status ModelRevisionController::SyncEntries(
     if (want) {
       entry.pinned = wanted->second.pinned;
       entry.reason = wanted->second.reason;
+      entry.peers = wanted->second.peers;
       // Seconds, as the API server keeps them: an unchanged pin compares equal when read back.
       if (wanted->second.pinned_until) {
         entry.pinned_until = std::chrono::floor<std::chrono::seconds>(*wanted->second.pinned_until);

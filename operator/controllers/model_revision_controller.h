@@ -4,7 +4,8 @@
 // (pod_gates.h: which may go, which nodes must stage it for the others), writes its entries
 // into the chosen nodes' ModelCache specs (and out of every other: reason in-use where a pod
 // runs or waits for it, else rollback (pinned) or rollout, else prestage), lets the pods go
-// whose weights are verified, and rebuilds the revision's status from those ModelCaches'
+// whose weights are verified, names in each entry the peers that node reads it from (so no
+// agent reads another node's status), and rebuilds the revision's status from those ModelCaches'
 // statuses (revision_status.h).
 //
 // Level-based: each pass compares the whole desired state with what the informers show and
@@ -23,6 +24,7 @@
 #include "core/api/model_revision.h"
 #include "core/workqueue/controller_runner.h"
 #include "operator/controllers/controller_context.h"
+#include "operator/controllers/peer_choice.h"
 #include "operator/controllers/pod_gates.h"
 #include "operator/controllers/revision_rollouts.h"
 #include "operator/placement/placement.h"
@@ -45,6 +47,7 @@ class ModelRevisionController {
     std::string reason;
     bool pinned = false;
     std::optional<api::Timestamp> pinned_until;
+    std::vector<api::PeerSource> peers;  // peer_choice.h; empty where the node holds it
   };
   struct Plan {
     RevisionObservation observation;
@@ -59,6 +62,8 @@ class ModelRevisionController {
   std::optional<api::RevokedBy> RevokedBy(const api::ModelRevision& revision,
                                           const std::string& digest) const;
   void ObserveNodes(Plan& plan);
+  // Whom each desired node that does not hold the revision yet reads it from (peer_choice.h).
+  void PlanPeers(Plan& plan, const std::string& key);
   std::vector<PlacementCandidate> Candidates(
       const std::string& key, const std::string& digest,
       const std::map<std::string, std::string>& node_selector);

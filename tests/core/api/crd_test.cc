@@ -117,6 +117,11 @@ TEST(CrdTest, ModelCacheShape) {
     states.insert(state.as<std::string>());
   }
   EXPECT_EQ(states, (std::set<std::string>{"Pending", "Staging", "Ready", "Evicting", "Failed"}));
+  const YAML::Node spec = Schema(crd)["properties"]["spec"]["properties"];
+  const YAML::Node peers = spec["revisions"]["items"]["properties"]["peers"];
+  EXPECT_EQ(peers["maxItems"].as<std::size_t>(), kMaxRevisionPeers);
+  EXPECT_EQ(peers["items"]["properties"]["files"]["maxItems"].as<std::size_t>(), kMaxPeerFiles);
+  EXPECT_EQ(spec["holdings"]["maxItems"].as<std::size_t>(), kMaxCacheRevisions);
 }
 
 TEST(CrdTest, SampleManifestParsesValidatesAndHasADigest) {

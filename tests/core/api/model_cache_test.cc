@@ -25,7 +25,16 @@ nlohmann::json SampleCache() {
              {{{"revision", {{"namespace", "models"}, {"name", "llama-r1"}}},
                {"digest", kDigest},
                {"pinned", true},
-               {"reason", "in-use"}},
+               {"reason", "in-use"},
+               {"peers",
+                {{{"node", "gpu-node-2"},
+                  {"endpoint", "10.0.0.8:9443"},
+                  {"zone", "zone-a"},
+                  {"state", "Ready"}},
+                 {{"node", "gpu-node-3"},
+                  {"endpoint", "10.0.0.9:9443"},
+                  {"state", "Staging"},
+                  {"files", {kOtherDigest}}}}}},
               {{"revision", {{"namespace", "models"}, {"name", "llama-r0"}}},
                {"digest", kDigest},
                {"pinned", true},
@@ -38,7 +47,14 @@ nlohmann::json SampleCache() {
                {"expiresAt", "2024-05-01T12:00:30Z"}},
               {{"source", "http/https://origin.example"},
                {"streams", 0},
-               {"expiresAt", "2024-05-01T12:00:30Z"}}}}}},
+               {"expiresAt", "2024-05-01T12:00:30Z"}}}},
+            {"holdings",
+             {{{"digest", kDigest},
+               {"peerInZone", true},
+               {"peerElsewhere", false},
+               {"revoked", false},
+               {"forcePurge", false}}}},
+            {"progressIntervalSeconds", 4}}},
           {"status",
            {{"capacityBytes", 3840000000000},
             {"usedBytes", 6154944939},
@@ -110,6 +126,14 @@ TEST(ModelCacheTest, RoundTrips) {
   EXPECT_EQ(cache->spec.grants[0].bytes_per_second, 100000000);
   EXPECT_FALSE(cache->spec.grants[1].bytes_per_second);
   EXPECT_EQ(cached.bytes_by_tier.at("peer"), 154944939);
+  ASSERT_EQ(cache->spec.revisions[0].peers.size(), 2u);
+  EXPECT_EQ(cache->spec.revisions[0].peers[0].state, kPeerStateReady);
+  EXPECT_TRUE(cache->spec.revisions[0].peers[0].files.empty());
+  EXPECT_EQ(cache->spec.revisions[0].peers[1].files, std::vector<std::string>{kOtherDigest});
+  EXPECT_TRUE(cache->spec.revisions[1].peers.empty());
+  ASSERT_EQ(cache->spec.holdings.size(), 1u);
+  EXPECT_TRUE(cache->spec.holdings[0].peer_in_zone);
+  EXPECT_EQ(cache->spec.progress_interval_seconds, 4);
   ASSERT_EQ(cache->status->sources.size(), 1u);
   EXPECT_EQ(cache->status->sources[0].requests_throttled, 2);
   EXPECT_EQ(cache->status->sources[0].granted_streams, 6);
@@ -118,6 +142,8 @@ TEST(ModelCacheTest, RoundTrips) {
             "2024-05-01T12:00:41.500000Z");
   EXPECT_EQ(written["spec"]["revisions"][1]["pinnedUntil"], "2024-05-02T12:00:00Z");
   EXPECT_FALSE(written["spec"]["revisions"][0].contains("pinnedUntil"));
+  EXPECT_FALSE(written["spec"]["revisions"][1].contains("peers"));
+  EXPECT_FALSE(written["spec"]["revisions"][0]["peers"][0].contains("files"));
   auto reparsed = ParseModelCache(written.dump());
   ASSERT_TRUE(reparsed.has_value()) << reparsed.error().message();
   EXPECT_EQ(*reparsed, *cache);

@@ -206,6 +206,74 @@ TEST_F(ControllersTest, ShrinkingKeepsTheReadyCopyAndRevokingRemovesEveryEntry) 
       << RevisionStatus(name).dump();
 }
 
+// Fleet scale: agents read no other node's status, so the operator tells each node whom to read
+// a revision from (its entry's peers) and what the fleet knows of what it holds (holdings).
+TEST_F(ControllersTest, EntriesNamePeersAndHoldingsSayWhereElseADigestIsAndWhetherItIsRevoked) {
+  const std::string name = "tiny-peers";
+  ASSERT_TRUE(client_->Create(core::resources::ModelRevisions(), namespace_,
+                              Revision(namespace_, name, 3)));
+  ASSERT_TRUE(WaitUntil([&] { return CachesListing(name).size() == 3; }, kWait));
+  std::string digest;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        digest = RevisionStatus(name).value("digest", "");
+        return !digest.empty();
+      },
+      kWait));
+  const std::set<std::string> chosen = CachesListing(name);
+  const std::string holder = *chosen.begin();
+  auto reported =
+      client_->Patch(core::resources::ModelCaches(), "", holder, core::PatchType::kMerge,
+                     {{"status",
+                       {{"capacityBytes", 1LL << 40},
+                        {"peerEndpoint", "127.0.0.7:7443"},
+                        {"zone", ZoneOf(holder)},
+                        {"revisions", json::array({{{"digest", digest}, {"state", "Ready"}}})}}}},
+                     {.subresource = "status"});
+  ASSERT_TRUE(reported) << reported.error().ToString();
+  reported_caches_.insert(holder);
+
+  const auto cache_spec = [&](const std::string& node) {
+    auto cache = client_->Get(core::resources::ModelCaches(), "", node);
+    return cache ? cache->value("spec", json::object()) : json::object();
+  };
+  const auto entry_of = [&](const std::string& node) {
+    for (const json& entry : cache_spec(node).value("revisions", json::array())) {
+      if (entry["revision"].value("name", "") == name) return entry;
+    }
+    return json::object();
+  };
+  for (const std::string& node : chosen) {
+    if (node == holder) continue;
+    EXPECT_TRUE(WaitUntil(
+        [&] {
+          const json peers = entry_of(node).value("peers", json::array());
+          return peers.size() == 1 && peers[0].value("node", "") == holder &&
+                 peers[0].value("endpoint", "") == "127.0.0.7:7443" &&
+                 peers[0].value("state", "") == "Ready";
+        },
+        kWait))
+        << node << ": " << entry_of(node).dump();
+  }
+  EXPECT_FALSE(entry_of(holder).contains("peers")) << "the holder reads from no one";
+
+  const auto holding = [&] {
+    for (const json& item : cache_spec(holder).value("holdings", json::array())) {
+      if (item.value("digest", "") == digest) return item;
+    }
+    return json();
+  };
+  ASSERT_TRUE(WaitUntil([&] { return holding().is_object(); }, kWait)) << cache_spec(holder).dump();
+  EXPECT_FALSE(holding().value("revoked", true));
+  EXPECT_FALSE(holding().value("peerInZone", true)) << "the only copy";
+  EXPECT_GE(cache_spec(holder).value("progressIntervalSeconds", 0), 1);
+
+  ASSERT_TRUE(client_->Patch(core::resources::ModelRevisions(), namespace_, name,
+                             core::PatchType::kMerge, {{"spec", {{"revoked", true}}}}));
+  EXPECT_TRUE(WaitUntil([&] { return holding().value("revoked", false); }, kWait))
+      << cache_spec(holder).dump();
+}
+
 // Revocation by digest: a ModelRevocation of the weights file's sha256 covers every revision
 // that has that file, whatever else differs (here the engine version, so the revision digests
 // differ), and nothing else; its status counts them; deleting it lifts the revocation.

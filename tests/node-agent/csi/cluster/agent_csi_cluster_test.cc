@@ -216,10 +216,24 @@ class AgentCsiClusterTest : public core::testing::ClusterTest {
     return node_client_->NodeUnpublishVolume(&call, request, &response);
   }
 
+  // The revision revoked, and what the operator's ModelCache controller then writes into the
+  // caches that hold it (operator/controllers/holdings.h): the agent reads no revision's changes
+  // from a watch, only its own ModelCache. The mount check reads the revision itself.
   void Revoke() {
     auto patched = client_->Patch(core::resources::ModelRevisions(), namespace_, "llama-r1",
                                   core::PatchType::kMerge, {{"spec", {{"revoked", true}}}});
     ASSERT_TRUE(patched) << patched.error().ToString();
+    const json holdings = {
+        {"apiVersion", "modelplane.io/v1alpha1"},
+        {"kind", "ModelCache"},
+        {"metadata", {{"name", node_}}},
+        {"spec",
+         {{"holdings",
+           json::array({{{"digest", core::FormatDigest(digest_)}, {"revoked", true}}})}}}};
+    auto written =
+        client_->Patch(core::resources::ModelCaches(), "", node_, core::PatchType::kApply, holdings,
+                       {.field_manager = "modelplane-operator-holdings", .force = true});
+    ASSERT_TRUE(written) << written.error().ToString();
   }
 
   // A pod bound to this test's node (no scheduler, no kubelet) that waits for the revision.

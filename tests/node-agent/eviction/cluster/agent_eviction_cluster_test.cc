@@ -359,11 +359,11 @@ TEST_F(AgentEvictionClusterTest, AStatusAnotherWriterReplacesIsRepaired) {
       << Log();
 }
 
-// An agent's loop wakes for its own ModelCache and the revisions that concern its node, not for
-// every write in the fleet: other nodes' ModelCache status writes and changes to revisions no
-// one here wants leave it asleep (retention's own timer is set long here, so nothing else
-// wakes it), while a change to a revision it holds wakes it.
-TEST_F(AgentEvictionClusterTest, OnlyItsOwnCacheAndTheRevisionsItConcernsWakeTheLoop) {
+// An agent's loop wakes for its own ModelCache, not for any other write in the fleet: other
+// nodes' ModelCache status writes and changes to revisions, even one it holds, leave it asleep
+// (retention's own timer is set long here, so nothing else wakes it). Revocation reaches it
+// through its own ModelCache (spec.holdings, written by the operator), which does wake it.
+TEST_F(AgentEvictionClusterTest, OnlyItsOwnCacheWakesTheLoop) {
   const TestRevision held = MakeRevision("model-held", 4 * kMiB);
   const TestRevision unrelated = MakeRevision("model-elsewhere", 4 * kMiB);
   ASSERT_FALSE(HasFailure());
@@ -401,27 +401,38 @@ TEST_F(AgentEvictionClusterTest, OnlyItsOwnCacheAndTheRevisionsItConcernsWakeThe
         {{"status", {{"capacityBytes", 1000 + round}, {"peerEndpoint", "127.0.0.9:1"}}}},
         {.subresource = "status"});
     ASSERT_TRUE(written) << written.error().ToString();
-    auto labelled = client_->Patch(
-        core::resources::ModelRevisions(), namespace_, unrelated.name, core::PatchType::kMerge,
-        {{"metadata", {{"labels", {{"round", std::to_string(round)}}}}}});
-    ASSERT_TRUE(labelled) << labelled.error().ToString();
+    for (const TestRevision* revision : {&unrelated, &held}) {
+      auto labelled = client_->Patch(
+          core::resources::ModelRevisions(), namespace_, revision->name, core::PatchType::kMerge,
+          {{"metadata", {{"labels", {{"round", std::to_string(round)}}}}}});
+      ASSERT_TRUE(labelled) << labelled.error().ToString();
+    }
   }
+  // The writes above were acknowledged; a watch event reaches a watcher within milliseconds.
+  // Two seconds is what an agent that still watched them would need to have woken.
   std::this_thread::sleep_for(std::chrono::seconds(2));
   const auto after_others = Reconciles();
   ASSERT_TRUE(after_others);
-  EXPECT_EQ(*after_others, *before) << "20 writes that do not concern this node woke its loop";
+  EXPECT_EQ(*after_others, *before) << "30 writes that are not this node's cache woke its loop";
 
-  auto touched =
-      client_->Patch(core::resources::ModelRevisions(), namespace_, held.name,
-                     core::PatchType::kMerge, {{"metadata", {{"labels", {{"touched", "yes"}}}}}});
-  ASSERT_TRUE(touched) << touched.error().ToString();
+  const json holdings = {
+      {"apiVersion", "modelplane.io/v1alpha1"},
+      {"kind", "ModelCache"},
+      {"metadata", {{"name", node_}}},
+      {"spec",
+       {{"holdings",
+         json::array({{{"digest", core::FormatDigest(held.digest)}, {"peerInZone", true}}})}}}};
+  auto own =
+      client_->Patch(core::resources::ModelCaches(), "", node_, core::PatchType::kApply, holdings,
+                     {.field_manager = "modelplane-operator-holdings", .force = true});
+  ASSERT_TRUE(own) << own.error().ToString();
   EXPECT_TRUE(WaitUntil(
       [&] {
         const auto now = Reconciles();
         return now && *now > *after_others;
       },
       kWait))
-      << "a change to a revision this node holds did not wake its loop";
+      << "a change to its own ModelCache did not wake its loop";
   (void)client_->Delete(core::resources::ModelCaches(), "", other_node);
 }
 
