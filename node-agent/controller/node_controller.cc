@@ -197,9 +197,19 @@ RevisionStatus NodeController::ResolveRevision(std::string_view namespace_name,
                                                std::string_view name) const {
   RevisionStatus status;
   // Read now, not from the loop's copy: a mount must see a revocation at once, and mounts are
-  // rare next to the loop's passes.
+  // rare next to the loop's passes. While the API server cannot answer, what the loop read
+  // last still lets a pod mount what this node holds (holdings' revocation included).
   auto object = dependencies_.client.Get(core::resources::ModelRevisions(),
                                          std::string(namespace_name), std::string(name));
+  if (!object && object.error().code() != core::ErrorCode::kNotFound) {
+    const std::lock_guard lock(revoked_mutex_);
+    if (auto known = last_read_.find(core::api::ObjectKey(namespace_name, name));
+        known != last_read_.end()) {
+      logger_.Warn("revision_resolved_from_last_read",
+                   {{"revision", known->first}, {"error", object.error().ToString()}});
+      object = *known->second;
+    }
+  }
   if (!object) {
     status.problem = object.error().code() == core::ErrorCode::kNotFound
                          ? std::string("not found")
@@ -355,7 +365,12 @@ core::Result<core::ReconcileResult> NodeController::Reconcile() {
         !read) {
       logger_.Warn("revision_read_failed", {{"error", read.error().ToString()}});
     }
-    index_.Refresh(revisions_.Objects());
+    const std::vector<core::ObjectPtr> read = revisions_.Objects();
+    index_.Refresh(read);
+    std::map<std::string, core::ObjectPtr> by_key;
+    for (const core::ObjectPtr& object : read) by_key[core::ObjectStore::KeyOf(*object)] = object;
+    const std::lock_guard lock(revoked_mutex_);
+    last_read_ = std::move(by_key);
   }
 
   // Earlier status entries carry tier and timestamps across agent restarts.

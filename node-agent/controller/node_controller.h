@@ -182,9 +182,12 @@ class NodeController final : public RevisionResolver {
   nlohmann::json last_server_status_;  // what the server answered to the last write
   std::optional<core::Clock::SteadyTime> differs_since_;  // the stored status differs since
 
-  // Written at each pass, read by the CSI plugin's threads.
+  // Written at each pass, read by the CSI plugin's threads: the digests the operator says are
+  // revoked, and the revisions the loop read last ("ns/name"), for mounts while the API server
+  // does not answer.
   mutable std::mutex revoked_mutex_;
   std::set<core::Sha256Bytes> revoked_here_;
+  std::map<std::string, core::ObjectPtr> last_read_;
   [[nodiscard]] std::string PeerEndpoint() const {
     const std::lock_guard lock(peer_endpoint_mutex_);
     return peer_endpoint_;
