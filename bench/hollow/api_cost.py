@@ -61,6 +61,8 @@ def main():
     parser.add_argument("--size", type=int, default=0)
     parser.add_argument("--files", type=int, default=0)
     parser.add_argument("--rate", type=int, default=0)
+    parser.add_argument("--ready", type=int, default=0)
+    parser.add_argument("--completed", default="true")
     args = parser.parse_args()
     before = totals(args.before)
     after = totals(args.after)
@@ -89,6 +91,7 @@ def main():
     result = {
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "label": args.label, "nodes": args.nodes, "rollout_seconds": args.seconds,
+        "completed": args.completed == "true", "ready_nodes": args.ready,
         "files": args.files, "file_size": args.size, "rate": args.rate,
         "cpus": os.cpu_count(), "load_average": round(os.getloadavg()[0], 2),
         "requests_per_node_second": {k: round(v / per, 4) for k, v in sorted(by_verb.items())},

@@ -49,9 +49,11 @@ struct Settings {
   int status_interval_ms = 1000;
 };
 
-// One hollow node: everything an agent's control loop has, nothing that serves pods.
+// One hollow node: everything an agent's control loop has, nothing that serves pods. The
+// agents share one API client and watcher (a client's TLS contexts and pools are most of an
+// idle agent's memory); its token bucket is the sum of theirs, so the API server sees the
+// requests a fleet of separate agents would send.
 struct HollowAgent {
-  core::KubeConnection connection;
   std::unique_ptr<agent::CacheStore> store;
   std::unique_ptr<agent::SourceHealth> health;
   std::unique_ptr<agent::FetchEngine> engine;
@@ -67,15 +69,12 @@ core::SourcePolicy PolicyFor(const Settings& settings) {
 }
 
 core::Result<std::unique_ptr<HollowAgent>> StartAgent(const Settings& settings, int index,
+                                                      core::KubeConnection& connection,
                                                       const core::Clock& clock,
                                                       const core::Logger& logger,
                                                       core::CancellationToken& stop) {
   auto agent = std::make_unique<HollowAgent>();
   const std::string node = "gpu-node-" + std::to_string(index);
-  auto connection = core::ConnectToKubernetes(
-      {.kubeconfig = settings.kubeconfig, .qps = settings.qps, .burst = settings.burst}, clock);
-  if (!connection) return std::unexpected(connection.error());
-  agent->connection = std::move(*connection);
   const std::filesystem::path root = std::filesystem::path(settings.cache_root) / node;
   auto store = agent::CacheStore::Open(
       {.root = root, .capacity_bytes = 1ull << 30, .headroom_bytes = 0, .allow_direct_io = false});
@@ -91,8 +90,8 @@ core::Result<std::unique_ptr<HollowAgent>> StartAgent(const Settings& settings, 
   agent->engine = std::move(*engine);
   const std::string zone = index % 2 == 0 ? "zone-a" : "zone-b";  // as e2e/cluster.sh labels
   agent->controller = std::make_unique<agent::NodeController>(
-      agent::NodeController::Dependencies{.client = *agent->connection.client,
-                                          .watcher = *agent->connection.watcher,
+      agent::NodeController::Dependencies{.client = *connection.client,
+                                          .watcher = *connection.watcher,
                                           .store = *agent->store,
                                           .logger = logger,
                                           .clock = clock},
@@ -163,6 +162,14 @@ int Run(const Settings& settings) {
   if (!logger) return 2;
   const core::SystemClock clock;
   core::CancellationToken stop;
+  auto connection = core::ConnectToKubernetes({.kubeconfig = settings.kubeconfig,
+                                               .qps = settings.qps * settings.count,
+                                               .burst = settings.burst * settings.count},
+                                              clock);
+  if (!connection) {
+    std::fprintf(stderr, "hollow_agents_failed error=%s\n", connection.error().ToString().c_str());
+    return 1;
+  }
   std::vector<std::unique_ptr<HollowAgent>> agents(static_cast<std::size_t>(settings.count));
   std::mutex failure_mutex;
   std::optional<core::Error> failure;
@@ -172,7 +179,7 @@ int Run(const Settings& settings) {
   for (int worker = 0; worker < kStarters; ++worker) {
     starters.emplace_back([&, worker] {
       for (int i = worker; i < settings.count; i += kStarters) {
-        auto agent = StartAgent(settings, settings.first + i, clock, *logger, stop);
+        auto agent = StartAgent(settings, settings.first + i, *connection, clock, *logger, stop);
         if (!agent) {
           const std::lock_guard lock(failure_mutex);
           if (!failure) failure = agent.error();
@@ -215,8 +222,8 @@ int main(int argc, char** argv) {
   run->add_option("--rate", settings.rate, "modelled bytes/s each node reads");
   run->add_option("--endpoint", settings.endpoint)->required();
   run->add_option("--bucket", settings.bucket);
-  run->add_option("--qps", settings.qps);
-  run->add_option("--burst", settings.burst);
+  run->add_option("--qps", settings.qps, "each agent's share of the shared client's bucket");
+  run->add_option("--burst", settings.burst, "each agent's share of its burst");
   run->add_option("--status-interval-ms", settings.status_interval_ms);
   std::string name = "hollow";
   std::string ns = "models";

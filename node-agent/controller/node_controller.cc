@@ -39,18 +39,6 @@ core::api::StageTimestamps ToStageTimestamps(const StageTimes& times) {
           .published = ToTimestamp(times.published)};
 }
 
-// The status without byte counts and telemetry: when only these move, writes are rate limited.
-json ShapeOf(json status) {
-  if (auto revisions = status.find("revisions");
-      revisions != status.end() && revisions->is_array()) {
-    for (json& entry : *revisions) entry.erase("bytesDone");
-  }
-  status.erase("usedBytes");
-  status.erase("reservedBytes");
-  status.erase("sources");  // telemetry moves with the bytes
-  return status;
-}
-
 // The status of a ModelCache object in ToJson's form (null when it has none), so that what the
 // server holds compares with what this agent computes field by field, not by representation.
 json NormalizedStatus(const core::api::ModelCache& cache) {
@@ -631,39 +619,18 @@ core::Result<core::ReconcileResult> NodeController::Reconcile() {
   }
 
   const json status_json = core::api::ToJson(status);
-  const json shape = ShapeOf(status_json);
-  // Compared with what the server holds, not only with the last write, so a status that another
-  // writer replaced (a kubectl edit, a restore from backup) is repaired. The baseline is the
-  // server's answer to that write, so a field the server normalizes cannot make every pass
-  // write again. The informer may not have delivered that write yet when the next pass runs
-  // (staging passes come fast), so a difference counts as an overwrite only once it has lasted
-  // a status interval.
-  const bool differs =
-      !last_server_status_.is_null() && NormalizedStatus(*cache) != last_server_status_;
-  if (!differs) {
-    differs_since_.reset();
-  } else if (!differs_since_) {
-    differs_since_ = now;
-  }
-  const bool overwritten = differs && now - *differs_since_ >= options_.status_interval;
-  if (status_json != last_status_ || overwritten) {
-    const auto since = now - last_status_write_;
-    if (!overwritten && shape == last_status_shape_ && since < progress_interval) {
-      return core::ReconcileResult::RequeueAfter(std::min<core::Clock::SteadyTime::duration>(
-          progress_interval - since, options_.status_interval));
-    }
+  const StatusPacer::Decision decision = pacer_.Decide(
+      status_json, NormalizedStatus(*cache), now, progress_interval, options_.status_interval);
+  if (decision.wait) return core::ReconcileResult::RequeueAfter(*decision.wait);
+  if (decision.write) {
     auto applied = ApplyStatus(status_json);
     if (!applied) return std::unexpected(applied.error().Wrap("applying ModelCache status"));
-    if (overwritten) {
+    if (decision.overwritten) {
       logger_.Info("model_cache_status_rewritten",
                    {{"cache", options_.node_name},
                     {"why", "the stored status differed from this agent's last write"}});
     }
-    last_status_ = status_json;
-    last_status_shape_ = shape;
-    last_server_status_ = std::move(*applied);
-    last_status_write_ = now;
-    differs_since_.reset();
+    pacer_.Written(status_json, std::move(*applied), now);
   }
   if (moving) return core::ReconcileResult::RequeueAfter(options_.status_interval);
   using Duration = core::Clock::SteadyTime::duration;
@@ -671,7 +638,9 @@ core::Result<core::ReconcileResult> NodeController::Reconcile() {
   const auto sooner = [&wait](Duration candidate) {
     wait = wait ? std::min(*wait, candidate) : candidate;
   };
-  if (differs_since_) sooner(options_.status_interval - (now - *differs_since_));  // look again
+  if (auto since = pacer_.differs_since()) {
+    sooner(options_.status_interval - (now - *since));  // look again
+  }
   if (next_retry) sooner(std::max<Duration>(*next_retry - now, std::chrono::seconds(1)));
   if (auto read_again = revisions_.NextRetry()) {
     sooner(std::max<Duration>(*read_again - now, std::chrono::seconds(1)));

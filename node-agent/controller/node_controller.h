@@ -58,6 +58,7 @@
 #include "node-agent/controller/revision_index.h"
 #include "node-agent/controller/revision_reader.h"
 #include "node-agent/controller/serving_protection.h"
+#include "node-agent/controller/status_pacer.h"
 #include "node-agent/controller/stager.h"
 #include "node-agent/csi/revision_resolver.h"
 #include "node-agent/csi/volume_leases.h"
@@ -177,10 +178,7 @@ class NodeController final : public RevisionResolver {
   RevisionReader revisions_{dependencies_.client, dependencies_.clock, {}};
   RevisionIndex index_;
   std::set<core::Sha256Bytes> refused_;  // stagings refused for capacity (one Event each time)
-  nlohmann::json last_status_;
-  nlohmann::json last_status_shape_;   // last_status_ without byte counts
-  nlohmann::json last_server_status_;  // what the server answered to the last write
-  std::optional<core::Clock::SteadyTime> differs_since_;  // the stored status differs since
+  StatusPacer pacer_;
 
   // Written at each pass, read by the CSI plugin's threads: the digests the operator says are
   // revoked, and the revisions the loop read last ("ns/name"), for mounts while the API server
@@ -194,7 +192,6 @@ class NodeController final : public RevisionResolver {
   }
   mutable std::mutex peer_endpoint_mutex_;
   std::string peer_endpoint_ = options_.peer_endpoint;  // until SetPeerEndpoint
-  core::Clock::SteadyTime last_status_write_{};
   std::optional<TransferLimits> limits_;  // the last applied
 };
 

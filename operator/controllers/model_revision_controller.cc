@@ -299,11 +299,17 @@ void ModelRevisionController::PlanPeers(Plan& plan, const std::string& key) {
       continue;  // holds it: reads nothing, and its entry stops changing
     }
     std::string zone;
+    std::vector<api::PeerSource> previous;  // what the entry lists now: the choice is sticky
     if (const core::ObjectPtr cache_object = context_.caches.store().Get(node)) {
       const auto cache = context_.parsed_caches.Get(cache_object);
       if (*cache && (*cache)->status) zone = (*cache)->status->zone;
+      if (*cache) {
+        for (const api::DesiredRevision& entry : (*cache)->spec.revisions) {
+          if (RevisionKey(entry.revision) == key) previous = entry.peers;
+        }
+      }
     }
-    intent.peers = ChoosePeers(node, zone, holders);
+    intent.peers = ChoosePeers(node, zone, holders, previous);
   }
 }
 

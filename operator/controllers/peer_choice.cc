@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <set>
 #include <tuple>
 
 namespace modelplane::controller {
@@ -27,6 +28,7 @@ std::uint64_t Fnv1a(std::string_view a, std::string_view b) {
 
 std::vector<core::api::PeerSource> ChoosePeers(std::string_view node, std::string_view zone,
                                                const std::vector<PeerHolder>& holders,
+                                               const std::vector<core::api::PeerSource>& previous,
                                                std::size_t limit) {
   struct Ranked {
     int rank;  // 0 Ready here, 1 staging here, 2 Ready elsewhere
@@ -53,10 +55,30 @@ std::vector<core::api::PeerSource> ChoosePeers(std::string_view node, std::strin
                              return a.holder->node == b.holder->node;
                            }),
                ranked.end());
-  std::sort(ranked.begin(), ranked.end(), [](const Ranked& a, const Ranked& b) {
+  const auto better = [](const Ranked& a, const Ranked& b) {
     return std::tuple(a.rank, b.score, a.holder->node) <
            std::tuple(b.rank, a.score, b.holder->node);
-  });
+  };
+  std::sort(ranked.begin(), ranked.end(), better);
+  if (ranked.size() > limit && limit > 0) {
+    // Sticky: the peers listed before stay if their class is no worse than the worst a fresh
+    // choice would take; the places left go to the best of the rest.
+    const int worst_rank = ranked[limit - 1].rank;
+    std::set<std::string_view> listed;
+    for (const core::api::PeerSource& peer : previous) listed.insert(peer.node);
+    std::vector<Ranked> kept;
+    std::vector<Ranked> rest;
+    for (const Ranked& item : ranked) {
+      const bool stays = listed.contains(item.holder->node) && item.rank <= worst_rank;
+      (stays && kept.size() < limit ? kept : rest).push_back(item);
+    }
+    for (const Ranked& item : rest) {
+      if (kept.size() >= limit) break;
+      kept.push_back(item);
+    }
+    std::sort(kept.begin(), kept.end(), better);
+    ranked = std::move(kept);
+  }
   std::vector<core::api::PeerSource> chosen;
   for (const Ranked& item : ranked) {
     if (chosen.size() >= limit) break;

@@ -6,9 +6,13 @@
 // followers that verified a file first serve each file as soon as they have it), then Ready
 // holders elsewhere; a zone reads its origin copy through its own seeder, never from another
 // zone's staging nodes. Within each class a node ranks holders by a rendezvous hash of the two
-// names, so different nodes pick different peers (reads spread over a zone's holders), and a
-// node's choice changes only when a holder it chose changes state or a better-ranked one
-// appears: progress alone never rewrites the list. At most kMaxRevisionPeers.
+// names, so different nodes pick different peers (reads spread over a zone's holders). The
+// choice is sticky: a peer listed before stays while it still holds the revision and its class
+// is as good as the worst class the list would hold if chosen afresh, so a new holder that
+// merely hashes higher displaces no one. A node's list therefore changes when a listed peer
+// changes state or goes, when a better class appears, or to fill a free place: at most a few
+// times the limit over a rollout, whatever the fleet's size; progress alone never rewrites it.
+// At most kMaxRevisionPeers.
 // Thread safety: a pure function.
 #pragma once
 
@@ -31,8 +35,10 @@ struct PeerHolder {
   std::vector<std::string> files;
 };
 
+// `previous`: the list the node's entry holds now (empty for a new entry).
 [[nodiscard]] std::vector<core::api::PeerSource> ChoosePeers(
     std::string_view node, std::string_view zone, const std::vector<PeerHolder>& holders,
+    const std::vector<core::api::PeerSource>& previous = {},
     std::size_t limit = core::api::kMaxRevisionPeers);
 
 }  // namespace modelplane::controller

@@ -50,7 +50,7 @@ TEST(PeerChoiceTest, AtMostTheLimitAndDifferentNodesSpreadOverTheHolders) {
   for (int i = 0; i < 100; ++i) holders.push_back(Holder("h" + std::to_string(i), "a", true));
   std::set<std::string> first_choices;
   for (int i = 0; i < 50; ++i) {
-    const auto peers = ChoosePeers("reader" + std::to_string(i), "a", holders, 4);
+    const auto peers = ChoosePeers("reader" + std::to_string(i), "a", holders, {}, 4);
     ASSERT_EQ(peers.size(), 4u);
     first_choices.insert(peers[0].node);
   }
@@ -72,6 +72,34 @@ TEST(PeerChoiceTest, AHolderBecomingReadyMovesUpWithoutReshufflingTheOthers) {
   EXPECT_EQ(ready_before, ready_after);  // the others keep their relative order
   // The same input gives the same choice: nothing to rewrite when nothing changed.
   EXPECT_EQ(ChoosePeers("n0", "a", holders), after);
+}
+
+TEST(PeerChoiceTest, ListedPeersStayWhenNewHoldersOfTheSameClassHashHigher) {
+  std::vector<PeerHolder> holders;
+  for (int i = 0; i < 4; ++i) holders.push_back(Holder("first" + std::to_string(i), "a", true));
+  const auto before = ChoosePeers("n0", "a", holders, {}, 4);
+  ASSERT_EQ(before.size(), 4u);
+  for (int i = 0; i < 100; ++i) holders.push_back(Holder("later" + std::to_string(i), "a", true));
+  // Chosen afresh, some of the hundred would hash higher than the first four.
+  EXPECT_NE(ChoosePeers("n0", "a", holders, {}, 4), before);
+  // With the list the entry holds, nothing moves.
+  EXPECT_EQ(ChoosePeers("n0", "a", holders, before, 4), before);
+  // A listed peer that is gone frees its place for the best of the rest.
+  holders.erase(holders.begin());
+  const auto after = ChoosePeers("n0", "a", holders, before, 4);
+  ASSERT_EQ(after.size(), 4u);
+  int kept = 0;
+  for (const auto& peer : after) kept += peer.node.starts_with("first") ? 1 : 0;
+  EXPECT_EQ(kept, 3);
+}
+
+TEST(PeerChoiceTest, ABetterClassDisplacesListedPeers) {
+  std::vector<PeerHolder> holders = {Holder("far1", "b", true), Holder("far2", "b", true)};
+  const auto before = ChoosePeers("n0", "a", holders, {}, 2);
+  holders.push_back(Holder("near1", "a", true));
+  holders.push_back(Holder("near2", "a", true));
+  EXPECT_THAT(Nodes(ChoosePeers("n0", "a", holders, before, 2)),
+              ::testing::UnorderedElementsAre("near1", "near2"));
 }
 
 TEST(PeerChoiceTest, AHolderListedWholeAndThroughAnotherRevisionKeepsTheWholeEntry) {
