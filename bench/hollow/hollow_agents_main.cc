@@ -24,6 +24,7 @@
 #include "bench/hollow/modelled_source.h"
 #include "core/cancel/cancellation_token.h"
 #include "core/clock/clock.h"
+#include "core/log/log_level.h"
 #include "core/log/logger.h"
 #include "core/policy/source_policy.h"
 #include "core/runtime/kube_connection.h"
@@ -47,6 +48,7 @@ struct Settings {
   double qps = 5;
   int burst = 10;
   int status_interval_ms = 1000;
+  std::string log_level = "warn";
 };
 
 // One hollow node: everything an agent's control loop has, nothing that serves pods. The
@@ -81,11 +83,14 @@ core::Result<std::unique_ptr<HollowAgent>> StartAgent(const Settings& settings, 
   if (!store) return std::unexpected(store.error());
   agent->store = std::move(*store);
   agent->health = std::make_unique<agent::SourceHealth>(clock, std::chrono::minutes(5));
-  auto engine = agent::FetchEngine::Create(
-      {.range_size = 64 << 10, .max_in_flight = 1, .files_in_flight = 1,
-       .buffer_pool_bytes = 64 << 10},
-      {.store = agent->store.get(), .health = agent->health.get(), .logger = &logger,
-       .clock = &clock});
+  auto engine = agent::FetchEngine::Create({.range_size = 64 << 10,
+                                            .max_in_flight = 1,
+                                            .files_in_flight = 1,
+                                            .buffer_pool_bytes = 64 << 10},
+                                           {.store = agent->store.get(),
+                                            .health = agent->health.get(),
+                                            .logger = &logger,
+                                            .clock = &clock});
   if (!engine) return std::unexpected(engine.error());
   agent->engine = std::move(*engine);
   const std::string zone = index % 2 == 0 ? "zone-a" : "zone-b";  // as e2e/cluster.sh labels
@@ -146,7 +151,9 @@ nlohmann::json Revision(const std::string& name, const std::string& ns, int file
              {{{"name", "s3"},
                {"type", "objectStore"},
                {"objectStore",
-                {{"endpoint", endpoint}, {"bucket", bucket}, {"prefix", name + "/"},
+                {{"endpoint", endpoint},
+                 {"bucket", bucket},
+                 {"prefix", name + "/"},
                  {"region", "us-east-1"}}}}}},
             {"files", list},
             {"prestage", {{"nodes", nodes}}}}}};
@@ -158,7 +165,9 @@ int Run(const Settings& settings) {
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);  // before any thread starts: sigwait below
-  auto logger = core::Logger::Create({.component = "hollow-agents", .level = core::LogLevel::kWarn});
+  auto level = core::ParseLogLevel(settings.log_level);
+  if (!level) return 2;
+  auto logger = core::Logger::Create({.component = "hollow-agents", .level = *level});
   if (!logger) return 2;
   const core::SystemClock clock;
   core::CancellationToken stop;
@@ -225,6 +234,7 @@ int main(int argc, char** argv) {
   run->add_option("--qps", settings.qps, "each agent's share of the shared client's bucket");
   run->add_option("--burst", settings.burst, "each agent's share of its burst");
   run->add_option("--status-interval-ms", settings.status_interval_ms);
+  run->add_option("--log-level", settings.log_level, "info logs every status write's reason");
   std::string name = "hollow";
   std::string ns = "models";
   int files = 2;

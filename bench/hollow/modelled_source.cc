@@ -33,9 +33,9 @@ core::Status ModelledSource::ReadRange(const agent::SourceFile& file, std::uint6
     return std::unexpected(core::Error(core::ErrorCode::kDataLoss, "beyond the modelled file"));
   }
   // The modelled transfer time, slept in slices so a cancel or deadline ends it.
-  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-      std::chrono::duration<double>(static_cast<double>(destination.size()) /
-                                    static_cast<double>(std::max<std::uint64_t>(bytes_per_second_, 1))));
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::duration<double>(
+      static_cast<double>(destination.size()) /
+      static_cast<double>(std::max<std::uint64_t>(bytes_per_second_, 1))));
   while (left.count() > 0) {
     if (auto stop = context.StopReason()) return std::unexpected(*stop);
     const auto slice = std::min(left, std::chrono::milliseconds(100));

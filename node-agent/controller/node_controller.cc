@@ -227,7 +227,7 @@ bool NodeController::RevokedHere(const core::Sha256Bytes& digest) const {
   return revoked_here_.contains(digest);
 }
 
-core::Result<json> NodeController::ApplyStatus(const json& status) {
+core::Result<NodeController::AppliedStatus> NodeController::ApplyStatus(const json& status) {
   const json body = {{"apiVersion", core::api::kApiVersion},
                      {"kind", core::api::kModelCacheKind},
                      {"metadata", {{"name", options_.node_name}}},
@@ -238,7 +238,8 @@ core::Result<json> NodeController::ApplyStatus(const json& status) {
   if (!applied) return std::unexpected(applied.error());
   auto stored = core::api::ModelCacheFromJson(*applied);
   if (!stored) return std::unexpected(stored.error().Wrap("reading the applied ModelCache"));
-  return NormalizedStatus(*stored);
+  return AppliedStatus{.status = NormalizedStatus(*stored),
+                       .resource_version = stored->metadata.resource_version};
 }
 
 void NodeController::RecordEvent(const core::api::ModelCache& cache, const std::string& type,
@@ -619,8 +620,9 @@ core::Result<core::ReconcileResult> NodeController::Reconcile() {
   }
 
   const json status_json = core::api::ToJson(status);
-  const StatusPacer::Decision decision = pacer_.Decide(
-      status_json, NormalizedStatus(*cache), now, progress_interval, options_.status_interval);
+  const StatusPacer::Decision decision =
+      pacer_.Decide(status_json, NormalizedStatus(*cache), cache->metadata.resource_version, now,
+                    progress_interval, options_.status_interval);
   if (decision.wait) return core::ReconcileResult::RequeueAfter(*decision.wait);
   if (decision.write) {
     auto applied = ApplyStatus(status_json);
@@ -630,7 +632,8 @@ core::Result<core::ReconcileResult> NodeController::Reconcile() {
                    {{"cache", options_.node_name},
                     {"why", "the stored status differed from this agent's last write"}});
     }
-    pacer_.Written(status_json, std::move(*applied), now);
+    pacer_.Written(status_json, std::move(applied->status), std::move(applied->resource_version),
+                   now);
   }
   if (moving) return core::ReconcileResult::RequeueAfter(options_.status_interval);
   using Duration = core::Clock::SteadyTime::duration;

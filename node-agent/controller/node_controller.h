@@ -58,8 +58,8 @@
 #include "node-agent/controller/revision_index.h"
 #include "node-agent/controller/revision_reader.h"
 #include "node-agent/controller/serving_protection.h"
-#include "node-agent/controller/status_pacer.h"
 #include "node-agent/controller/stager.h"
+#include "node-agent/controller/status_pacer.h"
 #include "node-agent/csi/revision_resolver.h"
 #include "node-agent/csi/volume_leases.h"
 #include "node-agent/fetch/source_admission.h"
@@ -142,8 +142,13 @@ class NodeController final : public RevisionResolver {
   [[nodiscard]] bool RevokedHere(const core::Sha256Bytes& digest) const;
   void CountReconcile(const core::Result<core::ReconcileResult>& result) const;
   [[nodiscard]] core::Status EnsureCacheExists();
-  // Writes `status` and returns the status the server holds afterwards, in ToJson's form.
-  [[nodiscard]] core::Result<nlohmann::json> ApplyStatus(const nlohmann::json& status);
+  // Writes `status` and returns the status the server holds afterwards, in ToJson's form, with
+  // the object's resourceVersion then.
+  struct AppliedStatus {
+    nlohmann::json status;
+    std::string resource_version;
+  };
+  [[nodiscard]] core::Result<AppliedStatus> ApplyStatus(const nlohmann::json& status);
   // What a pass found for the revisions gated pods name, by "ns/name" (each to its digest).
   struct WeightsVerdicts {
     std::map<std::string, std::string> ready;       // verified in the store
@@ -192,7 +197,7 @@ class NodeController final : public RevisionResolver {
   }
   mutable std::mutex peer_endpoint_mutex_;
   std::string peer_endpoint_ = options_.peer_endpoint;  // until SetPeerEndpoint
-  std::optional<TransferLimits> limits_;  // the last applied
+  std::optional<TransferLimits> limits_;                // the last applied
 };
 
 }  // namespace modelplane::agent

@@ -7,15 +7,21 @@
 //     and echoing each of those at once doubled the status writes of hollow agents), at most
 //     once per progress interval (the operator's spec.progressIntervalSeconds, at least the
 //     agent's own status interval);
-//   - a status another writer replaced (a kubectl edit, a restore from backup) is written again,
-//     once the stored one has differed from this agent's last write for a status interval: the
-//     informer may not have delivered that write yet when the next pass runs.
+//   - a status another writer replaced (a kubectl edit, a restore from backup) is written again:
+//     at once when the stored object's resourceVersion is later than the one this agent's last
+//     write returned (Kubernetes 1.35 orders them, KEP-5504), and while it is earlier the
+//     informer simply has not delivered that write yet (under load, watch delivery trails by
+//     seconds: taking that for an overwrite made every node of 300 hollow agents write again).
+//     Where versions cannot be ordered, once the stored status has differed for a status
+//     interval.
 // The baseline for "replaced" is the server's answer to the last write, so a field the server
 // normalizes cannot make every pass write again.
 // Thread safety: not thread-safe; the control loop's worker owns it.
 #pragma once
 
 #include <optional>
+#include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -29,17 +35,19 @@ class StatusPacer {
 
   struct Decision {
     bool write = false;
-    bool overwritten = false;     // the write repairs a status another writer replaced
+    bool overwritten = false;      // the write repairs a status another writer replaced
     std::optional<Duration> wait;  // not written now: pass again within this
   };
 
-  // `desired`: the status this pass computed; `stored`: the status the server holds, both in
-  // core::api::ToJson's form (null when there is none).
+  // `desired`: the status this pass computed; `stored`: the status the informer holds, both in
+  // core::api::ToJson's form (null when there is none), and that object's resourceVersion.
   [[nodiscard]] Decision Decide(const nlohmann::json& desired, const nlohmann::json& stored,
-                                core::Clock::SteadyTime now, Duration progress_interval,
-                                Duration status_interval);
-  // After a write that Decide asked for: `answer` is the status the server holds afterwards.
-  void Written(const nlohmann::json& desired, nlohmann::json answer, core::Clock::SteadyTime now);
+                                std::string_view stored_version, core::Clock::SteadyTime now,
+                                Duration progress_interval, Duration status_interval);
+  // After a write that Decide asked for: `answer` is the status the server holds afterwards and
+  // `answer_version` the object's resourceVersion then.
+  void Written(const nlohmann::json& desired, nlohmann::json answer, std::string answer_version,
+               core::Clock::SteadyTime now);
   // Since when the stored status has differed from the last write (the loop looks again a
   // status interval after it).
   [[nodiscard]] std::optional<core::Clock::SteadyTime> differs_since() const {
@@ -53,6 +61,7 @@ class StatusPacer {
   nlohmann::json last_status_;
   nlohmann::json last_shape_;
   nlohmann::json last_answer_;
+  std::string last_answer_version_;
   std::optional<core::Clock::SteadyTime> differs_since_;
   core::Clock::SteadyTime last_write_{};
 };

@@ -232,7 +232,9 @@ TEST_F(CsiPluginRootTest, RegistersWithKubeletsPluginWatcherAndDeregistersOnStop
     if (!registered) status.set_error("CSINode update failed");
     grpc::ClientContext notify_call;
     pluginregistration::RegistrationStatusResponse response;
-    ASSERT_TRUE(registration->NotifyRegistrationStatus(&notify_call, status, &response).ok());
+    const grpc::Status notified =
+        registration->NotifyRegistrationStatus(&notify_call, status, &response);
+    ASSERT_TRUE(notified.ok()) << notified.error_code() << " " << notified.error_message();
     EXPECT_EQ(plugin_->registered_with_kubelet(), registered);
   }
   EXPECT_NE(log_.str().find("csi_plugin_registration_refused_by_kubelet"), std::string::npos);

@@ -61,8 +61,8 @@ class RevisionReaderClusterTest : public core::testing::ClusterTest {
 
 TEST_F(RevisionReaderClusterTest, ReadsOnceThenOnlyWhenDueAndForgetsWhatIsNotNeeded) {
   CountingClient client(*client_);
-  RevisionReader reader(client, clock_manual_, {.refresh_period = seconds(300),
-                                                .retry_period = seconds(10)});
+  RevisionReader reader(client, clock_manual_,
+                        {.refresh_period = seconds(300), .retry_period = seconds(10)});
   const std::string digest = "sha256:" + std::string(64, 'd');
   // The digest the index computed for the key: the operator's, until it says another.
   std::optional<core::Sha256Bytes> held = core::ParseDigest(digest).value();
@@ -75,7 +75,8 @@ TEST_F(RevisionReaderClusterTest, ReadsOnceThenOnlyWhenDueAndForgetsWhatIsNotNee
   EXPECT_FALSE(reader.NextRetry());
 
   // Every pass asks; nothing is read again until it is due.
-  for (int pass = 0; pass < 5; ++pass) ASSERT_TRUE(reader.Sync({{Key("reader-r1"), digest}}, digest_of));
+  for (int pass = 0; pass < 5; ++pass)
+    ASSERT_TRUE(reader.Sync({{Key("reader-r1"), digest}}, digest_of));
   clock_manual_.Advance(seconds(60));
   ASSERT_TRUE(reader.Sync({{Key("reader-r1"), digest}}, digest_of));
   EXPECT_EQ(client.gets, 1);
