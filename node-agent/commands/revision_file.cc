@@ -2,10 +2,6 @@
 
 #include <charconv>
 
-#include <fmt/format.h>
-
-#include "core/api/model_revision_validation.h"
-#include "core/api/revision_digest.h"
 #include "core/config/yaml_document.h"
 
 namespace modelplane::agent {
@@ -54,31 +50,6 @@ core::Result<LoadedRevision> LoadRevisionFile(const std::string& path) {
   auto checked = CheckRevision(std::move(*revision));
   if (!checked) return std::unexpected(checked.error().Wrap(path));
   return checked;
-}
-
-core::Result<LoadedRevision> CheckRevision(core::api::ModelRevision revision) {
-  const auto problems = core::api::ValidateModelRevisionSpec(revision.spec);
-  if (auto status = core::api::ProblemsToStatus(problems); !status) {
-    return std::unexpected(status.error());
-  }
-  auto digest_text = core::api::ComputeRevisionDigest(revision.spec);
-  if (!digest_text) return std::unexpected(digest_text.error());
-  auto digest = core::ParseDigest(*digest_text);
-  if (!digest) return std::unexpected(digest.error());
-  return LoadedRevision{.revision = std::move(revision), .digest = *digest};
-}
-
-core::Result<FetchRequest> MakeFetchRequest(const LoadedRevision& loaded) {
-  FetchRequest request{.revision_digest = loaded.digest,
-                       .name = fmt::format("{}/{}", loaded.revision.metadata.namespace_name,
-                                           loaded.revision.metadata.name)};
-  for (const core::api::ModelFile& file : loaded.revision.spec.files) {
-    auto sha = core::ParseDigest(file.sha256);
-    if (!sha) return std::unexpected(sha.error().Wrap(file.path));
-    request.files.push_back(
-        {.path = file.path, .size = static_cast<std::uint64_t>(file.size), .sha256 = *sha});
-  }
-  return request;
 }
 
 }  // namespace modelplane::agent

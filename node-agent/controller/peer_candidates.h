@@ -14,8 +14,8 @@
 
 #include "core/api/model_cache.h"
 #include "core/digest/sha256.h"
-#include "node-agent/commands/revision_file.h"
 #include "node-agent/peer/peer_range_source.h"
+#include "node-agent/revision/loaded_revision.h"
 
 namespace modelplane::agent {
 

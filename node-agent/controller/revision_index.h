@@ -24,7 +24,7 @@
 
 #include "core/api/model_cache.h"
 #include "core/kube/object_store.h"
-#include "node-agent/commands/revision_file.h"
+#include "node-agent/revision/loaded_revision.h"
 #include "node-agent/store/revision_manifest.h"
 
 namespace modelplane::agent {

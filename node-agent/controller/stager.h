@@ -31,12 +31,12 @@
 #include "core/cancel/cancellation_token.h"
 #include "core/clock/clock.h"
 #include "core/log/logger.h"
-#include "node-agent/commands/revision_file.h"
 #include "node-agent/controller/peer_candidates.h"
 #include "node-agent/fetch/fetch_engine.h"
 #include "node-agent/fetch/fetch_metrics.h"
 #include "node-agent/fetch/source_set.h"
 #include "node-agent/peer/peer_range_source.h"
+#include "node-agent/revision/loaded_revision.h"
 
 namespace modelplane::agent {
 

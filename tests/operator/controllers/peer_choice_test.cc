@@ -13,7 +13,7 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 
-PeerHolder Holder(std::string node, std::string zone, bool ready,
+PeerHolder Holder(const std::string& node, std::string zone, bool ready,
                   std::vector<std::string> files = {}) {
   return {.node = node,
           .endpoint = node + ":9443",
@@ -24,6 +24,7 @@ PeerHolder Holder(std::string node, std::string zone, bool ready,
 
 std::vector<std::string> Nodes(const std::vector<core::api::PeerSource>& peers) {
   std::vector<std::string> nodes;
+  nodes.reserve(peers.size());
   for (const auto& peer : peers) nodes.push_back(peer.node);
   return nodes;
 }
@@ -47,6 +48,7 @@ TEST(PeerChoiceTest, HoldersWithoutAnEndpointAreLeftOut) {
 
 TEST(PeerChoiceTest, AtMostTheLimitAndDifferentNodesSpreadOverTheHolders) {
   std::vector<PeerHolder> holders;
+  holders.reserve(100);
   for (int i = 0; i < 100; ++i) holders.push_back(Holder("h" + std::to_string(i), "a", true));
   std::set<std::string> first_choices;
   for (int i = 0; i < 50; ++i) {
@@ -76,6 +78,7 @@ TEST(PeerChoiceTest, AHolderBecomingReadyMovesUpWithoutReshufflingTheOthers) {
 
 TEST(PeerChoiceTest, ListedPeersStayWhenNewHoldersOfTheSameClassHashHigher) {
   std::vector<PeerHolder> holders;
+  holders.reserve(104);
   for (int i = 0; i < 4; ++i) holders.push_back(Holder("first" + std::to_string(i), "a", true));
   const auto before = ChoosePeers("n0", "a", holders, {}, 4);
   ASSERT_EQ(before.size(), 4u);

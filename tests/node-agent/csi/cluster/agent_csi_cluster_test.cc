@@ -23,8 +23,8 @@
 
 #include "core/api/model_revision.h"
 #include "csi.grpc.pb.h"
-#include "node-agent/commands/revision_file.h"
 #include "node-agent/csi/mount_info.h"
+#include "node-agent/revision/loaded_revision.h"
 #include "node-agent/store/revision_view.h"
 #include "tests/core/kube_cluster/cluster_fixture.h"
 #include "tests/node-agent/csi/staged_revision.h"

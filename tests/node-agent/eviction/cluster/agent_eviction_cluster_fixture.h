@@ -21,7 +21,7 @@
 #include "core/api/model_cache.h"
 #include "core/api/model_revision.h"
 #include "core/http/http_client.h"
-#include "node-agent/commands/revision_file.h"
+#include "node-agent/revision/loaded_revision.h"
 #include "tests/core/kube_cluster/cluster_fixture.h"
 #include "tests/node-agent/csi/staged_revision.h"
 
