@@ -269,6 +269,10 @@ check_least_privilege() {
   cannot operator watch secrets -n default
   can operator create tokenreviews.authentication.k8s.io
   cannot node-agent get secrets -n default
+  # The agent reads the revisions its node needs by name and watches none (docs/architecture.md).
+  can node-agent get modelrevisions.modelplane.io -n default
+  cannot node-agent list modelrevisions.modelplane.io --all-namespaces
+  cannot node-agent watch modelrevisions.modelplane.io --all-namespaces
   can operator watch deployments.apps --all-namespaces
   can operator list controllerrevisions.apps --all-namespaces
   cannot operator update deployments.apps -n default
