@@ -11,9 +11,9 @@
 //     at once when the stored object's resourceVersion is later than the one this agent's last
 //     write returned (Kubernetes 1.35 orders them, KEP-5504), and while it is earlier the
 //     informer simply has not delivered that write yet (under load, watch delivery trails by
-//     seconds: taking that for an overwrite made every node of 300 hollow agents write again).
-//     Where versions cannot be ordered, once the stored status has differed for a status
-//     interval.
+//     seconds: taking that for an overwrite made 300 and 1,000 hollow agents write their status
+//     about once a second). Where versions cannot be ordered, once the stored status has differed
+//     for a status interval.
 // The baseline for "replaced" is the server's answer to the last write, so a field the server
 // normalizes cannot make every pass write again.
 // Thread safety: not thread-safe; the control loop's worker owns it.
