@@ -23,4 +23,17 @@ std::vector<HeldCopy> HeldCopiesOf(const core::ObjectStore& caches, const std::s
   return held;
 }
 
+void ForEachHeldEntry(
+    const core::ObjectStore& caches, core::ParsedObjects<api::ModelCache>& parsed,
+    const std::string& digest,
+    const std::function<void(const api::ModelCache&, const api::CachedRevision&)>& visit) {
+  for (const core::ObjectPtr& object : caches.ByIndex(kCachesByHeldDigest, digest)) {
+    const auto cache = parsed.Get(object);
+    if (!*cache || !(*cache)->status) continue;
+    for (const api::CachedRevision& cached : (*cache)->status->revisions) {
+      if (cached.digest == digest) visit(**cache, cached);
+    }
+  }
+}
+
 }  // namespace modelplane::controller

@@ -3,10 +3,13 @@
 // Thread safety: a pure function of the store, which is thread-safe.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "core/api/model_cache.h"
 #include "core/kube/object_store.h"
+#include "core/kube/parsed_objects.h"
 #include "operator/status/revision_status.h"
 
 namespace modelplane::controller {
@@ -16,5 +19,12 @@ namespace modelplane::controller {
 // `caches` must carry the kCachesByHeldDigest index.
 [[nodiscard]] std::vector<HeldCopy> HeldCopiesOf(const core::ObjectStore& caches,
                                                  const std::string& digest);
+
+// Calls `visit` for each status entry of `digest` in every cache whose status lists it, parsed
+// through `parsed` (each cache object once). `caches` must carry the kCachesByHeldDigest index.
+void ForEachHeldEntry(const core::ObjectStore& caches,
+                      core::ParsedObjects<core::api::ModelCache>& parsed, const std::string& digest,
+                      const std::function<void(const core::api::ModelCache&,
+                                               const core::api::CachedRevision&)>& visit);
 
 }  // namespace modelplane::controller

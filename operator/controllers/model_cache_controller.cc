@@ -7,6 +7,7 @@
 #include "core/api/model_revision.h"
 #include "core/api/model_revocation.h"
 #include "operator/controllers/cache_entries.h"
+#include "operator/controllers/held_copies.h"
 #include "operator/controllers/holdings.h"
 
 namespace modelplane::controller {
@@ -144,17 +145,13 @@ namespace {
 // with it (those in its namespace scope) are revoked.
 DigestFacts FactsOf(const ControllerContext& context, const std::string& digest) {
   DigestFacts facts;
-  for (const core::ObjectPtr& object :
-       context.caches.store().ByIndex(kCachesByHeldDigest, digest)) {
-    const auto parsed = context.parsed_caches.Get(object);
-    if (!*parsed || !(*parsed)->status) continue;
-    const api::ModelCache& cache = **parsed;
-    for (const api::CachedRevision& cached : cache.status->revisions) {
-      if (cached.digest == digest && cached.state == api::kCacheStateReady) {
-        facts.ready.push_back({.node = cache.metadata.name, .zone = cache.status->zone});
-      }
-    }
-  }
+  ForEachHeldEntry(
+      context.caches.store(), context.parsed_caches, digest,
+      [&](const api::ModelCache& cache, const api::CachedRevision& cached) {
+        if (cached.state == api::kCacheStateReady) {
+          facts.ready.push_back({.node = cache.metadata.name, .zone = cache.status->zone});
+        }
+      });
   bool any = false;
   bool all_revoked = true;
   for (const core::ObjectPtr& object :

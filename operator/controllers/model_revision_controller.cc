@@ -265,27 +265,22 @@ void ModelRevisionController::PlanPeers(Plan& plan, const std::string& key) {
   }
   std::vector<PeerHolder> holders;
   const auto add_holders = [&](const std::string& held_digest, const std::set<std::string>& part) {
-    for (const core::ObjectPtr& object :
-         context_.caches.store().ByIndex(kCachesByHeldDigest, held_digest)) {
-      const auto parsed = context_.parsed_caches.Get(object);
-      if (!*parsed || !(*parsed)->status) continue;
-      const api::ModelCache& cache = **parsed;
-      for (const api::CachedRevision& cached : cache.status->revisions) {
-        if (cached.digest != held_digest) continue;
-        const bool ready = cached.state == api::kCacheStateReady;
-        if (!ready && cached.state != api::kCacheStateStaging &&
-            cached.state != api::kCacheStatePending) {
-          continue;
-        }
-        holders.push_back({.node = cache.metadata.name,
-                           .endpoint = cache.status->peer_endpoint,
-                           .zone = cache.status->zone,
-                           .ready = ready,
-                           .files = part.size() == files.size()
-                                        ? std::vector<std::string>{}
-                                        : std::vector<std::string>(part.begin(), part.end())});
-      }
-    }
+    ForEachHeldEntry(
+        context_.caches.store(), context_.parsed_caches, held_digest,
+        [&](const api::ModelCache& cache, const api::CachedRevision& cached) {
+          const bool ready = cached.state == api::kCacheStateReady;
+          if (!ready && cached.state != api::kCacheStateStaging &&
+              cached.state != api::kCacheStatePending) {
+            return;
+          }
+          holders.push_back({.node = cache.metadata.name,
+                             .endpoint = cache.status->peer_endpoint,
+                             .zone = cache.status->zone,
+                             .ready = ready,
+                             .files = part.size() == files.size()
+                                          ? std::vector<std::string>{}
+                                          : std::vector<std::string>(part.begin(), part.end())});
+        });
   };
   add_holders(digest, {});
   for (const auto& [other_digest, part] : shared) add_holders(other_digest, part);
