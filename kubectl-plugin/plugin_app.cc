@@ -50,7 +50,7 @@ class Session {
     auto choice = ChooseKubeconfig(options_.kubeconfig, context_.getenv, context_.file_exists);
     if (!choice) return Failure{choice.error().message()};
     core::KubernetesConfig settings{.kubeconfig = choice->path, .context = options_.context};
-    auto connection = core::ConnectToKubernetes(settings, context_.clock);
+    auto connection = core::ConnectToKubernetes(settings, context_.clock, /*stop=*/nullptr);
     if (!connection) {
       return Failure{fmt::format("cannot talk to the API server (kubeconfig from {}): {}",
                                  choice->source, connection.error().message())};

@@ -80,7 +80,8 @@ int RunAgent(const AgentConfig& config, core::ComponentRuntime& runtime) {
     }
     token_key = std::move(*key);
   }
-  auto connection = core::ConnectAndLog(config.kubernetes, runtime.clock(), logger);
+  auto connection =
+      core::ConnectAndLog(config.kubernetes, runtime.clock(), &runtime.shutdown(), logger);
   if (!connection) return 1;
   // This node's own peer certificate, when the operator's signer issues them
   // (peer_serving.h: asked for in the background, so nothing else waits for the signer).
@@ -301,6 +302,7 @@ int RunAgent(const AgentConfig& config, core::ComponentRuntime& runtime) {
   }
   CacheRetention* retention_for_evictor = nullptr;
   Evictor evictor({.store = **store,
+                   .clock = runtime.clock(),
                    .view_guard = csi ? &csi->view_guard() : nullptr,
                    .may_evict =
                        [&retention_for_evictor](const core::Sha256Bytes& digest) {
@@ -367,7 +369,7 @@ int RunAgent(const AgentConfig& config, core::ComponentRuntime& runtime) {
                   {{"effect", "no revision source is read, only peers"},
                    {"fix", "set sourcePolicy in the agent's config (docs/security.md)"}});
     }
-    while (runtime.shutdown().SleepFor(std::chrono::seconds(5))) {
+    while (runtime.shutdown().SleepFor(runtime.clock(), std::chrono::seconds(5))) {
       metrics->Store((*store)->Usage());
     }
   }

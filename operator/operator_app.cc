@@ -99,10 +99,9 @@ core::Status StartWebhook(const OperatorConfig& config, core::ComponentRuntime& 
   serving.server = std::move(*server);
   serving.revisions->Start();
   serving.syncer = std::thread([&serving, &runtime] {
-    while (!serving.revisions->WaitForSync(std::chrono::seconds(1))) {
-      if (runtime.shutdown().cancelled()) return;
+    if (core::WaitForCacheSync({serving.revisions.get()}, runtime.shutdown(), runtime.clock())) {
+      serving.webhook->SetSynced(true);
     }
-    serving.webhook->SetSynced(true);
   });
   runtime.logger().Info(
       "webhook_listening",
@@ -169,7 +168,8 @@ int RunOperator(const OperatorConfig& config, core::ComponentRuntime& runtime) {
                 {{"effect", "every revision that names a source is refused"},
                  {"fix", "set sourcePolicy in the operator's config (docs/security.md)"}});
   }
-  auto connection = core::ConnectAndLog(config.kubernetes, runtime.clock(), logger);
+  auto connection =
+      core::ConnectAndLog(config.kubernetes, runtime.clock(), &runtime.shutdown(), logger);
   if (!connection) return 1;
   if (config.peer_certificates.enabled) {
     // A CA that cannot sign stops the operator at start, not at its first leadership.
@@ -248,7 +248,7 @@ int RunOperator(const OperatorConfig& config, core::ComponentRuntime& runtime) {
       logger.Info("controllers_started", {{"namespace", controller_options.namespace_scope.empty()
                                                             ? std::string("*")
                                                             : controller_options.namespace_scope}});
-      while (stop.SleepFor(std::chrono::hours(1))) {
+      while (stop.SleepFor(runtime.clock(), std::chrono::hours(1))) {
       }
     }
     if (peer_signer) peer_signer->Stop();
@@ -296,7 +296,7 @@ int RunOperator(const OperatorConfig& config, core::ComponentRuntime& runtime) {
     return 2;
   }
   std::thread stopper([&] {
-    runtime.shutdown().SleepFor(std::chrono::hours(24 * 365));
+    runtime.shutdown().SleepFor(runtime.clock(), std::chrono::hours(24 * 365));
     (*elector)->Stop();
   });
   // Losing the lease ends Run; like client-go users we exit and let Kubernetes restart us,

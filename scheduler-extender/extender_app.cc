@@ -16,7 +16,8 @@ int RunExtender(const ExtenderConfig& config, core::ComponentRuntime& runtime) {
     logger.Error("extender_config_invalid", {{"error", options.error().message()}});
     return 2;
   }
-  auto connection = core::ConnectAndLog(config.kubernetes, runtime.clock(), logger);
+  auto connection =
+      core::ConnectAndLog(config.kubernetes, runtime.clock(), &runtime.shutdown(), logger);
   if (!connection) return 1;
 
   CacheInventory inventory;
@@ -58,7 +59,7 @@ int RunExtender(const ExtenderConfig& config, core::ComponentRuntime& runtime) {
     runtime.SetReady(true);
     logger.Info("inventory_synced",
                 {{"revisions", inventory.RevisionCount()}, {"caches", inventory.CacheCount()}});
-    while (runtime.shutdown().SleepFor(std::chrono::hours(1))) {
+    while (runtime.shutdown().SleepFor(runtime.clock(), std::chrono::hours(1))) {
     }
   }
   runtime.SetReady(false);

@@ -16,7 +16,7 @@ std::string KeyOf(const core::ObjectPtr& object) {
 InventorySync::InventorySync(core::KubeClient& client, const core::Watcher& watcher,
                              const core::Clock& clock, CacheInventory& inventory,
                              core::Logger logger)
-    : inventory_(inventory), logger_(std::move(logger)) {
+    : inventory_(inventory), logger_(std::move(logger)), clock_(clock) {
   revisions_ = std::make_unique<core::Informer>(
       client, watcher, core::InformerOptions{.type = core::resources::ModelRevisions()}, clock);
   caches_ = std::make_unique<core::Informer>(
@@ -54,13 +54,7 @@ bool InventorySync::HasSynced() const {
 }
 
 bool InventorySync::WaitForSync(core::CancellationToken& stop) {
-  while (!stop.cancelled()) {
-    if (revisions_->WaitForSync(std::chrono::milliseconds(200)) &&
-        caches_->WaitForSync(std::chrono::milliseconds(200))) {
-      return true;
-    }
-  }
-  return false;
+  return core::WaitForCacheSync({revisions_.get(), caches_.get()}, stop, clock_);
 }
 
 void InventorySync::ApplyRevision(const core::ObjectPtr& object) {

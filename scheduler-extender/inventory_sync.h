@@ -37,6 +37,7 @@ class InventorySync {
 
   CacheInventory& inventory_;
   const core::Logger logger_;
+  const core::Clock& clock_;
   std::unique_ptr<core::Informer> revisions_;
   std::unique_ptr<core::Informer> caches_;
 };

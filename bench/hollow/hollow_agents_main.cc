@@ -174,7 +174,7 @@ int Run(const Settings& settings) {
   auto connection = core::ConnectToKubernetes({.kubeconfig = settings.kubeconfig,
                                                .qps = settings.qps * settings.count,
                                                .burst = settings.burst * settings.count},
-                                              clock);
+                                              clock, &stop);
   if (!connection) {
     std::fprintf(stderr, "hollow_agents_failed error=%s\n", connection.error().ToString().c_str());
     return 1;

@@ -1,8 +1,9 @@
 // Lets one thread stop another thread's blocking operation (a watch read, a fetch, a sleep).
 //
 // The blocked side registers what would unblock it (closing a socket, notifying a condition
-// variable); Cancel() runs those callbacks once. Sleeps go through SleepFor so that a cancel
-// ends them at once. Thread safety: every method may be called from any thread.
+// variable); Cancel() runs those callbacks once. Sleeps go through SleepFor or SleepUntil, on
+// the caller's clock, so that a cancel ends them at once and a ManualClock drives them.
+// Thread safety: every method may be called from any thread.
 #pragma once
 
 #include <chrono>
@@ -11,6 +12,8 @@
 #include <functional>
 #include <map>
 #include <mutex>
+
+#include "core/clock/clock.h"
 
 namespace modelplane::core {
 
@@ -67,10 +70,20 @@ class CancellationToken {
     changed_.wait(lock, [&] { return running_ != id || id == 0; });
   }
 
-  // Sleeps for `duration` or until cancelled; returns false if cancelled.
-  bool SleepFor(std::chrono::nanoseconds duration) {
+  // Sleeps until `clock` reaches `deadline` or until cancelled; returns false if cancelled.
+  bool SleepUntil(const Clock& clock, Clock::SteadyTime deadline) {
     std::unique_lock lock(mutex_);
-    return !changed_.wait_for(lock, duration, [this] { return cancelled_; });
+    while (!cancelled_ && clock.Now() < deadline) clock.WaitUntil(lock, changed_, deadline);
+    return !cancelled_;
+  }
+
+  // Sleeps for `duration` of `clock`'s time or until cancelled; returns false if cancelled.
+  bool SleepFor(const Clock& clock, std::chrono::nanoseconds duration) {
+    const Clock::SteadyTime now = clock.Now();
+    // Saturates: "an hour" or "forever" from a caller must not wrap around.
+    const Clock::SteadyTime deadline =
+        duration >= Clock::SteadyTime::max() - now ? Clock::SteadyTime::max() : now + duration;
+    return SleepUntil(clock, deadline);
   }
 
  private:

@@ -1,7 +1,6 @@
 #include "core/http/http_client.h"
 
 #include <algorithm>
-#include <thread>
 
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/string_body.hpp>
@@ -148,7 +147,14 @@ Result<StreamResponse> HttpClient::Execute(const ClientRequest& request, const B
         fmt::format("url={} attempt={} wait_ms={} error=\"{}\"", request.url, attempt_number + 1,
                     wait.count(), error.ToString()));
     ++retries_;
-    std::this_thread::sleep_for(wait);
+    const Clock& clock = request.clock != nullptr ? *request.clock : system_clock_;
+    CancellationToken never_cancelled;
+    CancellationToken& cancel = request.cancel != nullptr ? *request.cancel : never_cancelled;
+    if (!cancel.SleepFor(clock, wait)) {
+      return std::unexpected(Error(
+          ErrorCode::kCancelled,
+          fmt::format("cancelled while waiting to retry {}: {}", request.url, error.message())));
+    }
     ++attempt_number;
   }
 }

@@ -7,7 +7,8 @@
 // not followed.
 //
 // Retry policy: connect failures, timeouts, resets and 429/502/503/504 are retried with jittered
-// exponential backoff (Retry-After honoured) up to RetryPolicy::max_attempts; 4xx never. A
+// exponential backoff (Retry-After honoured) up to RetryPolicy::max_attempts; 4xx never. The
+// waits between attempts run on the request's clock and end when its cancel token fires. A
 // request that fails on a reused pooled connection before any response byte arrived (the server
 // closed it while idle) is repeated once at once on a new connection, without counting.
 //
@@ -33,6 +34,8 @@
 #include <utility>
 
 #include "core/backoff/backoff.h"
+#include "core/cancel/cancellation_token.h"
+#include "core/clock/clock.h"
 #include "core/error/error.h"
 #include "core/http/address_policy.h"
 #include "core/http/byte_range.h"
@@ -83,6 +86,11 @@ struct ClientRequest {
   // Called once per attempt when the response head has arrived: the caller's time to first
   // byte. Called on the calling thread, before the body is read.
   std::function<void()> on_head;
+  // Ends the wait before a retry at once (the call fails with kCancelled); may be null. An
+  // attempt under way ends at its own deadlines, or when the sink refuses more.
+  CancellationToken* cancel = nullptr;
+  // The caller's clock, which times the waits between attempts; null: the system's.
+  const Clock* clock = nullptr;
 };
 
 // basic_fields' move assignment is noexcept; see ServerResponse in server_response.h.
@@ -157,6 +165,7 @@ class HttpClient {
   std::mutex random_mutex_;
   std::mt19937_64 random_;
   std::atomic<std::uint64_t> retries_{0};
+  const SystemClock system_clock_;
 };
 
 }  // namespace modelplane::core

@@ -19,7 +19,9 @@ struct RetryPolicy {
   std::chrono::milliseconds max_retry_after{30'000};
 };
 
-// Retry-After in its delta-seconds form; nullopt for dates or garbage (the caller backs off).
+// Retry-After (RFC 9110) in its delta-seconds form, the one parser of it for every client (the
+// HTTP client and the Kubernetes client); nullopt for dates, garbage and more than a day (the
+// caller backs off on its own then). Callers bound the wait further by their own policy.
 [[nodiscard]] std::optional<std::chrono::milliseconds> ParseRetryAfter(std::string_view value);
 
 }  // namespace modelplane::core

@@ -1,7 +1,5 @@
 #include "core/kube/api_status.h"
 
-#include <charconv>
-
 #include <nlohmann/json.hpp>
 
 namespace modelplane::core {
@@ -48,15 +46,6 @@ Error ErrorFromApiResponse(int http_status, const std::string& body, const std::
   Error error(CodeFor(http_status, reason), std::move(text));
   if (http_status > 0) return error.WithHttpStatus(static_cast<unsigned>(http_status));
   return error;
-}
-
-std::optional<std::chrono::seconds> ParseRetryAfter(const std::string& value) {
-  long long seconds = 0;
-  const auto* end = value.data() + value.size();
-  const auto [rest, error] = std::from_chars(value.data(), end, seconds);
-  if (error != std::errc() || rest != end || seconds < 0) return std::nullopt;
-  // An absurd value must not park a controller for hours.
-  return std::chrono::seconds(std::min<long long>(seconds, 60));
 }
 
 }  // namespace modelplane::core

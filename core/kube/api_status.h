@@ -3,8 +3,6 @@
 // or a retryable server error.
 #pragma once
 
-#include <chrono>
-#include <optional>
 #include <string>
 
 #include "core/error/error.h"
@@ -14,8 +12,5 @@ namespace modelplane::core {
 // `body` may be a metav1.Status JSON document or anything else (its text is quoted, bounded).
 [[nodiscard]] Error ErrorFromApiResponse(int http_status, const std::string& body,
                                          const std::string& what);
-
-// Parses a Retry-After header given in seconds; nullopt when absent or malformed.
-[[nodiscard]] std::optional<std::chrono::seconds> ParseRetryAfter(const std::string& value);
 
 }  // namespace modelplane::core

@@ -43,10 +43,12 @@ void Informer::Stop() {
 }
 
 bool Informer::WaitForSync(std::chrono::milliseconds timeout) {
+  const Clock::SteadyTime deadline = clock_.Now() + timeout;
   std::unique_lock lock(state_mutex_);
-  return synced_changed_.wait_for(lock, timeout, [this] {
-    return synced_.load() || stop_.cancelled();
-  }) && synced_.load();
+  while (!synced_.load() && !stop_.cancelled() && clock_.Now() < deadline) {
+    clock_.WaitUntil(lock, synced_changed_, deadline);
+  }
+  return synced_.load();
 }
 
 std::string Informer::LastResourceVersion() const {
@@ -89,7 +91,7 @@ void Informer::Run() {
                                    clock_.Now() - started < std::chrono::seconds(1);
       if (!empty_and_short) {
         failures = 0;
-      } else if (!stop_.SleepFor(NextBackoff(failures++))) {
+      } else if (!stop_.SleepFor(clock_, NextBackoff(failures++))) {
         break;
       }
       continue;
@@ -106,7 +108,7 @@ void Informer::Run() {
       continue;
     }
     stats_.failures++;
-    if (!stop_.SleepFor(NextBackoff(failures++))) break;
+    if (!stop_.SleepFor(clock_, NextBackoff(failures++))) break;
   }
 }
 
@@ -195,7 +197,7 @@ Status Informer::Apply(WatchEvent event) {
 }
 
 void Informer::RunResync() {
-  while (stop_.SleepFor(options_.resync_period)) {
+  while (stop_.SleepFor(clock_, options_.resync_period)) {
     if (!synced_.load()) continue;
     std::lock_guard dispatch(dispatch_mutex_);
     for (const auto& object : store_.List()) {
@@ -204,6 +206,19 @@ void Informer::RunResync() {
       }
     }
   }
+}
+
+bool WaitForCacheSync(std::initializer_list<const Informer*> informers, CancellationToken& stop,
+                      const Clock& clock) {
+  constexpr auto kPoll = std::chrono::milliseconds(100);
+  const auto all_synced = [&] {
+    return std::ranges::all_of(informers,
+                               [](const Informer* informer) { return informer->HasSynced(); });
+  };
+  while (!all_synced()) {
+    if (!stop.SleepFor(clock, kPoll)) return false;
+  }
+  return true;
 }
 
 }  // namespace modelplane::core

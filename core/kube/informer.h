@@ -15,6 +15,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <functional>
+#include <initializer_list>
 #include <mutex>
 #include <random>
 #include <string>
@@ -116,5 +117,11 @@ class Informer {
   std::thread runner_;
   std::thread resyncer_;
 };
+
+// Waits until every informer has its first list (true) or `stop` is cancelled (false), looking
+// every 100 ms of `clock`'s time, as client-go's WaitForCacheSync does: the one wait every
+// controller runs before it starts its workers.
+[[nodiscard]] bool WaitForCacheSync(std::initializer_list<const Informer*> informers,
+                                    CancellationToken& stop, const Clock& clock);
 
 }  // namespace modelplane::core

@@ -1,10 +1,11 @@
 #include "core/kube/kube_client.h"
 
-#include <thread>
+#include <algorithm>
 
 #include <boost/asio/ssl.hpp>
 #include <cpprest/http_client.h>
 
+#include "core/http/retry_policy.h"
 #include "core/kube/api_status.h"
 #include "core/kube/kube_tls.h"
 #include "core/text/percent_encoding.h"
@@ -39,6 +40,8 @@ class RestKubeClient final : public KubeClient {
                  const rest::client::http_client_config& client_config)
       : config_(std::move(config)),
         options_(std::move(options)),
+        clock_(clock),
+        stop_(options_.stop != nullptr ? *options_.stop : never_stopped_),
         limiter_(options_.qps, options_.burst, clock),
         client_(config_.server, client_config) {}
 
@@ -147,10 +150,12 @@ class RestKubeClient final : public KubeClient {
                        const json& body, const std::string& content_type) override {
     const std::string what = method + " " + path_and_query;
     for (int attempt = 0;; ++attempt) {
-      WaitForToken();
+      // After a stop a request goes at once: a component's last writes (a lease released, a
+      // final status) are not held up by the rate limit.
+      (void)stop_.SleepFor(clock_, limiter_.When(""));
       int status = 0;
       std::string text;
-      std::optional<std::chrono::seconds> retry_after;
+      std::optional<std::chrono::milliseconds> retry_after;
       if (auto sent =
               SendOnce(method, path_and_query, body, content_type, status, text, retry_after);
           !sent) {
@@ -166,7 +171,11 @@ class RestKubeClient final : public KubeClient {
       }
       Error error = ErrorFromApiResponse(status, text, what);
       if (status == 429 && attempt < options_.max_throttle_retries) {
-        std::this_thread::sleep_for(retry_after.value_or(std::chrono::seconds(1)));
+        const auto wait = std::min<std::chrono::milliseconds>(
+            retry_after.value_or(std::chrono::seconds(1)), options_.max_retry_after);
+        if (!stop_.SleepFor(clock_, wait)) {
+          return std::unexpected(Stopped(what, "while the API server throttled it (429)"));
+        }
         continue;
       }
       return std::unexpected(std::move(error));
@@ -176,14 +185,13 @@ class RestKubeClient final : public KubeClient {
   const KubeConfig& config() const override { return config_; }
 
  private:
-  void WaitForToken() {
-    const auto wait = limiter_.When("");
-    if (wait > std::chrono::nanoseconds::zero()) std::this_thread::sleep_for(wait);
+  static Error Stopped(const std::string& what, const std::string& when) {
+    return Error(ErrorCode::kCancelled, what + ": stopped " + when);
   }
 
   Status SendOnce(const std::string& method, const std::string& path_and_query, const json& body,
                   const std::string& content_type, int& status, std::string& text,
-                  std::optional<std::chrono::seconds>& retry_after) {
+                  std::optional<std::chrono::milliseconds>& retry_after) {
     rest::http_request request(method);
     request.set_request_uri(path_and_query);
     request.headers().add("Accept", "application/json");
@@ -192,18 +200,25 @@ class RestKubeClient final : public KubeClient {
     if (!token) return std::unexpected(token.error());
     if (!token->empty()) request.headers().add("Authorization", "Bearer " + *token);
     if (!body.is_null()) request.set_body(body.dump(), content_type);
+    // A stop cancels the requests in flight at that moment (cpprestsdk closes their
+    // connections) instead of waiting out the request timeout; requests sent after it run.
+    pplx::cancellation_token_source cancel_request;
+    std::optional<ScopedCancellationCallback> on_stop;
+    if (!stop_.cancelled()) on_stop.emplace(stop_, [&cancel_request] { cancel_request.cancel(); });
     try {
-      rest::http_response response = client_.request(request).get();
+      rest::http_response response = client_.request(request, cancel_request.get_token()).get();
       status = response.status_code();
       text = response.extract_string(/*ignore_content_type=*/true).get();
       if (auto header = response.headers().find("Retry-After");
           header != response.headers().end()) {
         retry_after = ParseRetryAfter(header->second);
       }
-    } catch (const rest::http_exception& exception) {
-      return MakeError(ErrorCode::kUnavailable,
-                       std::string("request to the API server failed: ") + exception.what());
     } catch (const std::exception& exception) {
+      // A cancel surfaces as task_canceled or as an http_exception ("Operation canceled"),
+      // depending on where the request was.
+      if (cancel_request.get_token().is_canceled()) {
+        return MakeError(ErrorCode::kCancelled, "stopped in flight");
+      }
       return MakeError(ErrorCode::kUnavailable,
                        std::string("request to the API server failed: ") + exception.what());
     }
@@ -212,6 +227,9 @@ class RestKubeClient final : public KubeClient {
 
   const KubeConfig config_;
   const KubeClientOptions options_;
+  const Clock& clock_;
+  CancellationToken never_stopped_;
+  CancellationToken& stop_;
   TokenBucketRateLimiter limiter_;
   rest::client::http_client client_;
 };

@@ -1,6 +1,7 @@
 // A Kubernetes REST client with the semantics client-go users rely on: typed errors,
 // optimistic concurrency through resourceVersion, paged lists, every patch type a controller
-// needs, server-side apply, client-side rate limiting, and Retry-After on throttling.
+// needs, server-side apply, client-side rate limiting, and Retry-After on throttling. Every wait
+// (rate limit, Retry-After) runs on the injected clock and ends when the component stops.
 //
 // Requests go through cpprestsdk (which pools keep-alive connections); watches use Watcher
 // (watch.h), which reads the chunked stream line by line with its own deadlines.
@@ -15,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/cancel/cancellation_token.h"
 #include "core/clock/clock.h"
 #include "core/error/error.h"
 #include "core/kube/kube_config.h"
@@ -61,7 +63,15 @@ struct KubeClientOptions {
   int burst = 100;
   std::chrono::seconds request_timeout{30};
   int max_throttle_retries = 3;  // 429s retried after Retry-After before giving up
+  // The longest Retry-After honoured; a longer one is cut to this, so that an absurd value
+  // cannot park a controller for hours.
+  std::chrono::seconds max_retry_after{60};
   std::string user_agent = "modelplane";
+  // The component's shutdown. When it fires, requests in flight and waits before a throttled
+  // retry end at once with kCancelled, and a wait for the rate limiter ends; requests sent
+  // after it go at once and are not retried, so a component's last writes still work. May be
+  // null (nothing ends early).
+  CancellationToken* stop = nullptr;
 };
 
 class KubeClient {

@@ -179,7 +179,7 @@ void LeaderElector::Run() {
       reported_leader_ = holder;
       callbacks_.on_new_leader(holder);
     }
-    if (!stop_.SleepFor(Jittered(options_.retry_period))) return;
+    if (!stop_.SleepFor(clock_, Jittered(options_.retry_period))) return;
   }
   if (stop_.cancelled()) {
     // A stop that lands just after the acquiring write still hands the lease back: otherwise
@@ -199,8 +199,8 @@ void LeaderElector::Run() {
   auto last_renewed = clock_.Now();
   std::future<bool> attempt;
   std::string lost_because = "stopped";
-  while (
-      stop_.SleepFor(std::chrono::duration_cast<std::chrono::nanoseconds>(options_.retry_period))) {
+  while (stop_.SleepFor(
+      clock_, std::chrono::duration_cast<std::chrono::nanoseconds>(options_.retry_period))) {
     attempt = std::async(std::launch::async, [this] { return TryAcquireOrRenew(); });
     const auto remaining = last_renewed + options_.renew_deadline - clock_.Now();
     if (attempt.wait_for(remaining) == std::future_status::ready && attempt.get()) {

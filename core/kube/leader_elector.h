@@ -86,7 +86,7 @@ class LeaderElector {
   CancellationToken stop_;
   std::atomic<bool> leading_{false};
   // What we last saw of the lease's record and when, by our own clock.
-  nlohmann::json observed_spec_;
+  nlohmann::json observed_spec_ = nlohmann::json::object();  // {} until a lease is read
   Clock::SteadyTime observed_time_{};
   // The lease as the API server answered our last write of it (null until then, and after a
   // renewal from it failed), with the resourceVersion that write produced.

@@ -5,7 +5,8 @@
 //   }
 //
 // Config must bind from YAML (BindConfig) and have `admin` and `log` members. Flags override
-// the file: --log-level, --admin-port. A bad flag or config prints one clear error, exit 2.
+// the file: --log-level, --admin-port. A bad flag or config prints one clear error, exit 2. A
+// binary told to stop exits 0, even when the stop cut its start-up short.
 // A binary may add flags of its own with ComponentFlags.
 #pragma once
 
@@ -69,7 +70,14 @@ int RunComponentMain(int argc, char** argv, const std::string& component,
     return 2;
   }
   (*runtime)->logger().Info("started", {{"version", kModelplaneVersion}});
-  const int code = run(config, **runtime);
+  int code = run(config, **runtime);
+  if (code != 0 && (*runtime)->shutdown().cancelled()) {
+    // Told to stop (SIGTERM) before it was up: what failed then failed because of the stop (a
+    // request cancelled, a wait cut short), and a stop that was asked for is a clean exit.
+    (*runtime)->logger().Info("stopped_while_starting",
+                              {{"exit_code", static_cast<std::int64_t>(code)}});
+    code = 0;
+  }
   (*runtime)->Stop();
   return code;
 }

@@ -6,7 +6,8 @@
 
 namespace modelplane::core {
 
-Result<KubeConnection> ConnectToKubernetes(const KubernetesConfig& settings, const Clock& clock) {
+Result<KubeConnection> ConnectToKubernetes(const KubernetesConfig& settings, const Clock& clock,
+                                           CancellationToken* stop) {
   auto config = settings.kubeconfig.empty()
                     ? LoadInClusterConfig(ProcessEnvironment, clock)
                     : LoadKubeconfigFile(settings.kubeconfig, settings.context);
@@ -14,6 +15,7 @@ Result<KubeConnection> ConnectToKubernetes(const KubernetesConfig& settings, con
   KubeClientOptions options;
   options.qps = settings.qps;
   options.burst = settings.burst;
+  options.stop = stop;
   auto client = KubeClient::Create(*config, options, clock);
   if (!client) return std::unexpected(client.error());
   auto watcher = Watcher::Create(*config);
@@ -25,7 +27,7 @@ Result<KubeConnection> ConnectToKubernetes(const KubernetesConfig& settings, con
     server_version = (*version)["gitVersion"].get<std::string>();
   }
   return KubeConnection{std::move(*config), std::move(server_version), std::move(*client),
-                        std::move(*watcher)};
+                        std::move(*watcher), stop};
 }
 
 Result<std::unique_ptr<KubeClient>> LeaderElectionClient(const KubeConnection& connection,
@@ -43,12 +45,17 @@ Result<std::unique_ptr<KubeClient>> LeaderElectionClient(const KubeConnection& c
   options.request_timeout =
       std::max(std::chrono::seconds(1), std::chrono::ceil<std::chrono::seconds>(renew_deadline));
   options.user_agent = "modelplane/leader-election";
+  options.stop = connection.stop;
   return KubeClient::Create(connection.config, options, clock);
 }
 
 std::optional<KubeConnection> ConnectAndLog(const KubernetesConfig& settings, const Clock& clock,
-                                            const Logger& logger) {
-  auto connection = ConnectToKubernetes(settings, clock);
+                                            CancellationToken* stop, const Logger& logger) {
+  auto connection = ConnectToKubernetes(settings, clock, stop);
+  if (!connection && stop != nullptr && stop->cancelled()) {
+    logger.Info("kubernetes_connection_stopped", {{"error", connection.error().ToString()}});
+    return std::nullopt;
+  }
   if (!connection) {
     logger.Error("kubernetes_connection_failed", {{"error", connection.error().ToString()}});
     return std::nullopt;

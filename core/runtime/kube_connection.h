@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 
+#include "core/cancel/cancellation_token.h"
 #include "core/clock/clock.h"
 #include "core/kube/kube_client.h"
 #include "core/kube/watch_stream.h"
@@ -21,10 +22,15 @@ struct KubeConnection {
   std::string server_version;  // gitVersion from /version, proof the server answered
   std::unique_ptr<KubeClient> client;
   std::unique_ptr<Watcher> watcher;
+  CancellationToken* stop = nullptr;  // the component's shutdown, which its clients obey
 };
 
+// `stop` (the component's shutdown, may be null) ends the client's waits and requests at once,
+// the /version probe's included: a binary told to stop while the API server throttles it exits
+// instead of waiting out Retry-After.
 [[nodiscard]] Result<KubeConnection> ConnectToKubernetes(const KubernetesConfig& settings,
-                                                         const Clock& clock);
+                                                         const Clock& clock,
+                                                         CancellationToken* stop);
 
 // A client of its own for leader election, as controller-runtime gives it one: its own token
 // bucket and connections, so that a burst of the controllers' requests never queues a lease
@@ -34,9 +40,12 @@ struct KubeConnection {
     const KubeConnection& connection, std::chrono::milliseconds renew_deadline,
     std::chrono::milliseconds retry_period, const Clock& clock);
 
-// ConnectToKubernetes for a binary's start-up: logs api_server_connected or
-// kubernetes_connection_failed, so every binary reports the same events.
+// ConnectToKubernetes for a binary's start-up: logs api_server_connected,
+// kubernetes_connection_failed, or kubernetes_connection_stopped when `stop` ended the attempt,
+// so every binary reports the same events. A binary exits 0 after the last: it was told to.
 [[nodiscard]] std::optional<KubeConnection> ConnectAndLog(const KubernetesConfig& settings,
-                                                          const Clock& clock, const Logger& logger);
+                                                          const Clock& clock,
+                                                          CancellationToken* stop,
+                                                          const Logger& logger);
 
 }  // namespace modelplane::core

@@ -1,14 +1,6 @@
 #include "core/workqueue/work_queue.h"
 
-#include <algorithm>
-
 namespace modelplane::core {
-namespace {
-// The delay thread re-reads the clock at least this often, so an injected clock that jumps
-// forward is noticed without a wake-up from the queue.
-constexpr std::chrono::milliseconds kMaxDelayWait{200};
-}  // namespace
-
 WorkQueue::WorkQueue(std::unique_ptr<RateLimiter> rate_limiter, const Clock& clock)
     : rate_limiter_(std::move(rate_limiter)), clock_(clock) {
   delay_thread_ = std::thread([this] { RunDelayLoop(); });
@@ -126,9 +118,10 @@ void WorkQueue::RunDelayLoop() {
       delayed_by_key_.erase(key);
       AddLocked(key);
     }
-    auto wait = std::chrono::nanoseconds(kMaxDelayWait);
-    if (!delayed_by_time_.empty()) wait = std::min(wait, delayed_by_time_.begin()->first - now);
-    delayed_changed_.wait_for(lock, wait);
+    // Woken by an earlier AddAfter, by ShutDown, or by the clock reaching the first delay.
+    const Clock::SteadyTime next =
+        delayed_by_time_.empty() ? Clock::SteadyTime::max() : delayed_by_time_.begin()->first;
+    clock_.WaitUntil(lock, delayed_changed_, next);
   }
 }
 

@@ -24,7 +24,6 @@ namespace {
 using nlohmann::json;
 
 constexpr char kKey[] = "node";
-constexpr auto kSyncPoll = std::chrono::milliseconds(200);
 
 std::optional<core::api::Timestamp> ToTimestamp(const std::optional<WallTime>& time) {
   if (!time) return std::nullopt;
@@ -147,9 +146,7 @@ void NodeController::Poke() {
 bool NodeController::Start(core::CancellationToken& stop) {
   caches_.Start();
   pods_.Start();
-  while (!(caches_.HasSynced() && pods_.HasSynced())) {
-    if (!stop.SleepFor(kSyncPoll)) return false;
-  }
+  if (!core::WaitForCacheSync({&caches_, &pods_}, stop, dependencies_.clock)) return false;
   if (auto created = EnsureCacheExists(); !created) {
     logger_.Warn("modelcache_create_failed",
                  {{"node", options_.node_name}, {"error", created.error().ToString()}});

@@ -83,7 +83,7 @@ bool OperatorLeaseWatch::LookOnce() {
 
 void OperatorLeaseWatch::Run() {
   (void)LookOnce();
-  while (stop_.SleepFor(options_.poll_interval)) {
+  while (stop_.SleepFor(clock_, options_.poll_interval)) {
     if (admission_.AwaitingFirstGrant()) (void)LookOnce();
   }
 }

@@ -88,7 +88,7 @@ bool Evictor::Pace(std::uint64_t bytes) {
   if (options_.delete_bytes_per_second == 0) return !stop_.cancelled();
   const auto pause = std::chrono::nanoseconds(static_cast<std::int64_t>(
       1e9 * static_cast<double>(bytes) / static_cast<double>(options_.delete_bytes_per_second)));
-  return stop_.SleepFor(pause);
+  return stop_.SleepFor(dependencies_.clock, pause);
 }
 
 EvictionResult Evictor::Execute(const EvictionOrder& order) {

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "core/cancel/cancellation_token.h"
+#include "core/clock/clock.h"
 #include "core/digest/sha256.h"
 #include "core/log/logger.h"
 #include "node-agent/eviction/eviction_metrics.h"
@@ -71,6 +72,7 @@ class Evictor {
  public:
   struct Dependencies {
     CacheStore& store;
+    const core::Clock& clock;         // paces deletions
     ViewGuard* view_guard = nullptr;  // null without the CSI plugin
     // Asked just before a revision goes: false keeps it (it became protected since the plan).
     std::function<bool(const core::Sha256Bytes&)> may_evict;

@@ -19,7 +19,7 @@ core::Result<std::unique_ptr<PartialBlob>> FetchEngine::Run::BeginBlob(const Blo
   while (true) {
     auto partial = store_.BeginBlob(blob.digest, blob.size, options_.range_size);
     if (partial || partial.error().code() != core::ErrorCode::kConflict) return partial;
-    if (!outer_cancel_.SleepFor(std::chrono::milliseconds(100))) {
+    if (!outer_cancel_.SleepFor(clock_, std::chrono::milliseconds(100))) {
       return core::MakeError(core::ErrorCode::kCancelled, "cancelled while waiting for a blob");
     }
   }
@@ -276,7 +276,7 @@ void FetchEngine::Run::FetchRange(Blob& blob, std::size_t index, BufferLease lea
   }
   if (write_throttle_ != nullptr) {
     const auto wait = write_throttle_->Reserve(length);
-    if (wait > std::chrono::nanoseconds(0) && !run_cancel_.SleepFor(wait)) return;
+    if (wait > std::chrono::nanoseconds(0) && !run_cancel_.SleepFor(clock_, wait)) return;
   }
   if (auto written = partial.WriteRange(index, bytes, lease.capacity()); !written) {
     FailBlob(blob, written.error());

@@ -109,6 +109,7 @@ core::Status FetchEngine::Run::ReadRange(Blob& blob, std::size_t index,
     const auto measured_from = std::chrono::steady_clock::now();
     std::chrono::steady_clock::time_point first_byte{};
     const ReadContext context{.deadline = started + options_.range_timeout,
+                              .clock = &clock_,
                               .cancel = &run_cancel_,
                               .first_byte = &first_byte};
     if (metrics_ != nullptr) metrics_->InFlight(1);
@@ -189,7 +190,7 @@ bool FetchEngine::Run::ShouldRetry(Blob& blob, std::size_t index, std::size_t so
          {"source", reader.name()},
          {"attempt", attempts},
          {"error", error.ToString()}});
-    return run_cancel_.SleepFor(wait);
+    return run_cancel_.SleepFor(clock_, wait);
   }
   attempts = 0;
   ExcludeSource(blob, source, error);

@@ -7,6 +7,7 @@
 // constant for the object's life.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -16,6 +17,7 @@
 #include <string_view>
 
 #include "core/cancel/cancellation_token.h"
+#include "core/clock/clock.h"
 #include "core/digest/sha256.h"
 #include "core/error/error.h"
 
@@ -35,8 +37,11 @@ struct SourceFile {
 
 // Bounds on one ReadRange call.
 struct ReadContext {
-  // The whole range must have arrived by then; a stalled source ends with kDeadlineExceeded.
-  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+  // The whole range must have arrived by then, on `clock`; a stalled source ends with
+  // kDeadlineExceeded.
+  core::Clock::SteadyTime deadline = core::Clock::SteadyTime::max();
+  // The fetch's clock, which `deadline` is on; null: the system's steady clock.
+  const core::Clock* clock = nullptr;
   // Stops the read early with kCancelled; may be null. Not const: a source registers callbacks
   // on it (closing its socket) to end a blocked read.
   core::CancellationToken* cancel = nullptr;
@@ -44,12 +49,23 @@ struct ReadContext {
   // may be null. Written on the calling thread.
   std::chrono::steady_clock::time_point* first_byte = nullptr;
 
+  [[nodiscard]] core::Clock::SteadyTime Now() const {
+    return clock != nullptr ? clock->Now() : std::chrono::steady_clock::now();
+  }
+  // What is left until the deadline, at least 1 ms (a zero timeout would mean "no wait" to some
+  // asio paths); nullopt without a deadline.
+  [[nodiscard]] std::optional<std::chrono::milliseconds> TimeLeft() const {
+    if (deadline == core::Clock::SteadyTime::max()) return std::nullopt;
+    return std::max(std::chrono::milliseconds(1),
+                    std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Now()));
+  }
+
   // Why a read must stop now (kCancelled, kDeadlineExceeded), or nothing while it may go on.
   [[nodiscard]] std::optional<core::Error> StopReason() const {
     if (cancel != nullptr && cancel->cancelled()) {
       return core::Error(core::ErrorCode::kCancelled, "read cancelled");
     }
-    if (std::chrono::steady_clock::now() >= deadline) {
+    if (Now() >= deadline) {
       return core::Error(core::ErrorCode::kDeadlineExceeded, "read deadline passed");
     }
     return std::nullopt;

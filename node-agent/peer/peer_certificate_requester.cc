@@ -222,7 +222,7 @@ core::Result<std::string> PeerCertificateRequester::WaitForCertificate(
                       name, options_.wait_timeout.count()),
           true));
     }
-    if (!cancel.SleepFor(options_.poll_interval)) {
+    if (!cancel.SleepFor(clock_, options_.poll_interval)) {
       return core::MakeError(core::ErrorCode::kCancelled,
                              "stopped while waiting for a certificate");
     }

@@ -84,13 +84,13 @@ core::Status PeerRangeSource::ReadRange(const SourceFile& file, std::uint64_t of
                                        destination.size(), file.path, file.size));
   }
   const auto cancelled = [&] { return context.cancel != nullptr && context.cancel->cancelled(); };
-  const auto past_deadline = [&] { return SteadyClock::now() >= context.deadline; };
+  const auto past_deadline = [&] { return context.Now() >= context.deadline; };
   if (cancelled()) return core::MakeError(core::ErrorCode::kCancelled, "peer read cancelled");
 
   const auto remaining =
-      context.deadline == SteadyClock::time_point::max()
+      context.deadline == core::Clock::SteadyTime::max()
           ? options_.stall_timeout
-          : std::chrono::duration_cast<milliseconds>(context.deadline - SteadyClock::now());
+          : std::chrono::duration_cast<milliseconds>(context.deadline - context.Now());
   if (remaining < kMinimumTimeout) {
     return core::MakeError(core::ErrorCode::kDeadlineExceeded,
                            fmt::format("deadline passed before reading {}", file.path));
@@ -103,6 +103,8 @@ core::Status PeerRangeSource::ReadRange(const SourceFile& file, std::uint64_t of
   request.range_last = offset + destination.size() - 1;
   request.read_timeout = std::min(options_.stall_timeout, remaining);
   request.connect_timeout = std::min(options_.connect_timeout, remaining);
+  request.cancel = context.cancel;
+  request.clock = context.clock;
   if (context.first_byte != nullptr) {
     request.on_head = [first_byte = context.first_byte] { *first_byte = SteadyClock::now(); };
   }

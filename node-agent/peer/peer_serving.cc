@@ -112,7 +112,7 @@ void PeerServing::KeepCertificate() {
       const auto until_renewal = certificate->renew_at() - clock_.WallNow();
       wait = std::max<std::chrono::nanoseconds>(until_renewal, std::chrono::seconds(1));
     }
-    if (!stop_.SleepFor(wait)) return;
+    if (!stop_.SleepFor(clock_, wait)) return;
   }
 }
 

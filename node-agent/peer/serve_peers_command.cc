@@ -102,7 +102,7 @@ int ServePeers(const ServePeersFlags& flags, core::CancellationToken& stop,
   logger.Info("serving_peers", {{"cache_root", flags.cache_root},
                                 {"endpoint", (*server)->endpoint()},
                                 {"port", static_cast<std::uint64_t>((*server)->port())}});
-  while (stop.SleepFor(std::chrono::hours(1))) {
+  while (stop.SleepFor(clock, std::chrono::hours(1))) {
   }
   (*server)->Stop();
   return 0;

@@ -18,14 +18,12 @@ using std::chrono::steady_clock;
 core::Status ApplyReadContext(const ReadContext& context, milliseconds read_timeout,
                               core::ClientRequest& request) {
   if (auto stop = context.StopReason()) return std::unexpected(*stop);
-  if (context.deadline != steady_clock::time_point::max()) {
-    // At least 1 ms: a zero timeout would mean "no wait" to some asio paths.
-    const auto left =
-        std::max(milliseconds(1),
-                 std::chrono::duration_cast<milliseconds>(context.deadline - steady_clock::now()));
-    read_timeout = std::min(read_timeout, left);
-    request.connect_timeout = std::min(request.connect_timeout.value_or(left), left);
+  if (const auto left = context.TimeLeft()) {
+    read_timeout = std::min(read_timeout, *left);
+    request.connect_timeout = std::min(request.connect_timeout.value_or(*left), *left);
   }
+  request.cancel = context.cancel;
+  request.clock = context.clock;
   request.read_timeout = read_timeout;
   if (context.first_byte != nullptr) {
     request.on_head = [first_byte = context.first_byte] { *first_byte = steady_clock::now(); };

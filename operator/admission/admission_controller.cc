@@ -126,7 +126,7 @@ void AdmissionController::Stop() {
 void AdmissionController::Loop(const std::stop_token& stop) {
   while (!stop.stop_requested() && !stop_.cancelled()) {
     RunPass();
-    if (!stop_.SleepFor(options_.interval)) return;
+    if (!stop_.SleepFor(dependencies_.clock, options_.interval)) return;
   }
 }
 

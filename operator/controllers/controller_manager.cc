@@ -18,8 +18,6 @@ namespace {
 
 using nlohmann::json;
 
-constexpr auto kSyncPoll = std::chrono::milliseconds(200);
-
 core::InformerOptions InformerFor(core::ResourceType type, std::string namespace_name,
                                   std::chrono::seconds resync) {
   return {.type = std::move(type),
@@ -128,6 +126,7 @@ ControllerManager::ControllerManager(core::KubeClient& client, const core::Watch
                                      const core::Logger& logger, const core::Clock& clock)
     : options_(std::move(options)),
       logger_(logger.WithComponent("operator.controllers")),
+      clock_(clock),
       revisions_(client, watcher,
                  InformerFor(core::resources::ModelRevisions(), options_.namespace_scope,
                              options_.resync_period),
@@ -465,11 +464,10 @@ bool ControllerManager::Start(core::CancellationToken& stop) {
        {&deployments_, &stateful_sets_, &replica_sets_, &controller_revisions_}) {
     informer->Start();
   }
-  while (!(revisions_.HasSynced() && caches_.HasSynced() && nodes_.HasSynced() &&
-           pods_.HasSynced() && revocations_.HasSynced() && deployments_.HasSynced() &&
-           stateful_sets_.HasSynced() && replica_sets_.HasSynced() &&
-           controller_revisions_.HasSynced())) {
-    if (!stop.SleepFor(kSyncPoll)) return false;
+  if (!core::WaitForCacheSync({&revisions_, &caches_, &nodes_, &pods_, &revocations_, &deployments_,
+                               &stateful_sets_, &replica_sets_, &controller_revisions_},
+                              stop, clock_)) {
+    return false;
   }
   logger_.Info("informers_synced", {{"revisions", revisions_.store().Size()},
                                     {"caches", caches_.store().Size()},

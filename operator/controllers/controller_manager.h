@@ -94,6 +94,7 @@ class ControllerManager {
 
   const ControllerOptions options_;
   const core::Logger logger_;
+  const core::Clock& clock_;
   core::Informer revisions_;
   core::Informer caches_;
   core::Informer nodes_;

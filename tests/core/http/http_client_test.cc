@@ -341,6 +341,63 @@ TEST_F(HttpClientTest, GivesUpAfterMaxAttemptsAndNeverRetries4xx) {
   }
 }
 
+// A caller told to stop while the server throttles it is not held for the Retry-After.
+TEST_F(HttpClientTest, ACancelEndsTheWaitForRetryAfterAtOnce) {
+  std::atomic<int> calls{0};
+  router_.Handle(http::verb::get, "/throttled", [&](const ServerRequest&) {
+    ++calls;
+    auto response = ServerResponse::Text(http::status::too_many_requests, "slow down");
+    response.headers.set(http::field::retry_after, "25");
+    return response;
+  });
+  StartServer();
+  auto client = MakeClient();
+  CancellationToken cancel;
+  ClientRequest request = Get("/throttled");
+  request.cancel = &cancel;
+  auto pending = std::async(std::launch::async, [&] { return client->Fetch(request); });
+  while (calls.load() == 0) std::this_thread::yield();
+  const auto cancelled_at = std::chrono::steady_clock::now();
+  cancel.Cancel();
+  auto response = pending.get();
+  const auto took = std::chrono::steady_clock::now() - cancelled_at;
+  ASSERT_FALSE(response);
+  EXPECT_EQ(response.error().code(), ErrorCode::kCancelled) << response.error().ToString();
+  EXPECT_NE(response.error().message().find("429"), std::string::npos)
+      << "says what it was waiting out: " << response.error().message();
+  EXPECT_LT(took, 1s) << "waited out the Retry-After instead of stopping";
+  EXPECT_EQ(calls.load(), 1);
+}
+
+// The waits between attempts are on the request's clock: Retry-After: 25 is 25 s of it.
+TEST_F(HttpClientTest, RetryAfterIsWaitedOnTheRequestsClock) {
+  std::atomic<int> calls{0};
+  router_.Handle(http::verb::get, "/once", [&](const ServerRequest&) {
+    if (++calls == 1) {
+      auto response = ServerResponse::Text(http::status::too_many_requests, "slow down");
+      response.headers.set(http::field::retry_after, "25");
+      return response;
+    }
+    return ServerResponse::Text(http::status::ok, "done");
+  });
+  StartServer();
+  auto client = MakeClient();
+  ManualClock clock;
+  ClientRequest request = Get("/once");
+  request.clock = &clock;
+  auto pending = std::async(std::launch::async, [&] { return client->Fetch(request); });
+  while (clock.waiting() == 0) std::this_thread::yield();
+  clock.Advance(24s);
+  const std::uint64_t waits = clock.waits_ended();
+  while (clock.waits_ended() < waits + 2) std::this_thread::yield();
+  EXPECT_EQ(calls.load(), 1) << "retried before 25 s of the clock had passed";
+  clock.Advance(1s);
+  auto response = pending.get();
+  ASSERT_TRUE(response) << response.error().ToString();
+  EXPECT_EQ(response->body, "done");
+  EXPECT_EQ(calls.load(), 2);
+}
+
 TEST_F(HttpClientTest, ReplacesAPooledConnectionTheServerClosedWhileIdle) {
   router_.Handle(http::verb::get, "/hello", [](const ServerRequest&) {
     return ServerResponse::Text(http::status::ok, "hello");
@@ -446,6 +503,12 @@ TEST(RetryPolicyTest, RetryAfterParsesAndStatusesClassify) {
   EXPECT_EQ(ParseRetryAfter("7"), 7000ms);
   EXPECT_FALSE(ParseRetryAfter("Wed, 21 Oct 2015 07:28:00 GMT"));
   EXPECT_FALSE(ParseRetryAfter("-1"));
+  EXPECT_FALSE(ParseRetryAfter("soon"));
+  EXPECT_FALSE(ParseRetryAfter("")) << "an empty header is no advice";
+  EXPECT_EQ(ParseRetryAfter(" 3 "), 3000ms) << "surrounding spaces are allowed";
+  EXPECT_EQ(ParseRetryAfter("86400"), 86'400'000ms);
+  EXPECT_FALSE(ParseRetryAfter("86401")) << "over a day is not advice a caller should follow";
+  EXPECT_FALSE(ParseRetryAfter("99999999999999999999")) << "overflow is garbage";
   EXPECT_TRUE(IsRetryableHttpStatus(503));
   EXPECT_EQ(HttpStatusError(404, "http://127.0.0.1/x", "").http_status(), 404u);
   EXPECT_FALSE(IsRetryableHttpStatus(404));

@@ -28,13 +28,6 @@ TEST(ApiStatusTest, MapsStatusCodesToActionableErrors) {
   EXPECT_LT(long_body.message().size(), 1000u) << "bodies are quoted, bounded";
 }
 
-TEST(ApiStatusTest, RetryAfterIsBoundedSeconds) {
-  EXPECT_EQ(ParseRetryAfter("3"), std::chrono::seconds(3));
-  EXPECT_EQ(ParseRetryAfter("86400"), std::chrono::seconds(60));
-  EXPECT_EQ(ParseRetryAfter("soon"), std::nullopt);
-  EXPECT_EQ(ParseRetryAfter("-1"), std::nullopt);
-}
-
 TEST(WatchEventTest, ParsesEventsAndRejectsGarbage) {
   auto added = ParseWatchEvent(R"({"type":"ADDED","object":{"metadata":{"name":"a"}}})");
   ASSERT_TRUE(added.has_value());

@@ -75,7 +75,7 @@ static int Run(int argc, char** argv) {
   LeaderCallbacks callbacks{.on_started_leading =
                                 [&](CancellationToken& stop) {
                                   note("started");
-                                  while (stop.SleepFor(std::chrono::hours(1))) {
+                                  while (stop.SleepFor(clock, std::chrono::hours(1))) {
                                   }
                                 },
                             .on_stopped_leading = [&](const std::string&) { note("stopped"); }};

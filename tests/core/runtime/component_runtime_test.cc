@@ -43,7 +43,7 @@ TEST(ComponentRuntimeTest, ServesAdminEndpointsAndStopsOnSigterm) {
 
   // SIGTERM is blocked in this thread by Create and taken by the runtime's signal thread.
   ASSERT_EQ(::kill(::getpid(), SIGTERM), 0);
-  EXPECT_FALSE((*runtime)->shutdown().SleepFor(std::chrono::seconds(10)))
+  EXPECT_FALSE((*runtime)->shutdown().SleepFor((*runtime)->clock(), std::chrono::seconds(10)))
       << "SIGTERM must fire the shutdown token";
   (*runtime)->Stop();
   EXPECT_FALSE(Get(**client, port, "/healthz").has_value()) << "the admin server is stopped";

@@ -87,6 +87,23 @@ TEST_F(WorkQueueTest, AddAfterDelaysAndEarliestDelayWins) {
   EXPECT_EQ(queue_.DelayedLength(), 0u);
 }
 
+// Delays run on the queue's clock, not on real time: a simulation (or a test) moves them.
+TEST(WorkQueueClockTest, DelayedKeysBecomeReadyWhenTheClockReachesThem) {
+  ManualClock clock;
+  WorkQueue queue(MakeDefaultControllerRateLimiter(clock), clock);
+  queue.AddAfter("at-10s", std::chrono::seconds(10));
+  queue.AddAfter("at-9s", std::chrono::seconds(9));
+  clock.Advance(std::chrono::seconds(9));
+  // The delay thread moves every key due by then in one pass, in time order, so once "at-9s"
+  // is handed out the pass that left "at-10s" delayed is over.
+  EXPECT_EQ(queue.Get(), "at-9s");
+  EXPECT_EQ(queue.Length(), 0u);
+  EXPECT_EQ(queue.DelayedLength(), 1u) << "a key due at 10 s must wait at 9 s";
+  clock.Advance(std::chrono::seconds(1));
+  EXPECT_EQ(queue.Get(), "at-10s");
+  EXPECT_EQ(queue.DelayedLength(), 0u);
+}
+
 TEST_F(WorkQueueTest, RateLimitedAddsBackOffPerKey) {
   queue_.AddRateLimited("k");
   EXPECT_EQ(queue_.NumRequeues("k"), 1);

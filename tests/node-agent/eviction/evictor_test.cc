@@ -68,6 +68,7 @@ class EvictorTest : public ::testing::Test {
     evictor_ = std::make_unique<Evictor>(
         Evictor::Dependencies{
             .store = *store_,
+            .clock = clock_,
             .view_guard = guard_.get(),
             .may_evict =
                 [this](const core::Sha256Bytes& digest) { return !protected_.contains(digest); },
@@ -105,6 +106,7 @@ class EvictorTest : public ::testing::Test {
   std::unique_ptr<CacheStore> store_;
   std::unique_ptr<RecordingGuard> guard_;
   std::set<core::Sha256Bytes> protected_;
+  core::SystemClock clock_;
   std::unique_ptr<Evictor> evictor_;
   std::mutex mutex_;
   std::condition_variable changed_;

@@ -71,7 +71,7 @@ class ScriptedSource final : public RangeSource {
       return core::MakeError(core::ErrorCode::kUnavailable, name_ + ": 503");
     }
     if (stall) {
-      while (std::chrono::steady_clock::now() < context.deadline) {
+      while (context.Now() < context.deadline) {
         if (context.cancel != nullptr && context.cancel->cancelled()) {
           return core::MakeError(core::ErrorCode::kCancelled, "cancelled");
         }
@@ -80,8 +80,10 @@ class ScriptedSource final : public RangeSource {
       return core::MakeError(core::ErrorCode::kDeadlineExceeded, name_ + ": range deadline");
     }
     if (delay_ms > 0) {
+      const core::SystemClock system_clock;
+      const core::Clock& clock = context.clock != nullptr ? *context.clock : system_clock;
       if (context.cancel != nullptr &&
-          !context.cancel->SleepFor(std::chrono::milliseconds(delay_ms.load()))) {
+          !context.cancel->SleepFor(clock, std::chrono::milliseconds(delay_ms.load()))) {
         return core::MakeError(core::ErrorCode::kCancelled, "cancelled");
       }
     }

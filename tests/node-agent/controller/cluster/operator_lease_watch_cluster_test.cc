@@ -34,18 +34,20 @@ class OperatorLeaseWatchClusterTest : public core::testing::ClusterTest {
 
   // Runs the operator's leader election in this process until `stop` is called.
   std::unique_ptr<core::LeaderElector> Elect() {
-    auto elector = core::LeaderElector::Create(
-        *client_,
-        {.lease_namespace = namespace_,
-         .lease_name = kLeaseName,
-         .identity = "operator-under-test",
-         .lease_duration = milliseconds(4000),
-         .renew_deadline = milliseconds(3000),
-         .retry_period = milliseconds(500)},
-        {.on_started_leading =
-             [](core::CancellationToken& stop) { (void)stop.SleepFor(std::chrono::hours(1)); },
-         .on_stopped_leading = [](const std::string&) {}},
-        clock_);
+    auto elector =
+        core::LeaderElector::Create(*client_,
+                                    {.lease_namespace = namespace_,
+                                     .lease_name = kLeaseName,
+                                     .identity = "operator-under-test",
+                                     .lease_duration = milliseconds(4000),
+                                     .renew_deadline = milliseconds(3000),
+                                     .retry_period = milliseconds(500)},
+                                    {.on_started_leading =
+                                         [this](core::CancellationToken& stop) {
+                                           (void)stop.SleepFor(clock_, std::chrono::hours(1));
+                                         },
+                                     .on_stopped_leading = [](const std::string&) {}},
+                                    clock_);
     EXPECT_TRUE(elector) << elector.error().ToString();
     return elector ? std::move(*elector) : nullptr;
   }
