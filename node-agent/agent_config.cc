@@ -12,6 +12,8 @@ void BindConfig(core::ConfigMap& map, FetchConfig& config) {
   map.Optional("filesInFlight", config.files_in_flight, core::InRange(1, 256));
   map.Optional("bufferPool", config.buffer_pool);
   map.Optional("rangeTimeout", config.range_timeout);
+  map.Optional("minGoodput", config.min_goodput);
+  map.Optional("goodputWindow", config.goodput_window);
   map.Optional("concurrentStagings", config.concurrent_stagings, core::InRange(1, 64));
   if (config.range_size.bytes == 0 || config.range_size.bytes % 4096 != 0) {
     map.Fail("rangeSize must be a positive multiple of 4Ki");

@@ -20,6 +20,10 @@ struct FetchConfig {
   int files_in_flight = 8;  // files fetched and hashed at once, per staging
   core::ByteSize buffer_pool{256ull << 20};
   std::chrono::milliseconds range_timeout{60'000};
+  // A staging that lands less than min_goodput bytes a second over goodput_window gives up
+  // (failed, retried later) saying why; 0: never (FetchOptions).
+  core::ByteSize min_goodput{0};
+  std::chrono::milliseconds goodput_window{60'000};
   // Revisions staged at once; each uses up to in_flight requests from the shared pool.
   int concurrent_stagings = 2;
 };

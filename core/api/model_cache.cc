@@ -118,6 +118,8 @@ Result<CachedRevision> CachedFromJson(const JsonObjectReader& reader) {
   MODELPLANE_API_TRY(reader.Int64("uniqueBytes", cached.unique_bytes));
   MODELPLANE_API_TRY(reader.StringList("protection", cached.protection, 8, kMaxEnumLength));
   MODELPLANE_API_TRY(reader.Int64Map("bytesByTier", cached.bytes_by_tier, kMaxTiers));
+  MODELPLANE_API_TRY(reader.Int64("goodputBytesPerSecond", cached.goodput_bytes_per_second));
+  MODELPLANE_API_TRY(reader.Int64("expectedFinishSeconds", cached.expected_finish_seconds));
   return cached;
 }
 
@@ -264,6 +266,12 @@ nlohmann::json ToJson(const ModelCacheStatus& status) {
       if (cached.unique_bytes != 0) item["uniqueBytes"] = cached.unique_bytes;
       if (!cached.protection.empty()) item["protection"] = cached.protection;
       if (!cached.bytes_by_tier.empty()) item["bytesByTier"] = cached.bytes_by_tier;
+      if (cached.goodput_bytes_per_second) {
+        item["goodputBytesPerSecond"] = *cached.goodput_bytes_per_second;
+      }
+      if (cached.expected_finish_seconds) {
+        item["expectedFinishSeconds"] = *cached.expected_finish_seconds;
+      }
       revisions.push_back(std::move(item));
     }
     out["revisions"] = std::move(revisions);

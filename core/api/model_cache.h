@@ -58,6 +58,10 @@ inline constexpr std::string_view kCacheReasonSourceUnavailable = "SourceUnavail
 inline constexpr std::string_view kCacheReasonVerificationFailed = "VerificationFailed";
 inline constexpr std::string_view kCacheReasonNoSpace = "NoSpace";
 inline constexpr std::string_view kCacheReasonStagingFailed = "StagingFailed";
+// Failed: the staging landed less than the agent's fetch.minGoodput a second over a whole
+// goodput window (a source that trickles or stalls after its first bytes); the message gives
+// its pace in numbers only.
+inline constexpr std::string_view kCacheReasonSourceTooSlow = "SourceTooSlow";
 // Evicting: the revision is revoked; the entry stays, bytesDone counting the bytes still held,
 // until its blobs are purged (the message says what the purge waits for).
 inline constexpr std::string_view kCacheReasonRevoked = "Revoked";
@@ -186,6 +190,10 @@ struct CachedRevision {
   // Where the staging's bytes came from, by tier (kTier*): what it fetched from peers and from
   // origins, and what it found already here ("local").
   std::map<std::string, std::int64_t> bytes_by_tier;
+  // While staging: bytes landed per second over the agent's goodput window, and the seconds
+  // to Ready at that pace (unset while nothing lands: "no finish in sight").
+  std::optional<std::int64_t> goodput_bytes_per_second;
+  std::optional<std::int64_t> expected_finish_seconds;
 
   friend bool operator==(const CachedRevision&, const CachedRevision&) = default;
 };

@@ -42,6 +42,9 @@ struct FetchFlags {
   std::size_t files_in_flight = 8;
   std::string buffer_pool = "256Mi";
   std::string range_timeout = "60s";
+  std::string min_goodput = "0";
+  std::string goodput_window = "60s";
+  std::string deadline = "0s";
   std::string capacity;
   bool no_direct_io = false;
   std::string log_level = "warn";
@@ -62,6 +65,12 @@ int RunFetch(const FetchFlags& flags) {
   if (!range_size) return fail_usage(range_size.error());
   if (!pool) return fail_usage(pool.error());
   if (!timeout) return fail_usage(timeout.error());
+  auto min_goodput = core::ParseByteSize(flags.min_goodput);
+  auto goodput_window = core::ParseDuration(flags.goodput_window);
+  auto deadline = core::ParseDuration(flags.deadline);
+  if (!min_goodput) return fail_usage(min_goodput.error().Wrap("--min-goodput"));
+  if (!goodput_window) return fail_usage(goodput_window.error().Wrap("--goodput-window"));
+  if (!deadline) return fail_usage(deadline.error().Wrap("--deadline"));
   std::uint64_t capacity = 0;
   if (!flags.capacity.empty()) {
     auto parsed = core::ParseByteSize(flags.capacity);
@@ -119,7 +128,10 @@ int RunFetch(const FetchFlags& flags) {
        .max_in_flight = flags.in_flight,
        .files_in_flight = flags.files_in_flight,
        .buffer_pool_bytes = *pool,
-       .range_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(*timeout)},
+       .range_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(*timeout),
+       .goodput_window = std::chrono::duration_cast<std::chrono::milliseconds>(*goodput_window),
+       .min_goodput = *min_goodput,
+       .deadline = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline)},
       {.store = store->get(), .health = &health, .logger = &*logger, .clock = &clock});
   if (!engine) return fail_usage(engine.error());
 
@@ -146,8 +158,7 @@ int RunFetch(const FetchFlags& flags) {
   ProgressLine progress;
   FetchReport report;
   auto result = (*engine)->Fetch(
-      *request, cancel,
-      [&](const FetchProgress& now) { progress.Update(now.done_bytes, now.total_bytes); }, &report);
+      *request, cancel, [&](const FetchProgress& now) { progress.Update(now); }, &report);
   stop_watcher();
   progress.Finish();
   std::printf("%s\n", ToJson(report).dump(2).c_str());
@@ -193,6 +204,13 @@ Subcommand AddFetchCommand(CLI::App& parent) {
   app->add_option("--buffer-pool", flags->buffer_pool,
                   "memory for ranges in flight (default 256Mi)");
   app->add_option("--range-timeout", flags->range_timeout, "deadline of one range (default 60s)");
+  app->add_option("--min-goodput", flags->min_goodput,
+                  "give up when fewer bytes a second land over --goodput-window (default 0: "
+                  "never)");
+  app->add_option("--goodput-window", flags->goodput_window,
+                  "the window goodput is measured over (default 60s)");
+  app->add_option("--deadline", flags->deadline,
+                  "give up when the fetch is not done by then (default 0s: none)");
   app->add_option("--capacity", flags->capacity, "bytes the cache may hold (default: the disk)");
   app->add_flag("--no-direct-io", flags->no_direct_io, "write through the page cache");
   app->add_option("--log-level", flags->log_level, "trace|debug|info|warn|error (default warn)");

@@ -454,6 +454,7 @@ core::Result<core::ReconcileResult> NodeController::Reconcile() {
     return StagingPriority(a.reason) < StagingPriority(b.reason);
   });
   std::set<core::Sha256Bytes> refused_now;
+  std::set<core::Sha256Bytes> failed_now;
   for (const ToStage& item : to_stage) {
     const LoadedRevision& loaded = *item.loaded;
     core::api::CachedRevision& entry = entries[core::FormatDigest(loaded.digest)];
@@ -516,8 +517,23 @@ core::Result<core::ReconcileResult> NodeController::Reconcile() {
       entry.reason = state->reason;
       entry.message = state->message;
       entry.bytes_by_tier = TierBytes(state->bytes_by_tier);
+      if (state->phase == StagingPhase::kStaging && state->goodput_bytes_per_second) {
+        entry.goodput_bytes_per_second =
+            static_cast<std::int64_t>(std::max(0.0, *state->goodput_bytes_per_second));
+        if (state->expected_finish) entry.expected_finish_seconds = state->expected_finish->count();
+      }
       if (state->phase == StagingPhase::kQueued || state->phase == StagingPhase::kStaging) {
         moving = true;
+      }
+      if (state->phase == StagingPhase::kFailed) {
+        failed_now.insert(loaded.digest);
+        if (auto& reported = failure_reported_[loaded.digest]; reported != state->message) {
+          reported = state->message;
+          RecordEvent(*cache, "Warning", state->reason.empty() ? "StagingFailed" : state->reason,
+                      "Stage",
+                      fmt::format("staging ModelRevision {} ({}) failed: {}", item.key,
+                                  entry.digest, state->message));
+        }
       }
       if (state->phase == StagingPhase::kReady) moving = true;  // the store will say Ready
       if (auto again = stager_->RetryAt(loaded.digest)) {
@@ -526,6 +542,8 @@ core::Result<core::ReconcileResult> NodeController::Reconcile() {
     }
   }
   refused_ = std::move(refused_now);
+  std::erase_if(failure_reported_,
+                [&](const auto& reported) { return !failed_now.contains(reported.first); });
   // Revisions no longer wanted stop staging (their bytes stay until eviction wants the room).
   if (stager_ != nullptr) {
     for (const core::Sha256Bytes& digest : staging_wanted_) {

@@ -183,6 +183,9 @@ class NodeController final : public RevisionResolver {
   RevisionReader revisions_{dependencies_.client, dependencies_.clock, {}};
   RevisionIndex index_;
   std::set<core::Sha256Bytes> refused_;  // stagings refused for capacity (one Event each time)
+  // The failure each failed staging last reported in an Event: one Event per new failure,
+  // not one per pass (a staging retried and failing the same way stays quiet).
+  std::map<core::Sha256Bytes, std::string> failure_reported_;
   StatusPacer pacer_;
 
   // Written at each pass, read by the CSI plugin's threads: the digests the operator says are

@@ -183,7 +183,11 @@ void Stager::Stage(const core::Sha256Bytes& digest) {
           {
             std::lock_guard lock(mutex_);
             auto entry = entries_.find(digest);
-            if (entry != entries_.end()) entry->second.state.bytes_done = progress.done_bytes;
+            if (entry != entries_.end()) {
+              entry->second.state.bytes_done = progress.done_bytes;
+              entry->second.state.goodput_bytes_per_second = progress.goodput_bytes_per_second;
+              entry->second.state.expected_finish = progress.expected_finish;
+            }
           }
           Notify();
         },
@@ -207,6 +211,8 @@ void Stager::Stage(const core::Sha256Bytes& digest) {
       state.times.queued = queued;
       state.tier = report.tier;
       state.bytes_by_tier = report.bytes_by_tier;
+      state.goodput_bytes_per_second.reset();
+      state.expected_finish.reset();
       if (outcome) {
         state.phase = StagingPhase::kReady;
         state.bytes_done = state.bytes_total;

@@ -60,6 +60,9 @@ struct StagingState {
   std::string message;
   // Where the bytes came from (kTier*), once the staging ended.
   std::map<std::string, std::uint64_t> bytes_by_tier;
+  // While fetching: FetchProgress's goodput and expected finish.
+  std::optional<double> goodput_bytes_per_second;
+  std::optional<std::chrono::seconds> expected_finish;
 };
 
 class Stager {

@@ -88,6 +88,12 @@ StagingFailure DescribeStagingFailure(const core::Error& error, const FetchRepor
       if (!file.times.published && Weight(failed.code) > Weight(code)) code = failed.code;
     }
   }
+  if (!report.pace_verdict.empty()) {
+    // The engine's own numbers, with no source's answer in them.
+    return {std::string(core::api::kCacheReasonSourceTooSlow),
+            report.pace_verdict +
+                "; details are in the node agent's log (events fetch_gave_up, staging_failed)"};
+  }
   StagingFailure failure = Describe(code);
   if (!files.empty()) failure.message += fmt::format("; files: {}", Joined(files));
   if (!sources.empty())

@@ -15,6 +15,8 @@ json StatusPacer::ShapeOf(json status) {
       entry.erase("bytesDone");
       entry.erase("bytesByTier");
       entry.erase("uniqueBytes");
+      entry.erase("goodputBytesPerSecond");
+      entry.erase("expectedFinishSeconds");
     }
   }
   for (const char* count : {"usedBytes", "reservedBytes", "reclaimableBytes", "protectedBytes"}) {

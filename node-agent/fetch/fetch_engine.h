@@ -29,7 +29,10 @@
 // serve it, and keeps retrying the last one while its quota lasts. Non-retryable errors (404,
 // 403, truncation) move the file on at once; a 404 from a peer still staging the blob only
 // means "not yet". A range past its deadline cools its source down for every file of the
-// fetch. When a finished file's digest does not match, every source that served
+// fetch. A fetch that lands less than options.min_goodput per second over a whole
+// options.goodput_window (a source that trickles, or stalls after the first bytes of each
+// range), or runs past options.deadline, fails with kDeadlineExceeded and says why. When a
+// finished file's digest does not match, every source that served
 // part of it is reported to SourceHealth (quarantined for that blob; peers cool down), the bytes
 // go to the store's quarantine, and the file is fetched again from the sources left. Except the
 // first mismatch of a file resumed from an earlier staging: the partial on this disk may be what
@@ -84,6 +87,13 @@ struct FetchOptions {
   // How often a range with no source free looks again, and how long it may wait in all.
   std::chrono::milliseconds source_poll{250};
   std::chrono::milliseconds source_wait_limit{600'000};
+  // Goodput (landed bytes per second, goodput_meter.h) is measured over this window. Below
+  // min_goodput over a whole window the fetch gives up with kDeadlineExceeded, saying how fast
+  // it went and what the sources last answered; 0: never (a slow fetch only reports).
+  std::chrono::milliseconds goodput_window{60'000};
+  std::uint64_t min_goodput = 0;
+  // The whole fetch must be done by then (from its start); 0: no deadline.
+  std::chrono::milliseconds deadline{0};
 };
 
 struct FetchFile {
@@ -108,6 +118,10 @@ struct FetchProgress {
   std::uint64_t done_bytes = 0;  // local + resumed + fetched so far
   std::size_t files_total = 0;
   std::size_t files_done = 0;
+  // Landed bytes per second over FetchOptions::goodput_window, and the time to finish at that
+  // pace; unset until measured (or while nothing lands).
+  std::optional<double> goodput_bytes_per_second;
+  std::optional<std::chrono::seconds> expected_finish;
 };
 
 using ProgressCallback = std::function<void(const FetchProgress&)>;

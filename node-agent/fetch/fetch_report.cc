@@ -69,6 +69,7 @@ nlohmann::json ToJson(const FetchReport& report) {
                         {"times", TimesToJson(report.times)},
                         {"files", std::move(files)}};
   if (!report.error.empty()) out["error"] = report.error;
+  if (!report.pace_verdict.empty()) out["paceVerdict"] = report.pace_verdict;
   return out;
 }
 

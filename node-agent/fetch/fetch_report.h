@@ -70,6 +70,10 @@ struct FetchReport {
   std::size_t buffer_high_water_bytes = 0;
   StageTimes times;
   std::vector<FileReport> files;
+  // When the fetch gave up for its pace (below FetchOptions::min_goodput, or past its
+  // deadline): the engine's own account, numbers only, with no source's answer in it, so fit
+  // for status. Empty otherwise.
+  std::string pace_verdict;
 
   [[nodiscard]] double SecondsToReady() const;
 };

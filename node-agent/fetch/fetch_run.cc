@@ -211,18 +211,20 @@ core::Result<FetchReport> FetchEngine::Run::Execute(FetchReport* report_out) {
 }
 
 void FetchEngine::Run::WaitUntilSettled() {
+  constexpr auto kTick = std::chrono::milliseconds(250);
+  const core::Clock::SteadyTime started = clock_.Now();
+  GoodputMeter meter(options_.goodput_window);
   std::unique_lock lock(mutex_);
+  core::Clock::SteadyTime next_tick = started;
   while (blobs_remaining_ > 0 && !failure_ && !run_cancel_.cancelled()) {
-    blob_settled_.wait_for(lock, std::chrono::milliseconds(250));
-    if (progress_) {
-      const FetchProgress snapshot{.total_bytes = report_.total_bytes,
-                                   .done_bytes = done_bytes_.load(),
-                                   .files_total = blobs_.size(),
-                                   .files_done = blobs_.size() - blobs_remaining_};
+    if (clock_.Now() >= next_tick) {
+      next_tick = clock_.Now() + kTick;
       lock.unlock();
-      progress_(snapshot);
+      Supervise(meter, started);
       lock.lock();
+      continue;
     }
+    clock_.WaitUntil(lock, blob_settled_, next_tick);
   }
   if (!failure_ && blobs_remaining_ > 0) {
     failure_ = core::Error(core::ErrorCode::kCancelled, "the fetch was cancelled", false);
@@ -230,6 +232,56 @@ void FetchEngine::Run::WaitUntilSettled() {
   stop_ = true;
   work_changed_.notify_all();
   sources_.WakeAll();
+}
+
+void FetchEngine::Run::Supervise(GoodputMeter& meter, core::Clock::SteadyTime started) {
+  const core::Clock::SteadyTime now = clock_.Now();
+  const std::uint64_t done = done_bytes_.load();
+  const std::uint64_t total = report_.total_bytes;
+  meter.Sample(now, done);
+  FetchProgress snapshot{.total_bytes = total,
+                         .done_bytes = done,
+                         .goodput_bytes_per_second = meter.BytesPerSecond(),
+                         .expected_finish = meter.ExpectedFinish(total - std::min(done, total))};
+  {
+    std::lock_guard lock(mutex_);
+    snapshot.files_total = blobs_.size();
+    snapshot.files_done = blobs_.size() - blobs_remaining_;
+  }
+  if (progress_) progress_(snapshot);
+
+  const bool below_floor =
+      options_.min_goodput > 0 && meter.WindowCovered() &&
+      snapshot.goodput_bytes_per_second.value_or(0) < static_cast<double>(options_.min_goodput);
+  const bool past_deadline =
+      options_.deadline > std::chrono::milliseconds::zero() && now - started >= options_.deadline;
+  if (!below_floor && !past_deadline) return;
+  std::string last_error;
+  {
+    std::lock_guard lock(last_range_error_mutex_);
+    last_error = last_range_error_.empty() ? "none" : last_range_error_;
+  }
+  const std::string pace = fmt::format(
+      "{} of {} bytes landed after {:.0f} s, {:.0f} B/s over the last {:.0f} s{}", done, total,
+      SecondsBetween(started, now), snapshot.goodput_bytes_per_second.value_or(0),
+      std::chrono::duration<double>(
+          std::min<core::Clock::SteadyTime::duration>(now - started, options_.goodput_window))
+          .count(),
+      snapshot.expected_finish
+          ? fmt::format(", {} s more at that pace", snapshot.expected_finish->count())
+          : std::string(", no finish in sight at that pace"));
+  pace_verdict_ =
+      below_floor
+          ? fmt::format("staging slower than the floor of {} B/s: {}", options_.min_goodput, pace)
+          : fmt::format("staging not done within its deadline of {} s: {}",
+                        std::chrono::duration_cast<std::chrono::seconds>(options_.deadline).count(),
+                        pace);
+  const std::string why =
+      fmt::format("{}; the sources' last failure: {}", pace_verdict_, last_error);
+  Log(core::LogLevel::kWarn, "fetch_gave_up", {{"revision", report_.name}, {"reason", why}});
+  std::lock_guard lock(mutex_);
+  if (!failure_) failure_ = core::Error(core::ErrorCode::kDeadlineExceeded, why, true);
+  blob_settled_.notify_all();
 }
 
 void FetchEngine::Run::Worker() {
@@ -445,6 +497,7 @@ void FetchEngine::Run::Cleanup() {
 }
 
 void FetchEngine::Run::BuildReport() {
+  report_.pace_verdict = pace_verdict_;
   report_.buffer_high_water_bytes = pool_.Stats().high_water * pool_.buffer_size();
   report_.quarantines = 0;
   // Counted again here: a file that started over after a mismatch kept none of what it resumed.

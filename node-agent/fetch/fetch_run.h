@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "node-agent/fetch/fetch_engine.h"
+#include "node-agent/fetch/goodput_meter.h"
 #include "node-agent/fetch/ordered_hasher.h"
 #include "node-agent/fetch/range_scheduler.h"
 #include "node-agent/fetch/run_sources.h"
@@ -98,6 +99,8 @@ class FetchEngine::Run {
   [[nodiscard]] bool AnotherSourceMayServe(Blob& blob, std::size_t except);
   void ExcludeSource(Blob& blob, std::size_t source, const core::Error& error);
   void WaitUntilSettled();
+  // Measures goodput, reports progress, and fails the fetch past its floor or its deadline.
+  void Supervise(GoodputMeter& meter, core::Clock::SteadyTime started);
   void Cleanup();
   void BuildReport();
   void Log(core::LogLevel level, std::string_view event,
@@ -132,6 +135,10 @@ class FetchEngine::Run {
   std::size_t blobs_remaining_ = 0;
   std::optional<core::Error> failure_;
   bool stop_ = false;
+
+  std::mutex last_range_error_mutex_;
+  std::string last_range_error_;  // what a source last answered to a failed read, for "why"
+  std::string pace_verdict_;      // FetchReport::pace_verdict; written by the supervising thread
 };
 
 }  // namespace modelplane::agent

@@ -148,6 +148,10 @@ core::Status FetchEngine::Run::ReadRange(Blob& blob, std::size_t index,
       blob.sources[source].not_before = clock_.Now() + options_.source_poll;
       continue;
     }
+    {
+      std::lock_guard lock(last_range_error_mutex_);
+      last_range_error_ = fmt::format("{} {}", reader.name(), error.ToString());
+    }
     if (reader.tier() != core::api::kTierPeer) health_.ReportRangeOutcome(reader.name(), false);
     if (metrics_ != nullptr) metrics_->RangeFailed(reader.tier(), reader.name(), error.code());
     waiting_since = clock_.Now();

@@ -2,10 +2,11 @@
 // applies a ReadContext's deadline and cancellation to the HTTP client's request, copies the
 // body into the destination and tells a short answer (kDataLoss) from a failed transfer.
 //
-// The client has no cancellation hook of its own, so cancellation and the overall deadline are
-// checked before the request and on every body chunk (at most ClientOptions::stream_buffer_size
-// bytes apart); each connect and read is bounded by the time left, so a stalled server ends the
-// call with kDeadlineExceeded no later than the deadline plus one client retry backoff.
+// The context's cancel token ends the client's waits between attempts; an attempt itself has
+// no cancellation hook, so cancellation and the overall deadline are also checked before the
+// request and on every body chunk (at most ClientOptions::stream_buffer_size bytes apart);
+// each connect and read is bounded by the time left, so a stalled server ends the call with
+// kDeadlineExceeded no later than the deadline plus one client retry backoff.
 // Thread safety: pure functions over the client, which is thread-safe.
 #pragma once
 

@@ -58,6 +58,26 @@ ProcessResult Wait(pid_t pid, const std::filesystem::path& stdout_path) {
           .out = std::string((std::istreambuf_iterator<char>(in)), {})};
 }
 
+// An answer that sends its first 16 KiB and then stalls for 3 s before each further piece:
+// bytes move, but no range ever lands within a short range timeout.
+class Trickle final : public core::BodySource {
+ public:
+  explicit Trickle(std::unique_ptr<core::BodySource> inner) : inner_(std::move(inner)) {}
+  [[nodiscard]] std::uint64_t Size() const override { return inner_->Size(); }
+  [[nodiscard]] core::Result<std::size_t> ReadAt(std::uint64_t offset,
+                                                 std::span<std::byte> out) override {
+    if (sent_ >= kBeforeStall) std::this_thread::sleep_for(std::chrono::seconds(3));
+    auto read = inner_->ReadAt(offset, out.first(std::min<std::size_t>(out.size(), kBeforeStall)));
+    if (read) sent_ += *read;
+    return read;
+  }
+
+ private:
+  static constexpr std::size_t kBeforeStall = 16 << 10;
+  std::unique_ptr<core::BodySource> inner_;
+  std::uint64_t sent_ = 0;
+};
+
 class FetchCommandTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -73,7 +93,11 @@ class FetchCommandTest : public ::testing::Test {
     core::Router router;
     router.HandlePrefix(boost::beast::http::verb::get, "/models/",
                         [this](const core::ServerRequest& request) {
-                          ++requests_;
+                          const int count = ++requests_;
+                          if (fail_every_other_ && count % 2 == 0) {
+                            return core::ServerResponse::Text(
+                                boost::beast::http::status::internal_server_error, "oops\n");
+                          }
                           if (delay_ms_ > 0) {
                             std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms_));
                           }
@@ -103,6 +127,7 @@ class FetchCommandTest : public ::testing::Test {
     }
     auto file = core::FileBodySource::Open((base_ / "origin" / decoded).string());
     if (!file) return core::ServerResponse::Text(boost::beast::http::status::not_found, "no\n");
+    if (trickle_) return core::ServerResponse::Stream(std::make_unique<Trickle>(std::move(*file)));
     return core::ServerResponse::Stream(std::move(*file));
   }
 
@@ -187,6 +212,8 @@ spec:
   std::unique_ptr<core::HttpServer> server_;
   std::atomic<int> requests_{0};
   std::atomic<int> delay_ms_{0};
+  std::atomic<bool> fail_every_other_{false};  // every second request answers 500
+  std::atomic<bool> trickle_{false};           // 16 KiB of each answer, then a long stall
   std::vector<std::tuple<std::string, std::size_t, std::string>> files_;
   std::uint64_t total_ = 0;
 };
@@ -209,6 +236,38 @@ TEST_F(FetchCommandTest, FetchesFromAnHttpOriginByteExact) {
   auto again = Run(FetchArgs());
   ASSERT_EQ(again.exit_code, 0);
   EXPECT_EQ(nlohmann::json::parse(again.out)["tier"], "local");
+}
+
+// A sole origin answering 500 to every other request: each 500 is retried from the source's
+// retry quota, which the successes in between refill, so the fetch completes.
+TEST_F(FetchCommandTest, AFlakySoleOriginAnswering500ToEveryOtherRequestCompletes) {
+  fail_every_other_ = true;
+  auto result = Run(FetchArgs());
+  ASSERT_EQ(result.exit_code, 0) << result.out;
+  EXPECT_TRUE(nlohmann::json::parse(result.out)["ready"].get<bool>());
+  EXPECT_GT(requests_.load(), 2 * static_cast<int>((total_ + (64 << 10) - 1) / (64 << 10)) - 8)
+      << "about half the requests failed and were retried";
+}
+
+// A sole origin that sends the start of each answer and stalls: under a goodput floor the
+// command gives up within about the window, saying how fast it went and why.
+TEST_F(FetchCommandTest, ATricklingSoleOriginUnderAGoodputFloorGivesUpSayingWhy) {
+  trickle_ = true;
+  auto args = FetchArgs();
+  for (const char* flag :
+       {"--range-timeout", "1s", "--min-goodput", "1Mi", "--goodput-window", "4s"}) {
+    args.emplace_back(flag);
+  }
+  const auto started = std::chrono::steady_clock::now();
+  auto result = Run(args);
+  const auto took = std::chrono::steady_clock::now() - started;
+  EXPECT_NE(result.exit_code, 0) << result.out;
+  const auto report = nlohmann::json::parse(result.out);
+  EXPECT_FALSE(report["ready"].get<bool>());
+  const std::string why = report["error"].get<std::string>();
+  EXPECT_NE(why.find("slower than the floor of 1048576 B/s"), std::string::npos) << why;
+  EXPECT_NE(why.find("over the last 4 s"), std::string::npos) << why;
+  EXPECT_LT(took, std::chrono::seconds(60)) << "gave up long after the window";
 }
 
 TEST_F(FetchCommandTest, KillNineMidFetchThenRestartDownloadsOnlyWhatWasInFlight) {

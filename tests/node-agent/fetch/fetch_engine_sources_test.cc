@@ -139,5 +139,40 @@ TEST_F(FetchEngineTest, AWriteThrottleHoldsTheStagingToItsRate) {
   EXPECT_GE(seconds, 0.9 * static_cast<double>(UniqueBytes() - kRange) / kRate);
 }
 
+// A sole source that lands nothing (it stalls every range past its deadline) under a goodput
+// floor: the fetch gives up once a whole window shows it, saying how fast it went and what the
+// source last answered, instead of waiting out cool-downs for as long as the source stalls.
+TEST_F(FetchEngineTest, ASoleStallingSourceUnderAGoodputFloorGivesUpSayingWhy) {
+  options_.min_goodput = 1;
+  options_.goodput_window = std::chrono::seconds(2);
+  options_.stall_cooldown = std::chrono::milliseconds(200);
+  OpenStore();
+  ScriptedSource stalled("http/slow", "http", base_ / "origin");
+  stalled.stall = true;
+  const auto started = std::chrono::steady_clock::now();
+  auto report = Fetch({&stalled});
+  ASSERT_FALSE(report);
+  EXPECT_EQ(report.error().code(), core::ErrorCode::kDeadlineExceeded) << report.error().ToString();
+  const std::string why = report.error().message();
+  EXPECT_NE(why.find("slower than the floor of 1 B/s"), std::string::npos) << why;
+  EXPECT_NE(why.find("0 B/s over the last 2 s"), std::string::npos) << why;
+  EXPECT_NE(why.find("http/slow"), std::string::npos) << "names the source: " << why;
+  EXPECT_NE(why.find("deadline"), std::string::npos) << "says what it answered: " << why;
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(30));
+}
+
+TEST_F(FetchEngineTest, AFetchPastItsDeadlineGivesUpSayingHowFarItGot) {
+  options_.deadline = std::chrono::milliseconds(500);
+  OpenStore();
+  ScriptedSource slow("objectStore/origin", "objectStore", base_ / "origin");
+  slow.delay_ms = 200;  // every range: the fetch needs far longer than its deadline
+  auto report = Fetch({&slow});
+  ASSERT_FALSE(report);
+  EXPECT_EQ(report.error().code(), core::ErrorCode::kDeadlineExceeded) << report.error().ToString();
+  EXPECT_NE(report.error().message().find("not done within its deadline of 0 s"), std::string::npos)
+      << report.error().message();
+  EXPECT_NE(report.error().message().find("bytes landed after"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace modelplane::agent

@@ -198,7 +198,8 @@ class AgentEvictionClusterTest : public core::testing::ClusterTest {
                            << "eviction: {highPercent: " << high_percent << ", lowPercent: 70, "
                            << "kubeletFilesystem: separate, interval: " << retention_interval
                            << ", "
-                           << "deleteRate: " << delete_rate << "}\n";
+                           << "deleteRate: " << delete_rate << "}\n"
+                           << extra_config_;
     const std::string binary =
         std::string(MODELPLANE_BINARY_DIR) + "/node-agent/modelplane-node-agent";
     const std::string log = (base_ / "agent.log").string();
@@ -299,6 +300,7 @@ class AgentEvictionClusterTest : public core::testing::ClusterTest {
   bool mounted_ = false;
   std::string config_;
   std::string source_policy_ = "{objectStores: [{buckets: [models], nodeCredentials: true}]}";
+  std::string extra_config_;  // more top-level keys of the agent's config, whole lines
   pid_t agent_ = -1;
 };
 
