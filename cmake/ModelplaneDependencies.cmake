@@ -44,8 +44,5 @@ modelplane_find_proto(plugin-registration MODELPLANE_PLUGIN_REGISTRATION_PROTO)
 if(MODELPLANE_BUILD_TESTS)
   find_package(GTest REQUIRED)
 endif()
-if(MODELPLANE_BUILD_BENCH)
-  find_package(benchmark REQUIRED)
-endif()
 # cpprestsdk's U() macro collides with Boost headers unless this is set everywhere.
 add_compile_definitions(_TURN_OFF_PLATFORM_STRING BOOST_ASIO_NO_DEPRECATED)

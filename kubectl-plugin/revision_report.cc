@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -84,6 +86,23 @@ void RenderNodes(std::string& out, const std::map<std::string, NodeRow>& rows,
   if (!messages.empty()) out += "\n" + messages;
 }
 
+// status.fetchedBytes: the bytes of every tier, then the origins' sum and its share per Ready
+// node (one origin copy per zone shows as less than the revision's size).
+std::string FetchedText(const std::optional<api::FetchedBytes>& fetched) {
+  if (!fetched || fetched->by_tier.empty()) {
+    return "unknown (no node has reported where its bytes came from)";
+  }
+  std::string text;
+  for (const auto& [tier, bytes] : fetched->by_tier) {
+    text += fmt::format("{}{} {}", text.empty() ? "" : ", ", tier, FormatBytes(bytes));
+  }
+  text += "; from origins " + FormatBytes(fetched->origin_bytes);
+  if (fetched->origin_bytes_per_replica > 0) {
+    text += ", " + FormatBytes(fetched->origin_bytes_per_replica) + " per Ready node";
+  }
+  return text;
+}
+
 }  // namespace
 
 core::Result<std::string> RenderRevisionStatus(const nlohmann::json& object,
@@ -131,6 +150,7 @@ core::Result<std::string> RenderRevisionStatus(const nlohmann::json& object,
                                        FormatSeconds(status->bytes_to_ready_seconds->p95),
                                        FormatSeconds(status->bytes_to_ready_seconds->p99))
                          : "unknown (no node has become ready)");
+    out += WrappedFieldLine("Fetched", FetchedText(status->fetched));
   }
   if (revision.spec.prestage && revision.spec.prestage->nodes > 0) {
     std::string selector;
@@ -176,20 +196,17 @@ core::Result<std::string> RenderRevisionStatus(const nlohmann::json& object,
   } else {
     RenderNodes(out, rows, caches);
   }
-  out += "\n";
+  std::string notes;
   if (caches.unavailable) {
-    out += WrapParagraph(Printable("ModelCaches could not be listed (" + *caches.unavailable +
-                                   "): node states are unknown; tiers and bytes-to-ready come "
-                                   "from the revision's status.")) +
-           "\n";
+    notes += WrapParagraph(Printable("ModelCaches could not be listed (" + *caches.unavailable +
+                                     "): node states are unknown; tiers and bytes-to-ready come "
+                                     "from the revision's status.")) +
+             "\n";
   }
   for (const std::string& problem : copies.unreadable) {
-    out += WrapParagraph(Printable("ModelCache " + problem + " (left out)")) + "\n";
+    notes += WrapParagraph(Printable("ModelCache " + problem + " (left out)")) + "\n";
   }
-  out += WrapParagraph(
-             "Origin bytes, peer bytes: unknown (status records which tier served each node, "
-             "not how many bytes came from each tier).") +
-         "\n";
+  if (!notes.empty()) out += "\n" + notes;
   return out;
 }
 

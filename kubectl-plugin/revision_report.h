@@ -1,7 +1,7 @@
-// `kubectl modelplane status REVISION`: a ModelRevision's phase, digest, node counts and
-// conditions, then one row per node that holds or is asked to hold it (state, tier that served
-// it, bytes, bytes-to-ready, why it is wanted). Fields status does not carry print as
-// "unknown"; nothing is estimated.
+// `kubectl modelplane status REVISION`: a ModelRevision's phase, digest, node counts, bytes
+// fetched per tier and from origins, and conditions, then one row per node that holds or is
+// asked to hold it (state, tier that served it, bytes, bytes-to-ready, why it is wanted). Fields
+// status does not carry print as "unknown"; nothing is estimated.
 //
 // Thread safety: pure functions.
 #pragma once

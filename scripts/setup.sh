@@ -12,7 +12,7 @@ debian_packages=(
   build-essential cmake ninja-build pkg-config git mold
   libboost-dev libboost-system-dev libboost-thread-dev libcpprest-dev
   libyaml-cpp-dev libssl-dev openssl nlohmann-json3-dev libsimdjson-dev
-  libgtest-dev libgmock-dev googletest libbenchmark-dev
+  libgtest-dev libgmock-dev googletest
   libspdlog-dev libfmt-dev libcli11-dev liburing-dev
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   clang-16 libclang-rt-16-dev clang-format clang-tidy-16

@@ -55,7 +55,41 @@ TEST(RevisionReportTest, ShowsPhaseDigestAndEachNodesStateTierAndBytesToReady) {
   EXPECT_NE(text.find("gpu-c: InsufficientCapacity: needs 140.0 GiB"), std::string::npos) << text;
 
   EXPECT_EQ(NodeRowOf(text, "gpu-d"), "") << "a node that neither holds nor wants it is not listed";
-  EXPECT_NE(text.find("Origin bytes, peer bytes: unknown"), std::string::npos);
+  EXPECT_FALSE(text.ends_with("\n\n")) << "no blank last line when there are no notes: " << text;
+}
+
+TEST(RevisionReportTest, ShowsTheBytesEachTierServedAndTheOriginsShare) {
+  nlohmann::json revision = testing::Revision();
+  nlohmann::json status = testing::ReadyStatus();
+  status["fetchedBytes"] = {
+      {"byTier", {{"objectStore", 140 * testing::kGiB}, {"peer", 175 * testing::kGiB}}},
+      {"originBytes", 140 * testing::kGiB},
+      {"originBytesPerReplica", 70 * testing::kGiB}};
+  revision["status"] = status;
+  const std::string text = Render(revision, {.items = testing::ThreeCaches()});
+  EXPECT_TRUE(FitsTerminal(text)) << text;
+  EXPECT_EQ(
+      testing::FieldValue(text, "Fetched"),
+      "objectStore 140.0 GiB, peer 175.0 GiB; from origins 140.0 GiB, 70.0 GiB per Ready node")
+      << text;
+  EXPECT_EQ(text.find("unknown"), std::string::npos) << text;
+
+  // Before any node is Ready the operator writes no share per replica.
+  status["fetchedBytes"] = {{"byTier", {{"http", 3 * testing::kGiB}}},
+                            {"originBytes", 3 * testing::kGiB},
+                            {"originBytesPerReplica", 0}};
+  revision["status"] = status;
+  EXPECT_EQ(testing::FieldValue(Render(revision, {.items = testing::ThreeCaches()}), "Fetched"),
+            "http 3.0 GiB; from origins 3.0 GiB");
+}
+
+TEST(RevisionReportTest, FetchedBytesAreUnknownUntilANodeReportsThem) {
+  nlohmann::json revision = testing::Revision();
+  revision["status"] = testing::ReadyStatus();
+  const std::string text = Render(revision, {.items = testing::ThreeCaches()});
+  EXPECT_EQ(testing::FieldValue(text, "Fetched"),
+            "unknown (no node has reported where its bytes came from)")
+      << text;
 }
 
 TEST(RevisionReportTest, BytesToReadyComesFromTheCacheWhenStatusHasNone) {

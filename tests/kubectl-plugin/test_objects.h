@@ -165,6 +165,26 @@ inline std::vector<std::string> Lines(const std::string& text) {
   return lines;
 }
 
+// The value of the field line "Label:   value", its continuation lines (a WrappedFieldLine's,
+// indented under the value) joined with single spaces, so a check need not know where it wraps;
+// "" when no line starts with "Label:".
+inline std::string FieldValue(const std::string& text, const std::string& label) {
+  std::string value;
+  bool found = false;
+  for (const std::string& line : Lines(text)) {
+    const std::size_t start = line.find_first_not_of(' ');
+    if (found) {
+      if (start == 0 || start == std::string::npos) break;
+      value += " " + line.substr(start);
+    } else if (line.starts_with(label + ":")) {
+      found = true;
+      const std::size_t value_start = line.find_first_not_of(' ', label.size() + 1);
+      if (value_start != std::string::npos) value = line.substr(value_start);
+    }
+  }
+  return value;
+}
+
 // Every line fits the terminal (kTerminalWidth columns).
 inline ::testing::AssertionResult FitsTerminal(const std::string& text) {
   for (const std::string& line : Lines(text)) {

@@ -14,12 +14,15 @@
 #include "core/api/revision_digest.h"
 #include "core/kube/event_recorder.h"
 #include "tests/core/kube_cluster/cluster_fixture.h"
+#include "tests/kubectl-plugin/test_objects.h"
 
 namespace modelplane::cli {
 namespace {
 
 using core::testing::WaitUntil;
 using nlohmann::json;
+using testing::FieldValue;
+using testing::Lines;
 
 constexpr auto kWait = std::chrono::seconds(60);
 constexpr std::int64_t kGiB = 1024LL * 1024 * 1024;
@@ -36,13 +39,6 @@ std::string ReadFile(const std::string& path) {
   std::stringstream text;
   text << in.rdbuf();
   return text.str();
-}
-
-std::vector<std::string> Lines(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
 }
 
 // The text with line breaks made spaces, so checks need not know where a paragraph wraps.
@@ -209,6 +205,10 @@ TEST_F(PluginClusterTest, EveryVerbReadsAndWritesTheRealObjects) {
        {"readyNodes", 1},
        {"failedNodes", 1},
        {"bytesToReadySeconds", {{"p50", 42.5}, {"p95", 42.5}, {"p99", 42.5}}},
+       {"fetchedBytes",
+        {{"byTier", {{"objectStore", 35 * kGiB}, {"peer", 140 * kGiB}}},
+         {"originBytes", 35 * kGiB},
+         {"originBytesPerReplica", 35 * kGiB}}},
        {"nodes",
         json::array({{{"node", ready_node}, {"tier", "peer"}, {"bytesToReadySeconds", 42.5}},
                      {{"node", staging_node}, {"tier", "objectStore"}},
@@ -276,7 +276,10 @@ TEST_F(PluginClusterTest, EveryVerbReadsAndWritesTheRealObjects) {
   EXPECT_NE(status.out.find(refused_node + ": InsufficientCapacity: needs 140.0 GiB"),
             std::string::npos)
       << status.out;
-  EXPECT_NE(status.out.find("Origin bytes, peer bytes: unknown"), std::string::npos);
+  // status.fetchedBytes as the API server stored it (the CRD's schema kept every field).
+  EXPECT_EQ(FieldValue(status.out, "Fetched"),
+            "objectStore 35.0 GiB, peer 140.0 GiB; from origins 35.0 GiB, 35.0 GiB per Ready node")
+      << status.out;
 
   // why: the gated pod, with what the fleet holds and the operator's event.
   const Output why = Plugin("-n " + namespace_ + " why llama-0");
