@@ -13,17 +13,21 @@
 # merged 16 sources to a translation unit (each header parsed once per batch, not once per
 # file) and at -O0 (UBSan at -O1 made one coroutine file take 3 minutes) it took 12 (2026-12-02). The tests wait on sockets and the API server, not on the CPU,
 # so -O0 costs them little. --skip-sanitizers builds without them (RelWithDebInfo) instead.
-# Usage: scripts/test.sh [--skip-e2e] [--skip-sanitizers]
+# clang-tidy checks only the translation units a change touches (scripts/lint.sh); --full-tidy
+# checks all of them, as a scheduled run should.
+# Usage: scripts/test.sh [--skip-e2e] [--skip-sanitizers] [--full-tidy]
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 run_e2e=1
 run_sanitizers=1
+full_tidy=
 for arg in "$@"; do
   case $arg in
     --skip-e2e) run_e2e=0 ;;
     --skip-sanitizers) run_sanitizers=0 ;;
-    *) echo "usage: $0 [--skip-e2e] [--skip-sanitizers]" >&2; exit 2 ;;
+    --full-tidy) full_tidy=--full ;;
+    *) echo "usage: $0 [--skip-e2e] [--skip-sanitizers] [--full-tidy]" >&2; exit 2 ;;
   esac
 done
 
@@ -87,6 +91,15 @@ if ! scripts/setup.sh; then
 fi
 
 step "format" scripts/lint.sh
+# What the README and docs/*.md name exists: files, links and their anchors, sections, the
+# binaries' and scripts' subcommands and flags, every module in the README's tour
+# (scripts/check_docs.py); and the checker fails on a planted wrong name
+# (tests/scripts/test_check_docs.py). Seconds, no build needed.
+docs_check() {
+  python3 scripts/check_docs.py &&
+    .venv/bin/python -m pytest -q -p no:cacheprovider tests/scripts/test_check_docs.py
+}
+step "docs (every file, command and flag they name exists)" docs_check
 # The chart's alert rules (promtool check and unit tests) and dashboard, and the metric names
 # both use against the sources' registrations: seconds, no build or cluster needed
 # (e2e/monitoring/check_scraped.sh checks the names against the running binaries' /metrics).
@@ -98,18 +111,22 @@ if ((failed > failed_before_build)); then
   echo "steps: $passed passed, $failed failed"
   exit 1
 fi
-# clang-tidy (scripts/lint.sh --tidy, .clang-tidy) over the build's ~100 unity translation units
-# rather than its ~370 sources, so each header is parsed once per batch as in the build;
+# clang-tidy (scripts/lint.sh --tidy, .clang-tidy) over the build's unity translation units
+# rather than its ~430 sources, so each header is parsed once per batch as in the build;
 # findings in the included .cc files and the project's headers count, and any fails the step.
-# It needs only the build's compile_commands.json, so it starts now in the background at the
-# lowest priority and uses the CPU the tests below leave idle while they wait on sockets and the
-# API server; step "clang-tidy" at the end waits for it and prints its findings. Measured on
-# 2026-12-02 (on its own, under other builds' load): 1,650 CPU-seconds for 95 of the 96 units
-# (402 of the 403 sources; the test units, with GoogleTest, cost the most), about 14 minutes of
-# two idle cores. The steps after the build (about 11 minutes, mostly waiting) absorb part of
-# it; the step at the end shows the wait that is left. Not yet measured in a whole run.
+# Only the units a change touches (scripts/tidy_units.py: those that depend, by the compiler's
+# dependency record, on a file changed since the last commit checked clean here, else since
+# origin/main or HEAD~1, minus those that passed before with the same content; every unit is a
+# candidate when .clang-tidy, the lint scripts or the CMake files change); --full-tidy checks
+# them all. It needs only the build's compile_commands.json and deps log, so it starts now in
+# the background at the lowest priority and uses the CPU the tests below leave idle while they
+# wait on sockets and the API server; step "clang-tidy" at the end waits for it and prints its
+# findings. Measured on 2026-12-06 (2 cores, under another engineer's builds): all 110 units
+# took 1,481 CPU-seconds, 21 minutes; the units the last 80 commits touched, a mean of 174
+# CPU-seconds a commit (0 for the 38 that touched no unit, 60 on average for the 34 that
+# touched 1-10 units, all 1,481 on a fresh machine for the 8 that changed CMake files).
 tidy_log=$(mktemp)
-setsid nice -n 19 scripts/lint.sh --skip-format --tidy "$build" >"$tidy_log" 2>&1 &
+setsid nice -n 19 scripts/lint.sh --skip-format --tidy "$build" $full_tidy >"$tidy_log" 2>&1 &
 tidy_pid=$!
 trap 'kill -- -"$tidy_pid" 2>/dev/null; rm -f "$tidy_log"' EXIT
 tidy_wait() {
@@ -120,9 +137,11 @@ tidy_wait() {
 }
 step "unit tests" unit_tests
 # The checker the scenario runs on kube-apiserver's audit log (RBAC against what the code calls),
-# on a synthetic chart and log, and the harnesses' port picker; seconds in all.
-step "harness tests (RBAC audit checker, port picker)" .venv/bin/python -m pytest -q \
-  -p no:cacheprovider tests/e2e/test_rbac_audit.py tests/e2e/test_free_ports.py
+# on a synthetic chart and log, the harnesses' port picker, and the choice of the units
+# clang-tidy checks (on a small project ninja builds); seconds in all.
+step "harness tests (RBAC audit checker, port picker, clang-tidy's units)" .venv/bin/python \
+  -m pytest -q -p no:cacheprovider tests/e2e/test_rbac_audit.py tests/e2e/test_free_ports.py \
+  tests/scripts/test_tidy_units.py
 step "Kubernetes client tests on a local control plane" cluster_tests
 if [[ -x scripts/fuzz.sh ]]; then
   step "fuzzers (bounded run)" scripts/fuzz.sh 20
