@@ -104,13 +104,35 @@ TEST(WorkQueueClockTest, DelayedKeysBecomeReadyWhenTheClockReachesThem) {
   EXPECT_EQ(queue.DelayedLength(), 0u);
 }
 
-TEST_F(WorkQueueTest, RateLimitedAddsBackOffPerKey) {
-  queue_.AddRateLimited("k");
-  EXPECT_EQ(queue_.NumRequeues("k"), 1);
-  EXPECT_EQ(queue_.Get(), "k");
-  queue_.Done("k");
-  queue_.Forget("k");
-  EXPECT_EQ(queue_.NumRequeues("k"), 0);
+// The default controller limiter's per-key backoff (5 ms, doubling) on a clock that only the
+// test moves: each failure of a key waits twice as long as the last, and Forget starts over.
+// A queue that handed rate-limited keys out at once, or a limiter that did not grow, fails.
+TEST(WorkQueueClockTest, RateLimitedAddsBackOffPerKeyAndForgetStartsOver) {
+  ManualClock clock;
+  WorkQueue queue(MakeDefaultControllerRateLimiter(clock), clock);
+  // Returns once the delay thread has looked at the clock since the last Advance.
+  const auto settle = [&clock] {
+    const std::uint64_t seen = clock.waits_ended();
+    while (clock.waits_ended() < seen + 2) std::this_thread::yield();
+  };
+  for (const auto expected : {milliseconds(5), milliseconds(10), milliseconds(20)}) {
+    queue.AddRateLimited("k");
+    settle();
+    clock.Advance(expected - milliseconds(1));
+    settle();
+    EXPECT_EQ(queue.Length(), 0u) << "handed out before its backoff of " << expected.count()
+                                  << " ms";
+    EXPECT_EQ(queue.DelayedLength(), 1u);
+    clock.Advance(milliseconds(1));
+    EXPECT_EQ(queue.Get(), "k");
+    queue.Done("k");
+  }
+  EXPECT_EQ(queue.NumRequeues("k"), 3);
+  queue.Forget("k");
+  EXPECT_EQ(queue.NumRequeues("k"), 0);
+  queue.AddRateLimited("k");
+  clock.Advance(milliseconds(5));
+  EXPECT_EQ(queue.Get(), "k") << "after Forget the backoff is 5 ms again";
 }
 
 TEST_F(WorkQueueTest, ShutDownHandsOutWhatIsQueuedThenStops) {
@@ -140,11 +162,28 @@ TEST_F(WorkQueueTest, ShutDownWithDrainWaitsForInFlightKeys) {
   worker.join();
 }
 
-TEST_F(WorkQueueTest, BlockedGetReturnsOnShutDown) {
-  std::thread waiter([&] { EXPECT_EQ(queue_.Get(), std::nullopt); });
-  std::this_thread::sleep_for(milliseconds(20));
+// Get blocks on an empty queue until a key comes, and returns nothing once shut down. The
+// sleeps only give a Get that did not block the chance to show it (it would return before the
+// key or the shutdown); they cannot make a correct queue fail.
+TEST_F(WorkQueueTest, GetBlocksUntilAKeyComesAndReturnsNothingOnShutDown) {
+  std::optional<std::string> got;
+  std::thread taker([&] { got = queue_.Get(); });
+  std::this_thread::sleep_for(milliseconds(50));
+  queue_.Add("late");
+  taker.join();
+  EXPECT_EQ(got, "late") << "Get returned before a key came";
+  queue_.Done("late");
+
+  std::atomic<bool> returned{false};
+  std::thread waiter([&] {
+    EXPECT_EQ(queue_.Get(), std::nullopt);
+    returned = true;
+  });
+  std::this_thread::sleep_for(milliseconds(50));
+  EXPECT_FALSE(returned.load()) << "Get returned on an empty queue that was not shut down";
   queue_.ShutDown();
   waiter.join();
+  EXPECT_TRUE(returned.load());
 }
 
 }  // namespace

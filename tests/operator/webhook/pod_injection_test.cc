@@ -68,7 +68,20 @@ TEST(PodInjectionTest, FieldsOfTheWrongTypeAreReadAsAbsent) {
   pod["spec"]["schedulerName"] = json::array();
   pod["spec"]["schedulingGates"] = json::array({{{"name", 7}}});
   pod["spec"]["volumes"] = json::array({{{"name", json::object()}, {"csi", {{"driver", 1}}}}});
-  EXPECT_NO_THROW((void)Inject(pod));
+  InjectionResult result;
+  ASSERT_NO_THROW(result = Inject(pod));
+  // Read as absent: the pod is injected as one without them would be, and what it carried
+  // stays for the API server to refuse.
+  ASSERT_TRUE(result.allowed) << result.message;
+  EXPECT_EQ(result.outcome, "injected");
+  ASSERT_TRUE(result.pod);
+  const json& spec = (*result.pod)["spec"];
+  EXPECT_EQ(spec["schedulerName"], "modelplane-scheduler");
+  EXPECT_EQ(spec["schedulingGates"],
+            json::parse(R"([{"name":7},{"name":"modelplane.io/weights"}])"));
+  ASSERT_EQ(spec["volumes"].size(), 2u);
+  EXPECT_EQ(spec["volumes"][0], pod["spec"]["volumes"][0]) << "the odd volume is kept as is";
+  EXPECT_EQ(spec["volumes"][1]["name"], "modelplane-weights");
 }
 
 TEST(PodInjectionTest, ASecondPassChangesNothing) {

@@ -195,8 +195,18 @@ TEST_F(AgentEvictionClusterTest, AKillDuringEvictionLeavesAConsistentStore) {
   ASSERT_FALSE(HasFatalFailure());
   StartAgent(8 * kMiB);  // one blob a second
   ASSERT_FALSE(HasFatalFailure());
-  ASSERT_TRUE(WaitUntil([&] { return Count("event=eviction_started") > 0; }, kWait)) << Log();
-  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  // Killed once two of the victim's six blobs are gone from the disk: paced at one a second,
+  // the other four need seconds more, so the kill lands mid-eviction (checked below).
+  const auto victim_blobs_on_disk = [&] {
+    std::size_t count = 0;
+    for (const auto& [path, content] : victim.files) {
+      const std::string digest = core::FormatDigest(core::Sha256Of(content));
+      count += std::filesystem::exists(base_ / "cache" / "blobs" / "sha256" / digest.substr(7));
+    }
+    return count;
+  };
+  ASSERT_TRUE(WaitUntil([&] { return victim_blobs_on_disk() <= victim.files.size() - 2; }, kWait))
+      << Log();
   KillAgent();
   ASSERT_FALSE(HasFatalFailure());
   ASSERT_EQ(Count("event=eviction_finished"), 0u) << "the kill came too late\n" << Log();
