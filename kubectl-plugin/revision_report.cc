@@ -11,7 +11,6 @@
 #include "core/api/model_revocation.h"
 #include "core/api/object_key.h"
 #include "kubectl-plugin/text_table.h"
-#include "operator/status/revision_status.h"
 
 namespace modelplane::cli {
 
@@ -71,7 +70,7 @@ void RenderNodes(std::string& out, const std::map<std::string, NodeRow>& rows,
     std::optional<double> seconds;
     if (row.serving) seconds = row.serving->bytes_to_ready_seconds;
     if (!seconds && row.copy && row.copy->cached) {
-      seconds = controller::BytesToReadySeconds(*row.copy->cached);
+      seconds = core::api::BytesToReadySeconds(*row.copy->cached);
     }
     const std::string ready_in = seconds ? FormatSeconds(*seconds) : (ready ? "unknown" : "-");
     table.AddRow({node, state, tier,

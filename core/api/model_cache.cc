@@ -1,5 +1,6 @@
 #include "core/api/model_cache.h"
 
+#include <chrono>
 #include <utility>
 
 #include "core/api/json_object_reader.h"
@@ -304,6 +305,14 @@ nlohmann::json ToJson(const ModelCache& cache) {
                         {"spec", ToJson(cache.spec)}};
   if (cache.status) out["status"] = ToJson(*cache.status);
   return out;
+}
+
+std::optional<double> BytesToReadySeconds(const CachedRevision& cached) {
+  const auto& stamps = cached.timestamps;
+  if (!stamps.queued || !stamps.published || *stamps.published < *stamps.queued) {
+    return std::nullopt;
+  }
+  return std::chrono::duration<double>(*stamps.published - *stamps.queued).count();
 }
 
 }  // namespace modelplane::core::api

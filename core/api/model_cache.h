@@ -198,6 +198,10 @@ struct CachedRevision {
   friend bool operator==(const CachedRevision&, const CachedRevision&) = default;
 };
 
+// Seconds from queued to published (bytes-to-ready), when both are known and in order; the
+// operator's status and the kubectl plugin read it alike.
+[[nodiscard]] std::optional<double> BytesToReadySeconds(const CachedRevision& cached);
+
 // What the agent measured of one source over its recent window: the admission controller
 // sums these over the fleet to step the source's budget. Remote sources are named by identity
 // (source_identity.h), peers as "peer/<endpoint>".

@@ -37,14 +37,6 @@ double NearestRankPercentile(const std::vector<double>& sorted, double q) {
   return sorted[std::clamp<std::size_t>(rank, 1, sorted.size()) - 1];
 }
 
-std::optional<double> BytesToReadySeconds(const api::CachedRevision& cached) {
-  const auto& stamps = cached.timestamps;
-  if (!stamps.queued || !stamps.published || *stamps.published < *stamps.queued) {
-    return std::nullopt;
-  }
-  return std::chrono::duration<double>(*stamps.published - *stamps.queued).count();
-}
-
 void SetCondition(std::vector<api::Condition>& conditions, api::Condition condition,
                   const std::vector<api::Condition>& previous) {
   const auto old = std::find_if(previous.begin(), previous.end(),

@@ -62,9 +62,6 @@ struct RevisionObservation {
 // Nearest-rank percentile (q in (0, 1]) of values sorted ascending; 0 for none.
 [[nodiscard]] double NearestRankPercentile(const std::vector<double>& sorted, double q);
 
-// published - queued in seconds, when both are set and in order.
-[[nodiscard]] std::optional<double> BytesToReadySeconds(const api::CachedRevision& cached);
-
 // Sets or replaces the condition of `condition.type`, keeping the previous lastTransitionTime
 // when the status did not change.
 void SetCondition(std::vector<api::Condition>& conditions, api::Condition condition,

@@ -196,5 +196,18 @@ TEST(ModelCacheTest, RejectsOversizedAndMalformedDocuments) {
   EXPECT_EQ(cache.error().message(), "kind: must be ModelCache");
 }
 
+TEST(ModelCacheTest, BytesToReadyNeedsBothTimestampsInOrder) {
+  const Timestamp queued(
+      std::chrono::sys_days(std::chrono::year(2026) / 11 / 29).time_since_epoch());
+  CachedRevision cached;
+  EXPECT_FALSE(BytesToReadySeconds(cached));
+  cached.timestamps.queued = queued;
+  EXPECT_FALSE(BytesToReadySeconds(cached));
+  cached.timestamps.published = queued + std::chrono::milliseconds(2500);
+  EXPECT_EQ(BytesToReadySeconds(cached), std::optional<double>(2.5));
+  cached.timestamps.published = queued - std::chrono::seconds(1);
+  EXPECT_FALSE(BytesToReadySeconds(cached));
+}
+
 }  // namespace
 }  // namespace modelplane::core::api

@@ -60,17 +60,6 @@ TEST(RevisionStatusTest, NearestRankPercentiles) {
   EXPECT_EQ(NearestRankPercentile({1, 2, 3}, 0.5), 2);
 }
 
-TEST(RevisionStatusTest, BytesToReadyNeedsBothTimestampsInOrder) {
-  api::CachedRevision cached;
-  EXPECT_FALSE(BytesToReadySeconds(cached));
-  cached.timestamps.queued = kT0;
-  EXPECT_FALSE(BytesToReadySeconds(cached));
-  cached.timestamps.published = kT0 + std::chrono::milliseconds(2500);
-  EXPECT_EQ(BytesToReadySeconds(cached), std::optional<double>(2.5));
-  cached.timestamps.published = kT0 - seconds(1);
-  EXPECT_FALSE(BytesToReadySeconds(cached));
-}
-
 TEST(RevisionStatusTest, AllReadyIsReadyWithPercentilesAndTiers) {
   const auto status =
       BuildRevisionStatus(Valid({At("n2", api::kCacheStateReady, "peer", 2.0),
