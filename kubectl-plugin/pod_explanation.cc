@@ -224,7 +224,7 @@ core::Result<std::string> ExplainPod(const PodFacts& facts, api::Timestamp now) 
   std::string revision_name;
   std::optional<api::ModelRevision> revision;
   if (reference && *reference) {
-    revision_name = (*reference)->namespace_name + "/" + (*reference)->name;
+    revision_name = api::ObjectKey((*reference)->namespace_name, (*reference)->name);
     if (facts.revision) {
       auto read = api::ModelRevisionFromJson(*facts.revision);
       if (!read)

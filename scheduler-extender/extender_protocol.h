@@ -22,6 +22,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/api/object_key.h"
+
 namespace modelplane::extender {
 
 inline constexpr std::int64_t kMinExtenderPriority = 0;
@@ -40,7 +42,7 @@ struct PodSummary {
   std::string uid;
   std::map<std::string, std::string> annotations;  // string values only
 
-  [[nodiscard]] std::string Key() const { return namespace_name + "/" + name; }
+  [[nodiscard]] std::string Key() const { return core::api::ObjectKey(namespace_name, name); }
 };
 
 // nlohmann::json's move operations are noexcept; see AdmissionRequest in

@@ -1,5 +1,6 @@
 #include "node-agent/controller/operator_lease_watch.h"
 
+#include "core/api/object_key.h"
 #include "core/api/timestamp.h"
 #include "core/kube/resource_type.h"
 
@@ -64,7 +65,7 @@ bool OperatorLeaseWatch::LookOnce() {
   }
   if (outcome != last_outcome_) {
     last_outcome_ = outcome;
-    const auto lease = options_.lease_namespace + "/" + options_.lease_name;
+    const auto lease = core::api::ObjectKey(options_.lease_namespace, options_.lease_name);
     if (outcome == "alive" || outcome == "stale") {
       logger_.Info("operator_lease_seen",
                    {{"lease", lease}, {"operator", outcome}, {"holder", detail}});

@@ -7,23 +7,20 @@
 namespace modelplane::agent {
 
 std::optional<core::api::RevisionReference> NamedRevision(const core::Pod& pod) {
-  const auto annotation = pod.metadata.annotations.find(std::string(kRevisionAnnotation));
-  if (annotation == pod.metadata.annotations.end() || annotation->second.empty()) {
-    return std::nullopt;
-  }
-  const std::string& value = annotation->second;
-  const auto slash = value.find('/');
-  if (slash == std::string::npos) {
-    return core::api::RevisionReference{.namespace_name = pod.metadata.namespace_name,
-                                        .name = value};
-  }
-  return core::api::RevisionReference{.namespace_name = value.substr(0, slash),
-                                      .name = value.substr(slash + 1)};
+  const auto annotation =
+      pod.metadata.annotations.find(std::string(core::api::kRevisionAnnotation));
+  if (annotation == pod.metadata.annotations.end()) return std::nullopt;
+  auto reference =
+      core::api::ParseRevisionAnnotation(annotation->second, pod.metadata.namespace_name);
+  // The webhook admits a pod only with a revision of its own namespace; one naming another
+  // namespace reached the node some other way and must not borrow that namespace's weights.
+  if (!reference || reference->namespace_name != pod.metadata.namespace_name) return std::nullopt;
+  return *std::move(reference);
 }
 
 std::optional<core::api::RevisionReference> GatedRevision(const core::Pod& pod) {
   const auto& gates = pod.readiness_gates;
-  if (std::find(gates.begin(), gates.end(), kWeightsReadyCondition) == gates.end()) {
+  if (std::find(gates.begin(), gates.end(), core::api::kWeightsReadyCondition) == gates.end()) {
     return std::nullopt;
   }
   return NamedRevision(pod);
@@ -34,7 +31,8 @@ bool PodIsLive(const core::Pod& pod) {
 }
 
 bool WeightsReadyIsTrue(const core::Pod& pod) {
-  const core::PodCondition* condition = pod.FindCondition(std::string(kWeightsReadyCondition));
+  const core::PodCondition* condition =
+      pod.FindCondition(std::string(core::api::kWeightsReadyCondition));
   return condition != nullptr && condition->status == "True";
 }
 
@@ -43,7 +41,7 @@ namespace {
 nlohmann::json ConditionPatch(std::string_view status, std::string_view reason,
                               std::string_view message, std::string_view now_rfc3339) {
   return {{"status",
-           {{"conditions", nlohmann::json::array({{{"type", kWeightsReadyCondition},
+           {{"conditions", nlohmann::json::array({{{"type", core::api::kWeightsReadyCondition},
                                                    {"status", status},
                                                    {"reason", reason},
                                                    {"message", message},

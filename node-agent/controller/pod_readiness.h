@@ -1,9 +1,9 @@
 // Which pods on this node wait for model weights, and the status patch that lets them go Ready.
 //
-// A serving pod names its revision in the annotation `modelplane.io/revision` ("name", in the
-// pod's namespace, or "namespace/name") and lists the readiness gate
-// `modelplane.io/weights-ready`. Kubernetes keeps such a pod unready until that condition is
-// True; the node agent sets it once the revision is verified in the node's cache.
+// A serving pod names its revision in the annotation `modelplane.io/revision` (read by
+// core::api::ParseRevisionAnnotation; only a revision of the pod's own namespace counts) and lists
+// the readiness gate `modelplane.io/weights-ready`. Kubernetes keeps such a pod unready until that
+// condition is True; the node agent sets it once the revision is verified in the node's cache.
 // Thread safety: pure functions.
 #pragma once
 
@@ -14,14 +14,13 @@
 #include <nlohmann/json.hpp>
 
 #include "core/api/model_cache.h"
+#include "core/api/serving_pod.h"
 #include "core/kube/builtin_types.h"
 
 namespace modelplane::agent {
 
-inline constexpr std::string_view kRevisionAnnotation = "modelplane.io/revision";
-inline constexpr std::string_view kWeightsReadyCondition = "modelplane.io/weights-ready";
-
-// The revision a pod names in its annotation, gated or not.
+// The revision a pod names in its annotation, gated or not; nullopt when the annotation is
+// missing, names nothing valid, or names a revision in another namespace.
 [[nodiscard]] std::optional<core::api::RevisionReference> NamedRevision(const core::Pod& pod);
 // The revision a gated pod waits for; nullopt when the pod is not ours to gate.
 [[nodiscard]] std::optional<core::api::RevisionReference> GatedRevision(const core::Pod& pod);

@@ -2,12 +2,9 @@
 
 #include <charconv>
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <unistd.h>
 
-#include "core/io/unique_fd.h"
-#include "node-agent/store/durable_file.h"
+#include "core/io/bounded_file.h"
 
 namespace modelplane::agent {
 namespace {
@@ -101,25 +98,9 @@ core::Result<std::vector<MountEntry>> ParseMountInfo(std::string_view text) {
 
 core::Result<std::vector<MountEntry>> ReadMountInfo(const std::filesystem::path& path) {
   // Files under /proc report size 0: read until the end, bounded.
-  core::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd.valid()) return std::unexpected(ErrnoError(errno, "opening", path));
-  std::string text;
-  char buffer[65536];
-  while (true) {
-    const ssize_t got = ::read(fd.get(), buffer, sizeof buffer);
-    if (got < 0) {
-      if (errno == EINTR) continue;
-      return std::unexpected(ErrnoError(errno, "reading", path));
-    }
-    if (got == 0) break;
-    text.append(buffer, static_cast<std::size_t>(got));
-    if (text.size() > kMountInfoLimit) {
-      return core::MakeError(
-          core::ErrorCode::kResourceExhausted,
-          fmt::format("{} is larger than {} bytes", path.string(), kMountInfoLimit));
-    }
-  }
-  return ParseMountInfo(text);
+  auto text = core::ReadBoundedFile(path.string(), kMountInfoLimit);
+  if (!text) return std::unexpected(text.error());
+  return ParseMountInfo(*text);
 }
 
 const MountEntry* FindMount(const std::vector<MountEntry>& mounts,

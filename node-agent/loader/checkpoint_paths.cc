@@ -2,17 +2,23 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <set>
 #include <system_error>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/io/bounded_file.h"
+
 namespace modelplane::agent {
 
 using core::ErrorCode;
 using core::MakeError;
+
+namespace {
+// An index names each tensor once: tens of thousands of entries, a few MiB at most.
+constexpr std::size_t kMaxIndexBytes = 64 * 1024 * 1024;
+}  // namespace
 
 core::Result<std::vector<std::string>> ResolveCheckpointFiles(const std::string& path) {
   namespace fs = std::filesystem;
@@ -46,10 +52,9 @@ core::Result<std::vector<std::string>> ResolveCheckpointFiles(const std::string&
     }
     return std::vector<std::string>{path};
   }
-  std::ifstream stream(index);
-  if (!stream)
-    return MakeError(ErrorCode::kNotFound, fmt::format("cannot open {}", index.string()));
-  const nlohmann::json json = nlohmann::json::parse(stream, nullptr, /*allow_exceptions=*/false);
+  auto text = core::ReadBoundedFile(index.string(), kMaxIndexBytes);
+  if (!text) return std::unexpected(text.error());
+  const nlohmann::json json = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (!json.is_object() || !json.contains("weight_map") || !json["weight_map"].is_object()) {
     return MakeError(ErrorCode::kInvalidArgument,
                      fmt::format("{} has no weight_map object", index.string()));

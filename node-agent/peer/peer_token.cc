@@ -4,7 +4,6 @@
 #include <array>
 #include <charconv>
 #include <cstdint>
-#include <fstream>
 #include <iterator>
 #include <optional>
 
@@ -14,6 +13,7 @@
 #include <openssl/hmac.h>
 
 #include "core/digest/sha256.h"
+#include "core/io/bounded_file.h"
 #include "core/text/hex.h"
 #include "node-agent/peer/peer_protocol.h"
 
@@ -72,19 +72,9 @@ std::unexpected<core::Error> Refuse(std::string_view reason) {
 }  // namespace
 
 core::Result<PeerTokenKey> PeerTokenKey::Load(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) return core::MakeError(core::ErrorCode::kIo, "cannot open peer token key " + path);
-  std::string secret;
-  secret.resize(kMaxKeyFileBytes + 1);
-  file.read(secret.data(), static_cast<std::streamsize>(secret.size()));
-  if (file.bad())
-    return core::MakeError(core::ErrorCode::kIo, "cannot read peer token key " + path);
-  secret.resize(static_cast<std::size_t>(file.gcount()));
-  if (secret.size() > kMaxKeyFileBytes) {
-    return core::MakeError(
-        core::ErrorCode::kInvalidArgument,
-        fmt::format("peer token key {} is over {} bytes", path, kMaxKeyFileBytes));
-  }
+  auto read = core::ReadBoundedFile(path, kMaxKeyFileBytes);
+  if (!read) return std::unexpected(read.error().Wrap("reading the peer token key"));
+  std::string secret = *std::move(read);
   while (!secret.empty() && (secret.back() == '\n' || secret.back() == '\r' ||
                              secret.back() == ' ' || secret.back() == '\t')) {
     secret.pop_back();

@@ -1,8 +1,7 @@
 #include "node-agent/revision/loaded_revision.h"
 
-#include <fmt/format.h>
-
 #include "core/api/model_revision_validation.h"
+#include "core/api/object_key.h"
 #include "core/api/revision_digest.h"
 
 namespace modelplane::agent {
@@ -21,8 +20,8 @@ core::Result<LoadedRevision> CheckRevision(core::api::ModelRevision revision) {
 
 core::Result<FetchRequest> MakeFetchRequest(const LoadedRevision& loaded) {
   FetchRequest request{.revision_digest = loaded.digest,
-                       .name = fmt::format("{}/{}", loaded.revision.metadata.namespace_name,
-                                           loaded.revision.metadata.name)};
+                       .name = core::api::ObjectKey(loaded.revision.metadata.namespace_name,
+                                                    loaded.revision.metadata.name)};
   for (const core::api::ModelFile& file : loaded.revision.spec.files) {
     auto sha = core::ParseDigest(file.sha256);
     if (!sha) return std::unexpected(sha.error().Wrap(file.path));

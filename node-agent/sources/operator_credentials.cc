@@ -1,11 +1,9 @@
 #include "node-agent/sources/operator_credentials.h"
 
-#include <fstream>
-#include <sstream>
-
 #include <fmt/format.h>
 
 #include "core/api/json_document.h"
+#include "core/io/bounded_file.h"
 
 namespace modelplane::agent {
 namespace {
@@ -17,15 +15,21 @@ namespace http = boost::beast::http;
 // An answer is three short keys; anything larger is not one.
 constexpr std::size_t kMaxAnswerBytes = 64 * 1024;
 
+// A projected ServiceAccount token is a JWT of a few KiB.
+constexpr std::size_t kMaxTokenBytes = 64 * 1024;
+
 core::Result<std::string> ReadToken(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  auto read = core::ReadBoundedFile(path, kMaxTokenBytes);
+  if (!read) {
+    // Missing or unreadable now may be a token the kubelet is rotating: retry later. One too
+    // big, or not a file at all, stays so.
+    if (read.error().code() == ErrorCode::kInvalidArgument) {
+      return std::unexpected(read.error().Wrap("reading the ServiceAccount token"));
+    }
     return MakeError(ErrorCode::kUnavailable,
-                     fmt::format("reading the ServiceAccount token {}", path));
+                     fmt::format("reading the ServiceAccount token: {}", read.error().message()));
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  std::string token = text.str();
+  std::string token = *std::move(read);
   while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' ')) {
     token.pop_back();
   }

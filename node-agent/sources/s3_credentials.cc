@@ -1,20 +1,24 @@
 #include "node-agent/sources/s3_credentials.h"
 
-#include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <sstream>
-#include <system_error>
 
 #include <fmt/format.h>
 #include <sys/stat.h>
+
+#include "core/io/bounded_file.h"
 
 namespace modelplane::agent {
 namespace {
 
 using core::ErrorCode;
 using core::MakeError;
+
+// A key is tens of bytes and a shared credentials file a few profiles: anything larger is not
+// one, and must not cost memory in proportion to what the path holds.
+constexpr std::size_t kMaxKeyFileBytes = 64 * 1024;
+constexpr std::size_t kMaxSharedFileBytes = 1024 * 1024;
 
 std::string_view Trim(std::string_view text) {
   const auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
@@ -25,15 +29,12 @@ std::string_view Trim(std::string_view text) {
 
 // nullopt when the file does not exist; an error when it exists but cannot be read.
 core::Result<std::optional<std::string>> ReadKeyFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    if (errno == ENOENT) return std::nullopt;
-    return MakeError(ErrorCode::kIo,
-                     fmt::format("reading {}: {}", path, std::system_category().message(errno)));
+  auto text = core::ReadBoundedFile(path, kMaxKeyFileBytes);
+  if (!text) {
+    if (text.error().code() == ErrorCode::kNotFound) return std::nullopt;
+    return std::unexpected(text.error());
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return std::string(Trim(text.str()));
+  return std::string(Trim(*text));
 }
 
 // The first of `names` present in `directory`.
@@ -104,12 +105,13 @@ core::Result<SigningCredentials> CredentialsFromDirectory(const std::string& dir
 
 core::Result<SigningCredentials> CredentialsFromSharedFile(const std::string& path,
                                                            std::string_view profile) {
-  std::ifstream in(path);
-  if (!in) {
-    return MakeError(ErrorCode::kNotFound,
-                     fmt::format("credentials file {} cannot be read: {}", path,
-                                 std::system_category().message(errno)));
+  auto content = core::ReadBoundedFile(path, kMaxSharedFileBytes);
+  if (!content) {
+    if (content.error().code() != ErrorCode::kNotFound) return std::unexpected(content.error());
+    return MakeError(ErrorCode::kNotFound, fmt::format("credentials file {} cannot be read: {}",
+                                                       path, content.error().message()));
   }
+  std::istringstream in(*content);
   SigningCredentials credentials;
   bool in_profile = false;
   bool found = false;

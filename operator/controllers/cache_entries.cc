@@ -4,6 +4,7 @@
 
 #include "core/api/json_lookup.h"
 #include "core/api/model_revision.h"
+#include "core/api/object_key.h"
 
 namespace modelplane::controller {
 namespace {
@@ -25,18 +26,10 @@ std::string StringAt(const json& object, const char* key) {
   return value != object.end() && value->is_string() ? value->get<std::string>() : std::string();
 }
 
-// "namespace/name", the informer's key for a namespaced object.
-std::string JoinKey(std::string_view namespace_name, std::string_view name) {
-  std::string key;
-  key.reserve(namespace_name.size() + 1 + name.size());
-  key.append(namespace_name).append("/").append(name);
-  return key;
-}
-
 }  // namespace
 
 std::string RevisionKey(const api::RevisionReference& reference) {
-  return JoinKey(reference.namespace_name, reference.name);
+  return core::api::ObjectKey(reference.namespace_name, reference.name);
 }
 
 std::vector<std::string> SpecRevisionKeys(const json& cache) {
@@ -47,7 +40,7 @@ std::vector<std::string> SpecRevisionKeys(const json& cache) {
       const json& revision = entry["revision"];
       const std::string ns = StringAt(revision, "namespace");
       const std::string name = StringAt(revision, "name");
-      if (!ns.empty() && !name.empty()) keys.push_back(JoinKey(ns, name));
+      if (!ns.empty() && !name.empty()) keys.push_back(core::api::ObjectKey(ns, name));
     }
   }
   std::sort(keys.begin(), keys.end());
@@ -78,11 +71,12 @@ std::map<std::string, json> GroupEntries(const json& cache, const char* section)
     std::string key;
     if (std::string_view(section) == "spec") {
       if (!entry.is_object() || !entry.contains("revision")) continue;
-      key = JoinKey(StringAt(entry["revision"], "namespace"), StringAt(entry["revision"], "name"));
+      key = core::api::ObjectKey(StringAt(entry["revision"], "namespace"),
+                                 StringAt(entry["revision"], "name"));
     } else {
       key = StringAt(entry, "digest");
     }
-    if (key.empty() || key == "/") continue;
+    if (key.empty()) continue;
     auto [group, inserted] = groups.try_emplace(key, json::array());
     group->second.push_back(entry);
   }

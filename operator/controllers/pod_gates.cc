@@ -10,6 +10,7 @@
 
 #include "core/api/json_lookup.h"
 #include "core/api/model_cache.h"
+#include "core/api/object_key.h"
 #include "core/kube/object_store.h"
 #include "core/workqueue/run_concurrently.h"
 #include "operator/gating/gate_patch.h"
@@ -166,7 +167,7 @@ core::Status PodGates::Apply(const std::string& revision_key, const RevisionGate
       gates.plan.decisions.size(), core::kConcurrentApiWrites, [&](std::size_t i) {
         const PodGateDecision& decision = gates.plan.decisions[i];
         const json& pod = gates.gated[i];
-        const std::string pod_key = PodString(pod, "namespace") + "/" + decision.pod;
+        const std::string pod_key = core::api::ObjectKey(PodString(pod, "namespace"), decision.pod);
         if (!decision.ungate) {
           Report(pod, "Normal", "WaitingForWeights", decision.message);
           return;

@@ -7,6 +7,7 @@
 
 #include "core/api/model_cache.h"
 #include "core/api/model_revision.h"
+#include "core/api/object_key.h"
 #include "core/kube/resource_type.h"
 #include "core/kube/token_review.h"
 #include "core/text/base64.h"
@@ -169,7 +170,7 @@ core::ServerResponse CredentialsService::Handle(const core::ServerRequest& reque
                {{"node", node},
                 {"namespace", secret_namespace},
                 {"secret", secret_name},
-                {"revision", fmt::format("{}/{}", decision->namespace_name, decision->name)}});
+                {"revision", core::api::ObjectKey(decision->namespace_name, decision->name)}});
   core::ServerResponse response =
       core::ServerResponse::Text(http::status::ok, body.dump(), "application/json");
   response.headers.set(http::field::cache_control, "no-store");

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "core/api/object_key.h"
+
 namespace modelplane::controller {
 
 NodeRoom::NodeRoom(const std::vector<NodeFacts>& nodes,
@@ -41,8 +43,8 @@ std::optional<std::string> NodeRoom::WhyNot(const PodFacts& pod, const std::stri
   }
   for (const PodFacts& resident : entry.residents) {
     if (AntiAffinityConflict(pod, resident)) {
-      return fmt::format("runs {}/{}, which the pod's anti-affinity keeps apart",
-                         resident.namespace_name, resident.name);
+      return fmt::format("runs {}, which the pod's anti-affinity keeps apart",
+                         core::api::ObjectKey(resident.namespace_name, resident.name));
     }
   }
   return std::nullopt;

@@ -13,7 +13,7 @@
 #include "core/api/model_revision.h"
 #include "core/api/revision_digest.h"
 #include "core/kube/event_recorder.h"
-#include "tests/core/kube_cluster/cluster_fixture.h"
+#include "tests/core/kube/cluster/cluster_fixture.h"
 #include "tests/kubectl-plugin/test_objects.h"
 
 namespace modelplane::cli {

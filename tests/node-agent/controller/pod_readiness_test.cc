@@ -17,15 +17,35 @@ core::Pod GatedPod(const std::string& annotation) {
   return pod;
 }
 
-TEST(PodReadinessTest, RevisionComesFromTheAnnotationInThePodsNamespaceByDefault) {
+TEST(PodReadinessTest, RevisionComesFromTheAnnotationInThePodsNamespace) {
   auto same = GatedRevision(GatedPod("llama-r1"));
   ASSERT_TRUE(same);
   EXPECT_EQ(same->namespace_name, "serving");
   EXPECT_EQ(same->name, "llama-r1");
-  auto other = GatedRevision(GatedPod("models/llama-r2"));
-  ASSERT_TRUE(other);
-  EXPECT_EQ(other->namespace_name, "models");
-  EXPECT_EQ(other->name, "llama-r2");
+  auto spelled_out = GatedRevision(GatedPod("serving/llama-r2"));
+  ASSERT_TRUE(spelled_out);
+  EXPECT_EQ(spelled_out->namespace_name, "serving");
+  EXPECT_EQ(spelled_out->name, "llama-r2");
+}
+
+TEST(PodReadinessTest, ARevisionInAnotherNamespaceIsRefused) {
+  // The webhook refuses such a pod; the agent must not gate it on, nor count it as a user of,
+  // another namespace's weights.
+  EXPECT_FALSE(GatedRevision(GatedPod("models/llama-r2")));
+  core::Pod ungated = GatedPod("models/llama-r2");
+  ungated.readiness_gates.clear();
+  EXPECT_FALSE(NamedRevision(ungated));
+}
+
+TEST(PodReadinessTest, AnAnnotationThatNamesNothingValidIsRefused) {
+  for (const char* value : {"Llama", "llama_r1", "-llama", "serving/", "/llama-r1",
+                            "serving/llama/r1", "serving/Llama", "a b"}) {
+    EXPECT_FALSE(GatedRevision(GatedPod(value))) << value;
+    core::Pod ungated = GatedPod(value);
+    ungated.readiness_gates.clear();
+    EXPECT_FALSE(NamedRevision(ungated)) << value;
+  }
+  EXPECT_FALSE(GatedRevision(GatedPod(std::string(254, 'a'))));
 }
 
 TEST(PodReadinessTest, PodsWithoutTheGateOrTheAnnotationAreNotOurs) {
@@ -36,11 +56,11 @@ TEST(PodReadinessTest, PodsWithoutTheGateOrTheAnnotationAreNotOurs) {
 }
 
 TEST(PodReadinessTest, APodWithoutTheGateStillNamesItsRevision) {
-  core::Pod ungated = GatedPod("models/llama-r1");
+  core::Pod ungated = GatedPod("llama-r1");
   ungated.readiness_gates.clear();
   auto named = NamedRevision(ungated);
   ASSERT_TRUE(named) << "it uses the weights: retention must count it";
-  EXPECT_EQ(named->namespace_name, "models");
+  EXPECT_EQ(named->namespace_name, "serving");
   EXPECT_EQ(named->name, "llama-r1");
   EXPECT_FALSE(NamedRevision(GatedPod("")));
 }

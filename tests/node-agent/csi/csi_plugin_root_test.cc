@@ -15,6 +15,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/api/object_key.h"
 #include "csi.grpc.pb.h"
 #include "node-agent/csi/csi_plugin.h"
 #include "node-agent/csi/system_mounter.h"
@@ -36,7 +37,7 @@ class StoreResolver final : public RevisionResolver {
   }
   RevisionStatus ResolveRevision(std::string_view namespace_name,
                                  std::string_view name) const override {
-    const auto found = table_.find(std::string(namespace_name) + "/" + std::string(name));
+    const auto found = table_.find(core::api::ObjectKey(namespace_name, name));
     if (found == table_.end()) return {.problem = "not found"};
     return {.known = true,
             .digest = found->second.first,

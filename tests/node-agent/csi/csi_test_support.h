@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/api/object_key.h"
 #include "node-agent/csi/mounter.h"
 #include "node-agent/csi/revision_resolver.h"
 
@@ -19,7 +20,7 @@ class TableResolver final : public RevisionResolver {
  public:
   void Set(const std::string& namespace_name, const std::string& name, RevisionStatus status) {
     std::lock_guard lock(mutex_);
-    table_[namespace_name + "/" + name] = std::move(status);
+    table_[core::api::ObjectKey(namespace_name, name)] = std::move(status);
   }
   void SetSynced(bool synced) {
     std::lock_guard lock(mutex_);
@@ -28,7 +29,7 @@ class TableResolver final : public RevisionResolver {
   [[nodiscard]] RevisionStatus ResolveRevision(std::string_view namespace_name,
                                                std::string_view name) const override {
     std::lock_guard lock(mutex_);
-    const auto found = table_.find(std::string(namespace_name) + "/" + std::string(name));
+    const auto found = table_.find(core::api::ObjectKey(namespace_name, name));
     if (found == table_.end()) return RevisionStatus{.problem = "not found"};
     return found->second;
   }

@@ -176,6 +176,12 @@ TEST(PeerTokenTest, KeysAreLongEnoughAndLoadedWithoutTrailingNewline) {
   EXPECT_NE(loaded->id(), Key('b').id());
   EXPECT_EQ(loaded->id().size(), 16u);
   EXPECT_FALSE(PeerTokenKey::Load(directory->path() + "/missing"));
+  const std::string big = directory->path() + "/big";
+  std::ofstream(big) << std::string(4097, 'a');
+  auto too_big = PeerTokenKey::Load(big);
+  ASSERT_FALSE(too_big);
+  EXPECT_EQ(too_big.error().code(), core::ErrorCode::kInvalidArgument);
+  EXPECT_FALSE(PeerTokenKey::Load(directory->path())) << "a directory is not a key";
 }
 
 }  // namespace

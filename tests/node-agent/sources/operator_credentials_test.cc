@@ -159,6 +159,12 @@ TEST_F(OperatorCredentialsTest, OnlyOverTlsAndWithAToken) {
   auto missing = client->Read("x", "y", false);
   ASSERT_FALSE(missing);
   EXPECT_TRUE(missing.error().retryable());
+  // One over its bound is refused before it is read whole, and stays refused.
+  WriteToken(std::string(64 * 1024 + 1, 't'));
+  auto too_big = client->Read("x", "y", false);
+  ASSERT_FALSE(too_big);
+  EXPECT_EQ(too_big.error().code(), ErrorCode::kInvalidArgument);
+  EXPECT_FALSE(too_big.error().retryable());
   EXPECT_EQ(requests(), 0);
 }
 

@@ -86,6 +86,27 @@ TEST(CredentialsFromDirectory, EmptyKeyIsUnauthenticated) {
   EXPECT_EQ(credentials.error().code(), core::ErrorCode::kUnauthenticated);
 }
 
+TEST(CredentialsFromDirectory, AKeyFileOverItsBoundIsRefusedNotRead) {
+  TempFolder folder;
+  folder.Write("accessKeyId", "AKID");
+  folder.Write("secretAccessKey", std::string(64 * 1024 + 1, 's'));
+  auto credentials = CredentialsFromDirectory(folder.path());
+  ASSERT_FALSE(credentials.has_value());
+  EXPECT_EQ(credentials.error().code(), core::ErrorCode::kInvalidArgument);
+  EXPECT_NE(credentials.error().message().find("secretAccessKey"), std::string::npos)
+      << credentials.error().message();
+}
+
+TEST(CredentialsFromSharedFile, AFileOverItsBoundIsRefusedNotRead) {
+  TempFolder folder;
+  const std::string path = folder.Write(
+      "credentials", "[default]\naws_access_key_id = D\naws_secret_access_key = DS\n# " +
+                         std::string(1024 * 1024, 'x') + "\n");
+  auto credentials = CredentialsFromSharedFile(path);
+  ASSERT_FALSE(credentials.has_value());
+  EXPECT_EQ(credentials.error().code(), core::ErrorCode::kInvalidArgument);
+}
+
 TEST(CredentialsFromSharedFile, ReadsTheNamedProfile) {
   TempFolder folder;
   const std::string path = folder.Write("credentials",

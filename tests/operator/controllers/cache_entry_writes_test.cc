@@ -15,8 +15,8 @@
 #include "core/kube/latest_objects.h"
 #include "core/kube/object_store.h"
 #include "operator/controllers/cache_entries.h"
+#include "tests/core/kube/cluster/cluster_fixture.h"
 #include "tests/core/kube/forwarding_kube_client.h"
-#include "tests/core/kube_cluster/cluster_fixture.h"
 
 namespace modelplane::controller {
 namespace {

@@ -13,11 +13,12 @@
 
 #include <gtest/gtest.h>
 
+#include "core/api/object_key.h"
 #include "core/api/revision_digest.h"
 #include "core/metrics/metrics_registry.h"
 #include "operator/controllers/cache_entries.h"
 #include "operator/controllers/controller_manager.h"
-#include "tests/core/kube_cluster/cluster_fixture.h"
+#include "tests/core/kube/cluster/cluster_fixture.h"
 
 namespace modelplane::controller::cluster_testing {
 
@@ -145,7 +146,7 @@ class ControllersTest : public core::testing::ClusterTest {
     if (!caches) return names;
     for (const json& cache : caches->items) {
       for (const std::string& key : SpecRevisionKeys(cache)) {
-        if (key == namespace_ + "/" + name) names.insert(cache["metadata"]["name"]);
+        if (key == core::api::ObjectKey(namespace_, name)) names.insert(cache["metadata"]["name"]);
       }
     }
     return names;

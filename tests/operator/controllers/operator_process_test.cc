@@ -12,7 +12,7 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/core/kube_cluster/cluster_fixture.h"
+#include "tests/core/kube/cluster/cluster_fixture.h"
 
 namespace modelplane::controller {
 namespace {

@@ -26,7 +26,7 @@
 #include "core/http/http_client.h"
 #include "core/kube/resource_type.h"
 #include "tests/core/http/test_certificates.h"
-#include "tests/core/kube_cluster/cluster_fixture.h"
+#include "tests/core/kube/cluster/cluster_fixture.h"
 
 extern char** environ;
 

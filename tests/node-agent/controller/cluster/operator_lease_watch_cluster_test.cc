@@ -8,7 +8,7 @@
 
 #include "core/kube/leader_elector.h"
 #include "node-agent/controller/operator_lease_watch.h"
-#include "tests/core/kube_cluster/cluster_fixture.h"
+#include "tests/core/kube/cluster/cluster_fixture.h"
 
 namespace modelplane::agent {
 namespace {

@@ -4,10 +4,11 @@
 // reads; time is a ManualClock.
 #include <gtest/gtest.h>
 
+#include "core/api/object_key.h"
 #include "core/kube/resource_type.h"
 #include "node-agent/controller/revision_reader.h"
+#include "tests/core/kube/cluster/cluster_fixture.h"
 #include "tests/core/kube/forwarding_kube_client.h"
-#include "tests/core/kube_cluster/cluster_fixture.h"
 
 namespace modelplane::agent {
 namespace {
@@ -54,7 +55,7 @@ class RevisionReaderClusterTest : public core::testing::ClusterTest {
     ASSERT_TRUE(created) << created.error().ToString();
   }
 
-  std::string Key(const std::string& name) const { return namespace_ + "/" + name; }
+  std::string Key(const std::string& name) const { return core::api::ObjectKey(namespace_, name); }
 
   core::ManualClock clock_manual_;
 };

@@ -26,7 +26,7 @@
 #include "node-agent/csi/mount_info.h"
 #include "node-agent/revision/loaded_revision.h"
 #include "node-agent/store/revision_view.h"
-#include "tests/core/kube_cluster/cluster_fixture.h"
+#include "tests/core/kube/cluster/cluster_fixture.h"
 #include "tests/node-agent/csi/staged_revision.h"
 
 namespace modelplane::agent {

@@ -20,9 +20,10 @@
 
 #include "core/api/model_cache.h"
 #include "core/api/model_revision.h"
+#include "core/api/object_key.h"
 #include "core/http/http_client.h"
 #include "node-agent/revision/loaded_revision.h"
-#include "tests/core/kube_cluster/cluster_fixture.h"
+#include "tests/core/kube/cluster/cluster_fixture.h"
 #include "tests/node-agent/csi/staged_revision.h"
 
 namespace modelplane::agent::testing {
@@ -134,7 +135,7 @@ class AgentEvictionClusterTest : public core::testing::ClusterTest {
     ASSERT_TRUE(store) << store.error().ToString();
     for (const TestRevision* revision : revisions) {
       auto staged = StageRevision(**store, revision->files, revision->digest,
-                                  namespace_ + "/" + revision->name);
+                                  core::api::ObjectKey(namespace_, revision->name));
       ASSERT_TRUE(staged) << staged.error().ToString();
     }
   }

@@ -14,7 +14,7 @@
 #include "node-agent/peer/peer_certificate_requester.h"
 #include "operator/certificates/peer_certificate_signer.h"
 #include "tests/core/http/test_certificates.h"
-#include "tests/core/kube_cluster/cluster_fixture.h"
+#include "tests/core/kube/cluster/cluster_fixture.h"
 
 namespace modelplane::controller {
 namespace {

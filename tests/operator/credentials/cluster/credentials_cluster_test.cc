@@ -13,7 +13,7 @@
 #include "node-agent/sources/operator_credentials.h"
 #include "operator/credentials/credentials_service.h"
 #include "tests/core/http/test_certificates.h"
-#include "tests/core/kube_cluster/cluster_fixture.h"
+#include "tests/core/kube/cluster/cluster_fixture.h"
 
 namespace modelplane::controller {
 namespace {

@@ -15,7 +15,7 @@
 
 #include "core/http/http_client.h"
 #include "tests/core/http/test_certificates.h"
-#include "tests/core/kube_cluster/cluster_fixture.h"
+#include "tests/core/kube/cluster/cluster_fixture.h"
 
 namespace modelplane::controller {
 namespace {

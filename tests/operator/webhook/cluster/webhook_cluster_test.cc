@@ -17,7 +17,7 @@
 
 #include "core/text/base64.h"
 #include "tests/core/http/test_certificates.h"
-#include "tests/core/kube_cluster/cluster_fixture.h"
+#include "tests/core/kube/cluster/cluster_fixture.h"
 
 namespace modelplane::controller {
 namespace {

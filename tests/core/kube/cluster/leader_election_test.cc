@@ -18,8 +18,8 @@
 #include <gtest/gtest.h>
 
 #include "core/kube/leader_elector.h"
+#include "tests/core/kube/cluster/cluster_fixture.h"
 #include "tests/core/kube/forwarding_kube_client.h"
-#include "tests/core/kube_cluster/cluster_fixture.h"
 
 namespace modelplane::core::testing {
 namespace {
@@ -77,7 +77,7 @@ class LeaderElectionTest : public ClusterTest {
     Candidate candidate{identity, "/tmp/" + namespace_ + "-" + identity + ".log"};
     ::unlink(candidate.log.c_str());
     const std::string probe =
-        std::string(MODELPLANE_BINARY_DIR) + "/tests/core/kube_cluster/leader_election_probe";
+        std::string(MODELPLANE_BINARY_DIR) + "/tests/core/kube/cluster/leader_election_probe";
     candidate.pid = ::fork();
     if (candidate.pid == 0) {
       const std::string lease = std::to_string(kLeaseMs), renew = std::to_string(kRenewMs),

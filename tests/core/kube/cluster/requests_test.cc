@@ -2,7 +2,7 @@
 // real kube-apiserver.
 #include <gtest/gtest.h>
 
-#include "tests/core/kube_cluster/cluster_fixture.h"
+#include "tests/core/kube/cluster/cluster_fixture.h"
 
 namespace modelplane::core::testing {
 namespace {

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "core/kube/event_recorder.h"
-#include "tests/core/kube_cluster/cluster_fixture.h"
+#include "tests/core/kube/cluster/cluster_fixture.h"
 
 namespace modelplane::core::testing {
 namespace {
