@@ -273,9 +273,8 @@ void FetchEngine::Run::Supervise(GoodputMeter& meter, core::Clock::SteadyTime st
   pace_verdict_ =
       below_floor
           ? fmt::format("staging slower than the floor of {} B/s: {}", options_.min_goodput, pace)
-          : fmt::format("staging not done within its deadline of {} s: {}",
-                        std::chrono::duration_cast<std::chrono::seconds>(options_.deadline).count(),
-                        pace);
+          : fmt::format("staging not done within its deadline of {:g} s: {}",
+                        std::chrono::duration<double>(options_.deadline).count(), pace);
   const std::string why =
       fmt::format("{}; the sources' last failure: {}", pace_verdict_, last_error);
   Log(core::LogLevel::kWarn, "fetch_gave_up", {{"revision", report_.name}, {"reason", why}});
