@@ -222,7 +222,8 @@ int RunAgent(const AgentConfig& config, core::ComponentRuntime& runtime) {
         {.url = config.credentials.url,
          .token_file = config.credentials.token_file,
          .ca_file = config.credentials.ca_file,
-         .ttl = std::chrono::duration_cast<std::chrono::seconds>(config.credentials.ttl)},
+         .ttl = std::chrono::duration_cast<std::chrono::seconds>(config.credentials.ttl),
+         .stop = &runtime.shutdown()},
         logger.WithComponent("agent.credentials"));
     if (!secrets) {
       logger.Error("credentials_misconfigured", {{"error", secrets.error().ToString()}});

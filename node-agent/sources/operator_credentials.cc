@@ -104,6 +104,7 @@ core::Result<SigningCredentials> OperatorCredentials::Fetch(const std::string& n
       fmt::format("{}{}{}/{}", options_.url, kCredentialsPathPrefix, namespace_name, name);
   request.headers.set(http::field::authorization, "Bearer " + *token);
   request.headers.set(http::field::accept, "application/json");
+  request.cancel = options_.stop;
   auto response = http_->Fetch(request, kMaxAnswerBytes);
   if (!response) {
     return std::unexpected(

@@ -19,6 +19,7 @@
 #include <string>
 #include <utility>
 
+#include "core/cancel/cancellation_token.h"
 #include "core/clock/clock.h"
 #include "core/error/error.h"
 #include "core/http/http_client.h"
@@ -37,6 +38,9 @@ struct OperatorCredentialsOptions {
   std::chrono::seconds min_refresh{10};
   std::chrono::milliseconds timeout{10'000};
   std::shared_ptr<const core::Clock> clock;  // null: the system clock
+  // The agent's shutdown: ends a wait before a retry (a 503 with Retry-After while the operator
+  // is busy) at once. May be null.
+  core::CancellationToken* stop = nullptr;
 };
 
 class OperatorCredentials final : public CredentialSecrets {

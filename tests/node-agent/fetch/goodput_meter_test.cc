@@ -7,7 +7,7 @@ namespace {
 
 using std::chrono::seconds;
 
-const core::Clock::SteadyTime kStart{std::chrono::hours(1)};
+constexpr core::Clock::SteadyTime kStart{std::chrono::hours(1)};
 
 TEST(GoodputMeterTest, MeasuresLandedBytesOverTheWindowAndPredictsTheFinish) {
   GoodputMeter meter(seconds(10));
