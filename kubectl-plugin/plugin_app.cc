@@ -6,8 +6,8 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include "core/api/json_lookup.h"
 #include "core/api/object_key.h"
+#include "core/json/json_lookup.h"
 #include "core/kube/kube_client.h"
 #include "core/kube/resource_type.h"
 #include "core/runtime/kube_connection.h"
@@ -94,7 +94,7 @@ class Session {
   [[nodiscard]] std::vector<json> EventsAbout(const json& pod) {
     core::ListOptions options;
     options.field_selector =
-        "regarding.kind=Pod,regarding.name=" + api::StringMember(pod, {"metadata", "name"});
+        "regarding.kind=Pod,regarding.name=" + core::StringMember(pod, {"metadata", "name"});
     options.limit = kEventsRead;
     auto page = client().List(resources::Events(), namespace_, options);
     if (!page) return {};  // events explain, they are not needed to answer
@@ -183,8 +183,8 @@ std::optional<Failure> Patch(Session& session, const std::string& name, const js
 std::optional<Failure> RunPrestage(Session& session, const Options& options, std::ostream& out) {
   auto before = session.GetRevision(options.name);
   if (!before) return Failure{before.error().message()};
-  if (api::BoolMember(*before, {"spec", "revoked"}) ||
-      !api::StringMember(*before, {"status", "revokedBy", "name"}).empty()) {
+  if (core::BoolMember(*before, {"spec", "revoked"}) ||
+      !core::StringMember(*before, {"status", "revokedBy", "name"}).empty()) {
     return Failure{fmt::format("ModelRevision {}/{} is revoked and is never staged again",
                                session.namespace_name(), options.name)};
   }
@@ -199,7 +199,7 @@ std::optional<Failure> RunPrestage(Session& session, const Options& options, std
 std::optional<Failure> RunRevoke(Session& session, const Options& options, std::ostream& out) {
   auto before = session.GetRevision(options.name);
   if (!before) return Failure{before.error().message()};
-  if (api::BoolMember(*before, {"spec", "revoked"})) {
+  if (core::BoolMember(*before, {"spec", "revoked"})) {
     out << RevokeSummary(*before, /*already=*/true);
     return std::nullopt;
   }

@@ -4,11 +4,11 @@
 
 #include <fmt/format.h>
 
-#include "core/api/json_lookup.h"
 #include "core/api/model_revision.h"
 #include "core/api/model_revocation.h"
 #include "core/api/object_key.h"
 #include "core/api/serving_pod.h"
+#include "core/json/json_lookup.h"
 #include "core/kube/builtin_types.h"
 #include "kubectl-plugin/terminal_text.h"
 
@@ -43,7 +43,7 @@ std::optional<api::Timestamp> EventTime(const json& event) {
                            {"eventTime"},
                            {"deprecatedLastTimestamp"},
                            {"metadata", "creationTimestamp"}}) {
-    const std::string text = api::StringMember(event, path);
+    const std::string text = core::StringMember(event, path);
     if (text.empty()) continue;
     if (auto parsed = api::ParseTimestamp(text)) return *parsed;
   }
@@ -57,7 +57,7 @@ std::string LatestEvent(const std::vector<json>& events, const api::ObjectMeta& 
   const json* latest = nullptr;
   std::optional<api::Timestamp> latest_time;
   for (const json& event : events) {
-    const std::string uid = api::StringMember(event, {"regarding", "uid"});
+    const std::string uid = core::StringMember(event, {"regarding", "uid"});
     if (!uid.empty() && !pod.uid.empty() && uid != pod.uid) continue;  // an earlier namesake
     const auto time = EventTime(event);
     if (latest == nullptr || (time && (!latest_time || *time >= *latest_time))) {
@@ -207,10 +207,10 @@ bool HasGate(const core::Pod& pod, std::string_view gate) {
 
 core::Result<std::optional<api::RevisionReference>> PodRevision(const json& pod) {
   const std::string value =
-      api::StringMember(pod, {"metadata", "annotations", api::kRevisionAnnotation});
+      core::StringMember(pod, {"metadata", "annotations", api::kRevisionAnnotation});
   if (value.empty()) return std::optional<api::RevisionReference>();
   auto reference =
-      api::ParseRevisionAnnotation(value, api::StringMember(pod, {"metadata", "namespace"}));
+      api::ParseRevisionAnnotation(value, core::StringMember(pod, {"metadata", "namespace"}));
   if (!reference) return std::unexpected(reference.error());
   return std::optional<api::RevisionReference>(*reference);
 }

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "core/api/json_lookup.h"
+#include "core/json/json_lookup.h"
 
 namespace modelplane::cli {
 
@@ -23,7 +23,7 @@ RevisionCopies FindRevisionCopies(const api::RevisionReference& revision, const 
   for (const nlohmann::json& item : caches) {
     auto cache = api::ModelCacheFromJson(item);
     if (!cache) {
-      const std::string name = api::StringMember(item, {"metadata", "name"});
+      const std::string name = core::StringMember(item, {"metadata", "name"});
       result.unreadable.push_back((name.empty() ? "?" : name) + ": " + cache.error().message());
       continue;
     }

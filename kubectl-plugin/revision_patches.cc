@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "core/api/json_lookup.h"
+#include "core/json/json_lookup.h"
 #include "kubectl-plugin/terminal_text.h"
 
 namespace modelplane::cli {
@@ -13,12 +13,12 @@ using nlohmann::json;
 namespace {
 
 std::string Name(const json& revision) {
-  return api::StringMember(revision, {"metadata", "namespace"}) + "/" +
-         api::StringMember(revision, {"metadata", "name"});
+  return core::StringMember(revision, {"metadata", "namespace"}) + "/" +
+         core::StringMember(revision, {"metadata", "name"});
 }
 
 std::string SelectorText(const json& revision) {
-  const json* selector = api::FindMember(revision, {"spec", "prestage", "nodeSelector"});
+  const json* selector = core::FindMember(revision, {"spec", "prestage", "nodeSelector"});
   if (selector == nullptr || !selector->is_object() || selector->empty()) return "any node";
   std::string text;
   for (const auto& [key, value] : selector->items()) {
@@ -39,8 +39,8 @@ json RevokePatch() {
 }
 
 std::string PrestageSummary(const json& before, const json& after) {
-  const std::int64_t was = api::IntegerMember(before, {"spec", "prestage", "nodes"});
-  const std::int64_t now = api::IntegerMember(after, {"spec", "prestage", "nodes"});
+  const std::int64_t was = core::IntegerMember(before, {"spec", "prestage", "nodes"});
+  const std::int64_t now = core::IntegerMember(after, {"spec", "prestage", "nodes"});
   const std::string name = Name(after);
   std::string text =
       was == now ? fmt::format("ModelRevision {}: spec.prestage.nodes was already {}.", name, now)
@@ -56,8 +56,8 @@ std::string PrestageSummary(const json& before, const json& after) {
         "out of their ModelCaches; copies stay until eviction takes them, and pods still get "
         "it staged where they run.";
   }
-  const std::string short_name = api::StringMember(after, {"metadata", "name"});
-  const std::string ns = api::StringMember(after, {"metadata", "namespace"});
+  const std::string short_name = core::StringMember(after, {"metadata", "name"});
+  const std::string ns = core::StringMember(after, {"metadata", "namespace"});
   return WrapParagraph(Printable(text)) + "\n" +
          fmt::format("Follow it: kubectl modelplane status {} -n {}\n", short_name, ns);
 }
@@ -72,8 +72,8 @@ std::string RevokeSummary(const json& after, bool already) {
                     "once nothing mounts it; no pod is scheduled to it again. This "
                     "cannot be undone: spec.revoked cannot be cleared.",
                     name);
-  const std::string short_name = api::StringMember(after, {"metadata", "name"});
-  const std::string ns = api::StringMember(after, {"metadata", "namespace"});
+  const std::string short_name = core::StringMember(after, {"metadata", "name"});
+  const std::string ns = core::StringMember(after, {"metadata", "namespace"});
   return WrapParagraph(Printable(text)) + "\n" +
          "Watch the purge (status.purge; column Holding: nodes that still hold its bytes):\n" +
          fmt::format("  kubectl get mr {} -n {} -o wide -w\n", short_name, ns) +

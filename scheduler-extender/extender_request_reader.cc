@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <simdjson.h>
 
-#include "core/api/json_path.h"
+#include "core/json/json_path.h"
 
 namespace modelplane::extender {
 namespace {
@@ -30,8 +30,8 @@ class PathStack {
   [[nodiscard]] std::string Text() const {
     std::string path;
     for (const Segment& segment : segments_) {
-      path = segment.is_key ? core::api::JsonPathChild(path, segment.key)
-                            : core::api::JsonPathIndex(path, segment.index);
+      path = segment.is_key ? core::JsonPathChild(path, segment.key)
+                            : core::JsonPathIndex(path, segment.index);
     }
     return path;
   }

@@ -8,16 +8,16 @@ namespace modelplane::core::api {
 
 Result<Condition> ConditionFromJson(const JsonObjectReader& reader) {
   Condition condition;
-  MODELPLANE_API_TRY(reader.String("type", condition.type, 316, Presence::kRequired));
-  MODELPLANE_API_TRY(reader.String("status", condition.status, 16, Presence::kRequired));
+  MODELPLANE_JSON_TRY(reader.String("type", condition.type, 316, Presence::kRequired));
+  MODELPLANE_JSON_TRY(reader.String("status", condition.status, 16, Presence::kRequired));
   if (condition.status != kConditionTrue && condition.status != kConditionFalse &&
       condition.status != kConditionUnknown) {
     return FieldError(reader.PathOf("status"), "must be True, False or Unknown");
   }
-  MODELPLANE_API_TRY(reader.Int64("observedGeneration", condition.observed_generation));
-  MODELPLANE_API_TRY(reader.Time("lastTransitionTime", condition.last_transition_time));
-  MODELPLANE_API_TRY(reader.String("reason", condition.reason, 1024, Presence::kRequired));
-  MODELPLANE_API_TRY(reader.String("message", condition.message, kMaxLongString));
+  MODELPLANE_JSON_TRY(reader.Int64("observedGeneration", condition.observed_generation));
+  MODELPLANE_JSON_TRY(ReadTimestamp(reader, "lastTransitionTime", condition.last_transition_time));
+  MODELPLANE_JSON_TRY(reader.String("reason", condition.reason, 1024, Presence::kRequired));
+  MODELPLANE_JSON_TRY(reader.String("message", condition.message, kMaxLongString));
   return condition;
 }
 

@@ -1,4 +1,4 @@
-// Size bounds for the API types, shared by the JSON parser, the validator and (by hand) the CRDs.
+// Size bounds for the API types, shared by their readers, the validator and (by hand) the CRDs.
 //
 // Every list and string that arrives from the API server or a user is bounded so a hostile or
 // broken object cannot make a component allocate without limit. The numbers match the maxItems
@@ -9,11 +9,6 @@
 #include <cstdint>
 
 namespace modelplane::core::api {
-
-// Whole JSON documents: a ModelRevision with kMaxFiles long paths stays well under this, and
-// etcd refuses objects over 1.5 MiB anyway. A List response is larger, so callers pass their own.
-inline constexpr std::size_t kMaxDocumentBytes = 4 * 1024 * 1024;
-inline constexpr int kMaxJsonDepth = 32;
 
 inline constexpr std::size_t kMaxFiles = 4096;
 inline constexpr std::size_t kMaxPathLength = 512;

@@ -3,146 +3,148 @@
 #include <chrono>
 #include <utility>
 
-#include "core/api/json_object_reader.h"
 #include "core/api/limits.h"
 #include "core/api/model_revision.h"
+#include "core/json/json_object_reader.h"
 
 namespace modelplane::core::api {
 namespace {
 
 Result<RevisionReference> ReferenceFromJson(const JsonObjectReader& reader) {
   RevisionReference ref;
-  MODELPLANE_API_TRY(reader.String("namespace", ref.namespace_name, 63, Presence::kRequired));
-  MODELPLANE_API_TRY(reader.String("name", ref.name, 253, Presence::kRequired));
+  MODELPLANE_JSON_TRY(reader.String("namespace", ref.namespace_name, 63, Presence::kRequired));
+  MODELPLANE_JSON_TRY(reader.String("name", ref.name, 253, Presence::kRequired));
   return ref;
 }
 
 Result<PeerSource> PeerFromJson(const JsonObjectReader& reader) {
   PeerSource peer;
-  MODELPLANE_API_TRY(reader.String("node", peer.node, 253, Presence::kRequired));
-  MODELPLANE_API_TRY(
+  MODELPLANE_JSON_TRY(reader.String("node", peer.node, 253, Presence::kRequired));
+  MODELPLANE_JSON_TRY(
       reader.String("endpoint", peer.endpoint, kMaxShortString, Presence::kRequired));
-  MODELPLANE_API_TRY(reader.String("zone", peer.zone, 63));
-  MODELPLANE_API_TRY(reader.String("state", peer.state, kMaxEnumLength, Presence::kRequired));
-  MODELPLANE_API_TRY(reader.StringList("files", peer.files, kMaxPeerFiles, kMaxDigestLength));
+  MODELPLANE_JSON_TRY(reader.String("zone", peer.zone, 63));
+  MODELPLANE_JSON_TRY(reader.String("state", peer.state, kMaxEnumLength, Presence::kRequired));
+  MODELPLANE_JSON_TRY(reader.StringList("files", peer.files, kMaxPeerFiles, kMaxDigestLength));
   return peer;
 }
 
 Result<Holding> HoldingFromJson(const JsonObjectReader& reader) {
   Holding holding;
-  MODELPLANE_API_TRY(
+  MODELPLANE_JSON_TRY(
       reader.String("digest", holding.digest, kMaxDigestLength, Presence::kRequired));
-  MODELPLANE_API_TRY(reader.Bool("peerInZone", holding.peer_in_zone));
-  MODELPLANE_API_TRY(reader.Bool("peerElsewhere", holding.peer_elsewhere));
-  MODELPLANE_API_TRY(reader.Bool("revoked", holding.revoked));
-  MODELPLANE_API_TRY(reader.Bool("forcePurge", holding.force_purge));
+  MODELPLANE_JSON_TRY(reader.Bool("peerInZone", holding.peer_in_zone));
+  MODELPLANE_JSON_TRY(reader.Bool("peerElsewhere", holding.peer_elsewhere));
+  MODELPLANE_JSON_TRY(reader.Bool("revoked", holding.revoked));
+  MODELPLANE_JSON_TRY(reader.Bool("forcePurge", holding.force_purge));
   return holding;
 }
 
 Result<DesiredRevision> DesiredFromJson(const JsonObjectReader& reader) {
   DesiredRevision desired;
-  MODELPLANE_API_TRY(
+  MODELPLANE_JSON_TRY(
       reader.RequiredObject<RevisionReference>("revision", desired.revision, ReferenceFromJson));
-  MODELPLANE_API_TRY(
+  MODELPLANE_JSON_TRY(
       reader.String("digest", desired.digest, kMaxDigestLength, Presence::kRequired));
-  MODELPLANE_API_TRY(reader.Bool("pinned", desired.pinned));
-  MODELPLANE_API_TRY(reader.String("reason", desired.reason, kMaxEnumLength));
-  MODELPLANE_API_TRY(reader.Time("pinnedUntil", desired.pinned_until));
-  MODELPLANE_API_TRY(
+  MODELPLANE_JSON_TRY(reader.Bool("pinned", desired.pinned));
+  MODELPLANE_JSON_TRY(reader.String("reason", desired.reason, kMaxEnumLength));
+  MODELPLANE_JSON_TRY(ReadTimestamp(reader, "pinnedUntil", desired.pinned_until));
+  MODELPLANE_JSON_TRY(
       reader.ObjectArray<PeerSource>("peers", desired.peers, kMaxRevisionPeers, PeerFromJson));
   return desired;
 }
 
 Result<StreamGrant> GrantFromJson(const JsonObjectReader& reader) {
   StreamGrant grant;
-  MODELPLANE_API_TRY(
+  MODELPLANE_JSON_TRY(
       reader.String("source", grant.source, kMaxSourceIdentityLength, Presence::kRequired));
-  MODELPLANE_API_TRY(reader.Int32("streams", grant.streams, Presence::kRequired));
-  MODELPLANE_API_TRY(reader.Int64("bytesPerSecond", grant.bytes_per_second));
-  MODELPLANE_API_TRY(reader.Time("expiresAt", grant.expires_at));
+  MODELPLANE_JSON_TRY(reader.Int32("streams", grant.streams, Presence::kRequired));
+  MODELPLANE_JSON_TRY(reader.Int64("bytesPerSecond", grant.bytes_per_second));
+  MODELPLANE_JSON_TRY(ReadTimestamp(reader, "expiresAt", grant.expires_at));
   return grant;
 }
 
 Result<ModelCacheSpec> CacheSpecFromReader(const JsonObjectReader& reader) {
   ModelCacheSpec spec;
-  MODELPLANE_API_TRY(reader.ObjectArray<DesiredRevision>("revisions", spec.revisions,
-                                                         kMaxCacheRevisions, DesiredFromJson));
-  MODELPLANE_API_TRY(
+  MODELPLANE_JSON_TRY(reader.ObjectArray<DesiredRevision>("revisions", spec.revisions,
+                                                          kMaxCacheRevisions, DesiredFromJson));
+  MODELPLANE_JSON_TRY(
       reader.ObjectArray<StreamGrant>("grants", spec.grants, kMaxCacheGrants, GrantFromJson));
-  MODELPLANE_API_TRY(
+  MODELPLANE_JSON_TRY(
       reader.ObjectArray<Holding>("holdings", spec.holdings, kMaxCacheRevisions, HoldingFromJson));
-  MODELPLANE_API_TRY(reader.Int32("progressIntervalSeconds", spec.progress_interval_seconds));
+  MODELPLANE_JSON_TRY(reader.Int32("progressIntervalSeconds", spec.progress_interval_seconds));
   return spec;
 }
 
 Result<SourceTelemetry> TelemetryFromJson(const JsonObjectReader& reader) {
   SourceTelemetry telemetry;
-  MODELPLANE_API_TRY(
+  MODELPLANE_JSON_TRY(
       reader.String("source", telemetry.source, kMaxSourceIdentityLength, Presence::kRequired));
-  MODELPLANE_API_TRY(reader.String("tier", telemetry.tier, kMaxEnumLength));
-  MODELPLANE_API_TRY(reader.Int32("windowSeconds", telemetry.window_seconds));
-  MODELPLANE_API_TRY(reader.Time("windowEnd", telemetry.window_end));
-  MODELPLANE_API_TRY(reader.Int64("bytesPerSecond", telemetry.bytes_per_second));
-  MODELPLANE_API_TRY(reader.Int32("peakStreams", telemetry.peak_streams));
-  MODELPLANE_API_TRY(reader.Int64("requestsOk", telemetry.requests_ok));
-  MODELPLANE_API_TRY(reader.Int64("requestsThrottled", telemetry.requests_throttled));
-  MODELPLANE_API_TRY(reader.Int64("requestsFailed", telemetry.requests_failed));
-  MODELPLANE_API_TRY(reader.Int64("requestsTimedOut", telemetry.requests_timed_out));
-  MODELPLANE_API_TRY(reader.Int64("ttfbMilliseconds", telemetry.ttfb_milliseconds));
-  MODELPLANE_API_TRY(reader.Int32("grantedStreams", telemetry.granted_streams));
+  MODELPLANE_JSON_TRY(reader.String("tier", telemetry.tier, kMaxEnumLength));
+  MODELPLANE_JSON_TRY(reader.Int32("windowSeconds", telemetry.window_seconds));
+  MODELPLANE_JSON_TRY(ReadTimestamp(reader, "windowEnd", telemetry.window_end));
+  MODELPLANE_JSON_TRY(reader.Int64("bytesPerSecond", telemetry.bytes_per_second));
+  MODELPLANE_JSON_TRY(reader.Int32("peakStreams", telemetry.peak_streams));
+  MODELPLANE_JSON_TRY(reader.Int64("requestsOk", telemetry.requests_ok));
+  MODELPLANE_JSON_TRY(reader.Int64("requestsThrottled", telemetry.requests_throttled));
+  MODELPLANE_JSON_TRY(reader.Int64("requestsFailed", telemetry.requests_failed));
+  MODELPLANE_JSON_TRY(reader.Int64("requestsTimedOut", telemetry.requests_timed_out));
+  MODELPLANE_JSON_TRY(reader.Int64("ttfbMilliseconds", telemetry.ttfb_milliseconds));
+  MODELPLANE_JSON_TRY(reader.Int32("grantedStreams", telemetry.granted_streams));
   return telemetry;
 }
 
 Result<StageTimestamps> TimestampsFromJson(const JsonObjectReader& reader) {
   StageTimestamps stamps;
-  MODELPLANE_API_TRY(reader.Time("queued", stamps.queued));
-  MODELPLANE_API_TRY(reader.Time("firstByte", stamps.first_byte));
-  MODELPLANE_API_TRY(reader.Time("lastByte", stamps.last_byte));
-  MODELPLANE_API_TRY(reader.Time("verified", stamps.verified));
-  MODELPLANE_API_TRY(reader.Time("published", stamps.published));
+  MODELPLANE_JSON_TRY(ReadTimestamp(reader, "queued", stamps.queued));
+  MODELPLANE_JSON_TRY(ReadTimestamp(reader, "firstByte", stamps.first_byte));
+  MODELPLANE_JSON_TRY(ReadTimestamp(reader, "lastByte", stamps.last_byte));
+  MODELPLANE_JSON_TRY(ReadTimestamp(reader, "verified", stamps.verified));
+  MODELPLANE_JSON_TRY(ReadTimestamp(reader, "published", stamps.published));
   return stamps;
 }
 
 Result<CachedRevision> CachedFromJson(const JsonObjectReader& reader) {
   CachedRevision cached;
-  MODELPLANE_API_TRY(reader.String("digest", cached.digest, kMaxDigestLength, Presence::kRequired));
-  MODELPLANE_API_TRY(reader.String("state", cached.state, kMaxEnumLength, Presence::kRequired));
-  MODELPLANE_API_TRY(reader.Int64("bytesDone", cached.bytes_done));
-  MODELPLANE_API_TRY(reader.Int64("bytesTotal", cached.bytes_total));
-  MODELPLANE_API_TRY(reader.String("sourceTier", cached.source_tier, kMaxEnumLength));
+  MODELPLANE_JSON_TRY(
+      reader.String("digest", cached.digest, kMaxDigestLength, Presence::kRequired));
+  MODELPLANE_JSON_TRY(reader.String("state", cached.state, kMaxEnumLength, Presence::kRequired));
+  MODELPLANE_JSON_TRY(reader.Int64("bytesDone", cached.bytes_done));
+  MODELPLANE_JSON_TRY(reader.Int64("bytesTotal", cached.bytes_total));
+  MODELPLANE_JSON_TRY(reader.String("sourceTier", cached.source_tier, kMaxEnumLength));
   std::optional<StageTimestamps> stamps;
-  MODELPLANE_API_TRY(reader.Object<StageTimestamps>("timestamps", stamps, TimestampsFromJson));
+  MODELPLANE_JSON_TRY(reader.Object<StageTimestamps>("timestamps", stamps, TimestampsFromJson));
   cached.timestamps = stamps.value_or(StageTimestamps{});
-  MODELPLANE_API_TRY(reader.Time("lastUsed", cached.last_used));
-  MODELPLANE_API_TRY(reader.String("message", cached.message, 4096));
-  MODELPLANE_API_TRY(reader.String("reason", cached.reason, kMaxEnumLength));
-  MODELPLANE_API_TRY(reader.Int64("uniqueBytes", cached.unique_bytes));
-  MODELPLANE_API_TRY(reader.StringList("protection", cached.protection, 8, kMaxEnumLength));
-  MODELPLANE_API_TRY(reader.Int64Map("bytesByTier", cached.bytes_by_tier, kMaxTiers));
-  MODELPLANE_API_TRY(reader.Int64("goodputBytesPerSecond", cached.goodput_bytes_per_second));
-  MODELPLANE_API_TRY(reader.Int64("expectedFinishSeconds", cached.expected_finish_seconds));
+  MODELPLANE_JSON_TRY(ReadTimestamp(reader, "lastUsed", cached.last_used));
+  MODELPLANE_JSON_TRY(reader.String("message", cached.message, 4096));
+  MODELPLANE_JSON_TRY(reader.String("reason", cached.reason, kMaxEnumLength));
+  MODELPLANE_JSON_TRY(reader.Int64("uniqueBytes", cached.unique_bytes));
+  MODELPLANE_JSON_TRY(reader.StringList("protection", cached.protection, 8, kMaxEnumLength));
+  MODELPLANE_JSON_TRY(
+      reader.Int64Map("bytesByTier", cached.bytes_by_tier, kMaxTiers, kMaxMapKeyLength));
+  MODELPLANE_JSON_TRY(reader.Int64("goodputBytesPerSecond", cached.goodput_bytes_per_second));
+  MODELPLANE_JSON_TRY(reader.Int64("expectedFinishSeconds", cached.expected_finish_seconds));
   return cached;
 }
 
 Result<ModelCacheStatus> CacheStatusFromReader(const JsonObjectReader& reader) {
   ModelCacheStatus status;
-  MODELPLANE_API_TRY(reader.Int64("observedGeneration", status.observed_generation));
-  MODELPLANE_API_TRY(reader.Int64("capacityBytes", status.capacity_bytes));
-  MODELPLANE_API_TRY(reader.Int64("usedBytes", status.used_bytes));
-  MODELPLANE_API_TRY(reader.Int64("reservedBytes", status.reserved_bytes));
-  MODELPLANE_API_TRY(
+  MODELPLANE_JSON_TRY(reader.Int64("observedGeneration", status.observed_generation));
+  MODELPLANE_JSON_TRY(reader.Int64("capacityBytes", status.capacity_bytes));
+  MODELPLANE_JSON_TRY(reader.Int64("usedBytes", status.used_bytes));
+  MODELPLANE_JSON_TRY(reader.Int64("reservedBytes", status.reserved_bytes));
+  MODELPLANE_JSON_TRY(
       reader.Int64("mediaBandwidthBytesPerSecond", status.media_bandwidth_bytes_per_second));
-  MODELPLANE_API_TRY(reader.String("peerEndpoint", status.peer_endpoint, 512));
-  MODELPLANE_API_TRY(reader.String("zone", status.zone, 63));
-  MODELPLANE_API_TRY(reader.Int64("highWatermarkBytes", status.high_watermark_bytes));
-  MODELPLANE_API_TRY(reader.Int64("lowWatermarkBytes", status.low_watermark_bytes));
-  MODELPLANE_API_TRY(reader.Int64("reclaimableBytes", status.reclaimable_bytes));
-  MODELPLANE_API_TRY(reader.Int64("protectedBytes", status.protected_bytes));
-  MODELPLANE_API_TRY(ReadConditions(reader, status.conditions));
-  MODELPLANE_API_TRY(reader.ObjectArray<CachedRevision>("revisions", status.revisions,
-                                                        kMaxCacheRevisions, CachedFromJson));
-  MODELPLANE_API_TRY(reader.ObjectArray<SourceTelemetry>("sources", status.sources,
-                                                         kMaxCacheSources, TelemetryFromJson));
+  MODELPLANE_JSON_TRY(reader.String("peerEndpoint", status.peer_endpoint, 512));
+  MODELPLANE_JSON_TRY(reader.String("zone", status.zone, 63));
+  MODELPLANE_JSON_TRY(reader.Int64("highWatermarkBytes", status.high_watermark_bytes));
+  MODELPLANE_JSON_TRY(reader.Int64("lowWatermarkBytes", status.low_watermark_bytes));
+  MODELPLANE_JSON_TRY(reader.Int64("reclaimableBytes", status.reclaimable_bytes));
+  MODELPLANE_JSON_TRY(reader.Int64("protectedBytes", status.protected_bytes));
+  MODELPLANE_JSON_TRY(ReadConditions(reader, status.conditions));
+  MODELPLANE_JSON_TRY(reader.ObjectArray<CachedRevision>("revisions", status.revisions,
+                                                         kMaxCacheRevisions, CachedFromJson));
+  MODELPLANE_JSON_TRY(reader.ObjectArray<SourceTelemetry>("sources", status.sources,
+                                                          kMaxCacheSources, TelemetryFromJson));
   return status;
 }
 
@@ -160,9 +162,9 @@ Result<ModelCache> ModelCacheFromJson(const nlohmann::json& value) {
   if (!meta) return std::unexpected(meta.error());
   cache.metadata = std::move(*meta);
   std::optional<ModelCacheSpec> spec;
-  MODELPLANE_API_TRY(reader->Object<ModelCacheSpec>("spec", spec, CacheSpecFromReader));
+  MODELPLANE_JSON_TRY(reader->Object<ModelCacheSpec>("spec", spec, CacheSpecFromReader));
   cache.spec = spec.value_or(ModelCacheSpec{});
-  MODELPLANE_API_TRY(
+  MODELPLANE_JSON_TRY(
       reader->Object<ModelCacheStatus>("status", cache.status, CacheStatusFromReader));
   return cache;
 }

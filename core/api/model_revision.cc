@@ -2,174 +2,174 @@
 
 #include <utility>
 
-#include "core/api/json_object_reader.h"
 #include "core/api/limits.h"
+#include "core/json/json_object_reader.h"
 
 namespace modelplane::core::api {
 namespace {
 
 Result<ModelFile> FileFromJson(const JsonObjectReader& reader) {
   ModelFile file;
-  MODELPLANE_API_TRY(reader.String("path", file.path, kMaxPathLength, Presence::kRequired));
-  MODELPLANE_API_TRY(reader.Int64("size", file.size, Presence::kRequired));
-  MODELPLANE_API_TRY(reader.String("sha256", file.sha256, kMaxDigestLength, Presence::kRequired));
-  MODELPLANE_API_TRY(reader.String("role", file.role, kMaxEnumLength, Presence::kRequired));
+  MODELPLANE_JSON_TRY(reader.String("path", file.path, kMaxPathLength, Presence::kRequired));
+  MODELPLANE_JSON_TRY(reader.Int64("size", file.size, Presence::kRequired));
+  MODELPLANE_JSON_TRY(reader.String("sha256", file.sha256, kMaxDigestLength, Presence::kRequired));
+  MODELPLANE_JSON_TRY(reader.String("role", file.role, kMaxEnumLength, Presence::kRequired));
   return file;
 }
 
 Result<Parallelism> ParallelismFromJson(const JsonObjectReader& reader) {
   Parallelism parallelism;
-  MODELPLANE_API_TRY(reader.Int32("tensorParallel", parallelism.tensor_parallel));
-  MODELPLANE_API_TRY(reader.Int32("pipelineParallel", parallelism.pipeline_parallel));
+  MODELPLANE_JSON_TRY(reader.Int32("tensorParallel", parallelism.tensor_parallel));
+  MODELPLANE_JSON_TRY(reader.Int32("pipelineParallel", parallelism.pipeline_parallel));
   return parallelism;
 }
 
 Result<Quantization> QuantizationFromJson(const JsonObjectReader& reader) {
   Quantization quantization;
-  MODELPLANE_API_TRY(
+  MODELPLANE_JSON_TRY(
       reader.String("method", quantization.method, kMaxEnumLength, Presence::kRequired));
-  MODELPLANE_API_TRY(reader.StringMap("parameters", quantization.parameters, kMaxSmallMapEntries,
-                                      kMaxShortString));
+  MODELPLANE_JSON_TRY(reader.StringMap("parameters", quantization.parameters, kMaxSmallMapEntries,
+                                       kMaxMapKeyLength, kMaxShortString));
   return quantization;
 }
 
 Result<EngineIdentity> EngineFromJson(const JsonObjectReader& reader) {
   EngineIdentity engine;
-  MODELPLANE_API_TRY(reader.String("name", engine.name, kMaxEnumLength, Presence::kRequired));
-  MODELPLANE_API_TRY(
+  MODELPLANE_JSON_TRY(reader.String("name", engine.name, kMaxEnumLength, Presence::kRequired));
+  MODELPLANE_JSON_TRY(
       reader.String("version", engine.version, kMaxShortString, Presence::kRequired));
-  MODELPLANE_API_TRY(reader.String("runtimeCacheKey", engine.runtime_cache_key, kMaxShortString));
+  MODELPLANE_JSON_TRY(reader.String("runtimeCacheKey", engine.runtime_cache_key, kMaxShortString));
   return engine;
 }
 
 Result<ObjectStoreLocation> ObjectStoreFromJson(const JsonObjectReader& reader) {
   ObjectStoreLocation location;
-  MODELPLANE_API_TRY(reader.String("endpoint", location.endpoint, 512));
-  MODELPLANE_API_TRY(reader.String("bucket", location.bucket, 255, Presence::kRequired));
-  MODELPLANE_API_TRY(reader.String("prefix", location.prefix, 1024));
-  MODELPLANE_API_TRY(reader.String("region", location.region, 64));
+  MODELPLANE_JSON_TRY(reader.String("endpoint", location.endpoint, 512));
+  MODELPLANE_JSON_TRY(reader.String("bucket", location.bucket, 255, Presence::kRequired));
+  MODELPLANE_JSON_TRY(reader.String("prefix", location.prefix, 1024));
+  MODELPLANE_JSON_TRY(reader.String("region", location.region, 64));
   return location;
 }
 
 Result<HttpLocation> HttpFromJson(const JsonObjectReader& reader) {
   HttpLocation location;
-  MODELPLANE_API_TRY(reader.String("baseURL", location.base_url, 2048, Presence::kRequired));
+  MODELPLANE_JSON_TRY(reader.String("baseURL", location.base_url, 2048, Presence::kRequired));
   return location;
 }
 
 Result<SharedFilesystemLocation> SharedFilesystemFromJson(const JsonObjectReader& reader) {
   SharedFilesystemLocation location;
-  MODELPLANE_API_TRY(reader.String("path", location.path, 1024, Presence::kRequired));
+  MODELPLANE_JSON_TRY(reader.String("path", location.path, 1024, Presence::kRequired));
   return location;
 }
 
 Result<SecretReference> SecretReferenceFromJson(const JsonObjectReader& reader) {
   SecretReference ref;
-  MODELPLANE_API_TRY(reader.String("name", ref.name, kMaxShortString, Presence::kRequired));
-  MODELPLANE_API_TRY(reader.String("namespace", ref.namespace_name, kMaxShortString));
+  MODELPLANE_JSON_TRY(reader.String("name", ref.name, kMaxShortString, Presence::kRequired));
+  MODELPLANE_JSON_TRY(reader.String("namespace", ref.namespace_name, kMaxShortString));
   return ref;
 }
 
 Result<SourceCapacity> CapacityFromJson(const JsonObjectReader& reader) {
   SourceCapacity capacity;
-  MODELPLANE_API_TRY(reader.Int64("maxBytesPerSecond", capacity.max_bytes_per_second));
-  MODELPLANE_API_TRY(reader.Int32("maxConcurrentFetches", capacity.max_concurrent_fetches));
+  MODELPLANE_JSON_TRY(reader.Int64("maxBytesPerSecond", capacity.max_bytes_per_second));
+  MODELPLANE_JSON_TRY(reader.Int32("maxConcurrentFetches", capacity.max_concurrent_fetches));
   return capacity;
 }
 
 Result<ModelSource> SourceFromJson(const JsonObjectReader& reader) {
   ModelSource source;
-  MODELPLANE_API_TRY(reader.String("name", source.name, 63, Presence::kRequired));
-  MODELPLANE_API_TRY(reader.String("type", source.type, kMaxEnumLength, Presence::kRequired));
-  MODELPLANE_API_TRY(
+  MODELPLANE_JSON_TRY(reader.String("name", source.name, 63, Presence::kRequired));
+  MODELPLANE_JSON_TRY(reader.String("type", source.type, kMaxEnumLength, Presence::kRequired));
+  MODELPLANE_JSON_TRY(
       reader.Object<ObjectStoreLocation>("objectStore", source.object_store, ObjectStoreFromJson));
-  MODELPLANE_API_TRY(reader.Object<HttpLocation>("http", source.http, HttpFromJson));
-  MODELPLANE_API_TRY(reader.Object<SharedFilesystemLocation>(
+  MODELPLANE_JSON_TRY(reader.Object<HttpLocation>("http", source.http, HttpFromJson));
+  MODELPLANE_JSON_TRY(reader.Object<SharedFilesystemLocation>(
       "sharedFilesystem", source.shared_filesystem, SharedFilesystemFromJson));
-  MODELPLANE_API_TRY(reader.Object<SecretReference>(
+  MODELPLANE_JSON_TRY(reader.Object<SecretReference>(
       "credentialsSecretRef", source.credentials_secret_ref, SecretReferenceFromJson));
-  MODELPLANE_API_TRY(reader.Object<SourceCapacity>("capacity", source.capacity, CapacityFromJson));
+  MODELPLANE_JSON_TRY(reader.Object<SourceCapacity>("capacity", source.capacity, CapacityFromJson));
   return source;
 }
 
 Result<PrestagePolicy> PrestageFromJson(const JsonObjectReader& reader) {
   PrestagePolicy prestage;
-  MODELPLANE_API_TRY(
-      reader.StringMap("nodeSelector", prestage.node_selector, kMaxSmallMapEntries, 63));
-  MODELPLANE_API_TRY(reader.Int32("nodes", prestage.nodes));
+  MODELPLANE_JSON_TRY(reader.StringMap("nodeSelector", prestage.node_selector, kMaxSmallMapEntries,
+                                       kMaxMapKeyLength, 63));
+  MODELPLANE_JSON_TRY(reader.Int32("nodes", prestage.nodes));
   return prestage;
 }
 
 Result<RetentionPolicy> RetentionFromJson(const JsonObjectReader& reader) {
   RetentionPolicy retention;
-  MODELPLANE_API_TRY(reader.String("rollbackWindow", retention.rollback_window, 32));
+  MODELPLANE_JSON_TRY(reader.String("rollbackWindow", retention.rollback_window, 32));
   return retention;
 }
 
 Result<ModelRevisionSpec> RevisionSpecFromReader(const JsonObjectReader& reader) {
   ModelRevisionSpec spec;
-  MODELPLANE_API_TRY(reader.String("modelName", spec.model_name, 253));
-  MODELPLANE_API_TRY(reader.String("repositoryRevision", spec.repository_revision, 256));
-  MODELPLANE_API_TRY(reader.ObjectArray<ModelFile>("files", spec.files, kMaxFiles, FileFromJson,
-                                                   Presence::kRequired));
-  MODELPLANE_API_TRY(reader.String("format", spec.format, kMaxEnumLength, Presence::kRequired));
+  MODELPLANE_JSON_TRY(reader.String("modelName", spec.model_name, 253));
+  MODELPLANE_JSON_TRY(reader.String("repositoryRevision", spec.repository_revision, 256));
+  MODELPLANE_JSON_TRY(reader.ObjectArray<ModelFile>("files", spec.files, kMaxFiles, FileFromJson,
+                                                    Presence::kRequired));
+  MODELPLANE_JSON_TRY(reader.String("format", spec.format, kMaxEnumLength, Presence::kRequired));
   std::optional<Parallelism> parallelism;
-  MODELPLANE_API_TRY(reader.Object<Parallelism>("parallelism", parallelism, ParallelismFromJson));
+  MODELPLANE_JSON_TRY(reader.Object<Parallelism>("parallelism", parallelism, ParallelismFromJson));
   spec.parallelism = parallelism.value_or(Parallelism{});
   std::optional<Quantization> quantization;
-  MODELPLANE_API_TRY(
+  MODELPLANE_JSON_TRY(
       reader.Object<Quantization>("quantization", quantization, QuantizationFromJson));
   spec.quantization = quantization.value_or(Quantization{});
-  MODELPLANE_API_TRY(reader.RequiredObject<EngineIdentity>("engine", spec.engine, EngineFromJson));
-  MODELPLANE_API_TRY(reader.ObjectArray<ModelSource>("sources", spec.sources, kMaxSources,
-                                                     SourceFromJson, Presence::kRequired));
-  MODELPLANE_API_TRY(reader.Object<PrestagePolicy>("prestage", spec.prestage, PrestageFromJson));
-  MODELPLANE_API_TRY(
+  MODELPLANE_JSON_TRY(reader.RequiredObject<EngineIdentity>("engine", spec.engine, EngineFromJson));
+  MODELPLANE_JSON_TRY(reader.ObjectArray<ModelSource>("sources", spec.sources, kMaxSources,
+                                                      SourceFromJson, Presence::kRequired));
+  MODELPLANE_JSON_TRY(reader.Object<PrestagePolicy>("prestage", spec.prestage, PrestageFromJson));
+  MODELPLANE_JSON_TRY(
       reader.Object<RetentionPolicy>("retention", spec.retention, RetentionFromJson));
-  MODELPLANE_API_TRY(reader.Bool("revoked", spec.revoked));
+  MODELPLANE_JSON_TRY(reader.Bool("revoked", spec.revoked));
   return spec;
 }
 
 Result<NodeServing> NodeServingFromJson(const JsonObjectReader& reader) {
   NodeServing node;
-  MODELPLANE_API_TRY(reader.String("node", node.node, 253, Presence::kRequired));
-  MODELPLANE_API_TRY(reader.String("tier", node.tier, kMaxEnumLength));
-  MODELPLANE_API_TRY(reader.Number("bytesToReadySeconds", node.bytes_to_ready_seconds));
+  MODELPLANE_JSON_TRY(reader.String("node", node.node, 253, Presence::kRequired));
+  MODELPLANE_JSON_TRY(reader.String("tier", node.tier, kMaxEnumLength));
+  MODELPLANE_JSON_TRY(reader.Number("bytesToReadySeconds", node.bytes_to_ready_seconds));
   return node;
 }
 
 Result<WorkloadUse> WorkloadUseFromJson(const JsonObjectReader& reader) {
   WorkloadUse use;
-  MODELPLANE_API_TRY(reader.String("kind", use.kind, kMaxEnumLength, Presence::kRequired));
-  MODELPLANE_API_TRY(reader.String("name", use.name, 253, Presence::kRequired));
-  MODELPLANE_API_TRY(reader.String("role", use.role, kMaxEnumLength, Presence::kRequired));
-  MODELPLANE_API_TRY(reader.Int32("pods", use.pods));
-  MODELPLANE_API_TRY(reader.Int32("readyPods", use.ready_pods));
-  MODELPLANE_API_TRY(reader.Time("completedAt", use.completed_at));
+  MODELPLANE_JSON_TRY(reader.String("kind", use.kind, kMaxEnumLength, Presence::kRequired));
+  MODELPLANE_JSON_TRY(reader.String("name", use.name, 253, Presence::kRequired));
+  MODELPLANE_JSON_TRY(reader.String("role", use.role, kMaxEnumLength, Presence::kRequired));
+  MODELPLANE_JSON_TRY(reader.Int32("pods", use.pods));
+  MODELPLANE_JSON_TRY(reader.Int32("readyPods", use.ready_pods));
+  MODELPLANE_JSON_TRY(ReadTimestamp(reader, "completedAt", use.completed_at));
   return use;
 }
 
 Result<FetchedBytes> FetchedFromJson(const JsonObjectReader& reader) {
   FetchedBytes fetched;
-  MODELPLANE_API_TRY(reader.Int64Map("byTier", fetched.by_tier, kMaxTiers));
-  MODELPLANE_API_TRY(reader.Int64("originBytes", fetched.origin_bytes));
-  MODELPLANE_API_TRY(reader.Int64("originBytesPerReplica", fetched.origin_bytes_per_replica));
+  MODELPLANE_JSON_TRY(reader.Int64Map("byTier", fetched.by_tier, kMaxTiers, kMaxMapKeyLength));
+  MODELPLANE_JSON_TRY(reader.Int64("originBytes", fetched.origin_bytes));
+  MODELPLANE_JSON_TRY(reader.Int64("originBytesPerReplica", fetched.origin_bytes_per_replica));
   return fetched;
 }
 
 Result<PurgeProgress> PurgeFromJson(const JsonObjectReader& reader) {
   PurgeProgress purge;
-  MODELPLANE_API_TRY(reader.Int32("nodesHolding", purge.nodes_holding));
-  MODELPLANE_API_TRY(reader.Int64("bytesHeld", purge.bytes_held));
-  MODELPLANE_API_TRY(reader.StringList("nodes", purge.nodes, kMaxPurgeNodesListed, 253));
+  MODELPLANE_JSON_TRY(reader.Int32("nodesHolding", purge.nodes_holding));
+  MODELPLANE_JSON_TRY(reader.Int64("bytesHeld", purge.bytes_held));
+  MODELPLANE_JSON_TRY(reader.StringList("nodes", purge.nodes, kMaxPurgeNodesListed, 253));
   return purge;
 }
 
 Result<RevokedBy> RevokedByFromJson(const JsonObjectReader& reader) {
   RevokedBy revoked_by;
-  MODELPLANE_API_TRY(reader.String("name", revoked_by.name, kMaxShortString, Presence::kRequired));
-  MODELPLANE_API_TRY(reader.String("reason", revoked_by.reason, kMaxShortString));
-  MODELPLANE_API_TRY(reader.Bool("force", revoked_by.force));
+  MODELPLANE_JSON_TRY(reader.String("name", revoked_by.name, kMaxShortString, Presence::kRequired));
+  MODELPLANE_JSON_TRY(reader.String("reason", revoked_by.reason, kMaxShortString));
+  MODELPLANE_JSON_TRY(reader.Bool("force", revoked_by.force));
   return revoked_by;
 }
 
@@ -177,32 +177,32 @@ Result<LatencyPercentiles> PercentilesFromJson(const JsonObjectReader& reader) {
   std::optional<double> p50;
   std::optional<double> p95;
   std::optional<double> p99;
-  MODELPLANE_API_TRY(reader.Number("p50", p50));
-  MODELPLANE_API_TRY(reader.Number("p95", p95));
-  MODELPLANE_API_TRY(reader.Number("p99", p99));
+  MODELPLANE_JSON_TRY(reader.Number("p50", p50));
+  MODELPLANE_JSON_TRY(reader.Number("p95", p95));
+  MODELPLANE_JSON_TRY(reader.Number("p99", p99));
   return LatencyPercentiles{p50.value_or(0), p95.value_or(0), p99.value_or(0)};
 }
 
 Result<ModelRevisionStatus> RevisionStatusFromReader(const JsonObjectReader& reader) {
   ModelRevisionStatus status;
-  MODELPLANE_API_TRY(reader.Int64("observedGeneration", status.observed_generation));
-  MODELPLANE_API_TRY(reader.String("digest", status.digest, kMaxDigestLength));
-  MODELPLANE_API_TRY(reader.Int64("totalBytes", status.total_bytes));
-  MODELPLANE_API_TRY(reader.String("phase", status.phase, kMaxEnumLength));
-  MODELPLANE_API_TRY(ReadConditions(reader, status.conditions));
-  MODELPLANE_API_TRY(reader.Int32("desiredNodes", status.desired_nodes));
-  MODELPLANE_API_TRY(reader.Int32("stagingNodes", status.staging_nodes));
-  MODELPLANE_API_TRY(reader.Int32("readyNodes", status.ready_nodes));
-  MODELPLANE_API_TRY(reader.Int32("failedNodes", status.failed_nodes));
-  MODELPLANE_API_TRY(reader.Object<LatencyPercentiles>(
+  MODELPLANE_JSON_TRY(reader.Int64("observedGeneration", status.observed_generation));
+  MODELPLANE_JSON_TRY(reader.String("digest", status.digest, kMaxDigestLength));
+  MODELPLANE_JSON_TRY(reader.Int64("totalBytes", status.total_bytes));
+  MODELPLANE_JSON_TRY(reader.String("phase", status.phase, kMaxEnumLength));
+  MODELPLANE_JSON_TRY(ReadConditions(reader, status.conditions));
+  MODELPLANE_JSON_TRY(reader.Int32("desiredNodes", status.desired_nodes));
+  MODELPLANE_JSON_TRY(reader.Int32("stagingNodes", status.staging_nodes));
+  MODELPLANE_JSON_TRY(reader.Int32("readyNodes", status.ready_nodes));
+  MODELPLANE_JSON_TRY(reader.Int32("failedNodes", status.failed_nodes));
+  MODELPLANE_JSON_TRY(reader.Object<LatencyPercentiles>(
       "bytesToReadySeconds", status.bytes_to_ready_seconds, PercentilesFromJson));
-  MODELPLANE_API_TRY(
+  MODELPLANE_JSON_TRY(
       reader.ObjectArray<NodeServing>("nodes", status.nodes, kMaxStatusNodes, NodeServingFromJson));
-  MODELPLANE_API_TRY(reader.ObjectArray<WorkloadUse>("workloads", status.workloads,
-                                                     kMaxStatusWorkloads, WorkloadUseFromJson));
-  MODELPLANE_API_TRY(reader.Object<PurgeProgress>("purge", status.purge, PurgeFromJson));
-  MODELPLANE_API_TRY(reader.Object<FetchedBytes>("fetchedBytes", status.fetched, FetchedFromJson));
-  MODELPLANE_API_TRY(reader.Object<RevokedBy>("revokedBy", status.revoked_by, RevokedByFromJson));
+  MODELPLANE_JSON_TRY(reader.ObjectArray<WorkloadUse>("workloads", status.workloads,
+                                                      kMaxStatusWorkloads, WorkloadUseFromJson));
+  MODELPLANE_JSON_TRY(reader.Object<PurgeProgress>("purge", status.purge, PurgeFromJson));
+  MODELPLANE_JSON_TRY(reader.Object<FetchedBytes>("fetchedBytes", status.fetched, FetchedFromJson));
+  MODELPLANE_JSON_TRY(reader.Object<RevokedBy>("revokedBy", status.revoked_by, RevokedByFromJson));
   return status;
 }
 
@@ -253,9 +253,9 @@ Result<ModelRevision> ModelRevisionFromJson(const nlohmann::json& value) {
   auto meta = ReadTypeAndObjectMeta(*reader, kApiVersion, kModelRevisionKind);
   if (!meta) return std::unexpected(meta.error());
   revision.metadata = std::move(*meta);
-  MODELPLANE_API_TRY(
+  MODELPLANE_JSON_TRY(
       reader->RequiredObject<ModelRevisionSpec>("spec", revision.spec, RevisionSpecFromReader));
-  MODELPLANE_API_TRY(
+  MODELPLANE_JSON_TRY(
       reader->Object<ModelRevisionStatus>("status", revision.status, RevisionStatusFromReader));
   return revision;
 }

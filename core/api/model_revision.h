@@ -17,9 +17,9 @@
 #include <nlohmann/json.hpp>
 
 #include "core/api/condition.h"
-#include "core/api/json_document.h"
 #include "core/api/object_meta.h"
 #include "core/error/error.h"
+#include "core/json/json_document.h"
 
 namespace modelplane::core::api {
 

@@ -6,8 +6,8 @@
 #include <fmt/format.h>
 
 #include "core/api/duration.h"
-#include "core/api/json_path.h"
 #include "core/api/limits.h"
+#include "core/json/json_path.h"
 
 namespace modelplane::core::api {
 namespace {

@@ -2,26 +2,26 @@
 
 #include <algorithm>
 
-#include "core/api/json_object_reader.h"
 #include "core/api/limits.h"
 #include "core/api/model_cache.h"
+#include "core/json/json_object_reader.h"
 
 namespace modelplane::core::api {
 namespace {
 
 Result<ModelRevocationSpec> SpecFromReader(const JsonObjectReader& reader) {
   ModelRevocationSpec spec;
-  MODELPLANE_API_TRY(reader.String("digest", spec.digest, kMaxDigestLength, Presence::kRequired));
-  MODELPLANE_API_TRY(reader.String("reason", spec.reason, kMaxShortString));
-  MODELPLANE_API_TRY(reader.Bool("force", spec.force));
+  MODELPLANE_JSON_TRY(reader.String("digest", spec.digest, kMaxDigestLength, Presence::kRequired));
+  MODELPLANE_JSON_TRY(reader.String("reason", spec.reason, kMaxShortString));
+  MODELPLANE_JSON_TRY(reader.Bool("force", spec.force));
   return spec;
 }
 
 Result<ModelRevocationStatus> StatusFromReader(const JsonObjectReader& reader) {
   ModelRevocationStatus status;
-  MODELPLANE_API_TRY(reader.Int32("revisions", status.revisions));
-  MODELPLANE_API_TRY(reader.Int32("nodesHolding", status.nodes_holding));
-  MODELPLANE_API_TRY(reader.String("phase", status.phase, kMaxEnumLength));
+  MODELPLANE_JSON_TRY(reader.Int32("revisions", status.revisions));
+  MODELPLANE_JSON_TRY(reader.Int32("nodesHolding", status.nodes_holding));
+  MODELPLANE_JSON_TRY(reader.String("phase", status.phase, kMaxEnumLength));
   return status;
 }
 
@@ -34,9 +34,9 @@ Result<ModelRevocation> ModelRevocationFromJson(const nlohmann::json& value) {
   auto meta = ReadTypeAndObjectMeta(*reader, kApiVersion, kModelRevocationKind);
   if (!meta) return std::unexpected(meta.error());
   revocation.metadata = std::move(*meta);
-  MODELPLANE_API_TRY(
+  MODELPLANE_JSON_TRY(
       reader->RequiredObject<ModelRevocationSpec>("spec", revocation.spec, SpecFromReader));
-  MODELPLANE_API_TRY(
+  MODELPLANE_JSON_TRY(
       reader->Object<ModelRevocationStatus>("status", revocation.status, StatusFromReader));
   if (auto digest = ParseDigest(revocation.spec.digest); !digest) {
     return std::unexpected(

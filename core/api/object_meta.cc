@@ -24,13 +24,13 @@ constexpr std::array<std::string_view, 11> kKnownFields = {"name",
 
 Result<OwnerReference> OwnerReferenceFromJson(const JsonObjectReader& reader) {
   OwnerReference ref;
-  MODELPLANE_API_TRY(
+  MODELPLANE_JSON_TRY(
       reader.String("apiVersion", ref.api_version, kMaxShortString, Presence::kRequired));
-  MODELPLANE_API_TRY(reader.String("kind", ref.kind, kMaxShortString, Presence::kRequired));
-  MODELPLANE_API_TRY(reader.String("name", ref.name, kMaxShortString, Presence::kRequired));
-  MODELPLANE_API_TRY(reader.String("uid", ref.uid, kMaxShortString, Presence::kRequired));
-  MODELPLANE_API_TRY(reader.Bool("controller", ref.controller));
-  MODELPLANE_API_TRY(reader.Bool("blockOwnerDeletion", ref.block_owner_deletion));
+  MODELPLANE_JSON_TRY(reader.String("kind", ref.kind, kMaxShortString, Presence::kRequired));
+  MODELPLANE_JSON_TRY(reader.String("name", ref.name, kMaxShortString, Presence::kRequired));
+  MODELPLANE_JSON_TRY(reader.String("uid", ref.uid, kMaxShortString, Presence::kRequired));
+  MODELPLANE_JSON_TRY(reader.Bool("controller", ref.controller));
+  MODELPLANE_JSON_TRY(reader.Bool("blockOwnerDeletion", ref.block_owner_deletion));
   return ref;
 }
 
@@ -38,20 +38,21 @@ Result<OwnerReference> OwnerReferenceFromJson(const JsonObjectReader& reader) {
 
 Result<ObjectMeta> ObjectMetaFromJson(const JsonObjectReader& reader) {
   ObjectMeta meta;
-  MODELPLANE_API_TRY(reader.String("name", meta.name, kMaxShortString));
-  MODELPLANE_API_TRY(reader.String("namespace", meta.namespace_name, kMaxShortString));
-  MODELPLANE_API_TRY(reader.String("uid", meta.uid, kMaxShortString));
-  MODELPLANE_API_TRY(reader.String("resourceVersion", meta.resource_version, kMaxShortString));
-  MODELPLANE_API_TRY(reader.Int64("generation", meta.generation));
-  MODELPLANE_API_TRY(reader.StringMap("labels", meta.labels, kMaxMapEntries, 63));
-  MODELPLANE_API_TRY(
-      reader.StringMap("annotations", meta.annotations, kMaxMapEntries, kMaxLongString));
-  MODELPLANE_API_TRY(reader.Time("creationTimestamp", meta.creation_timestamp));
-  MODELPLANE_API_TRY(reader.Time("deletionTimestamp", meta.deletion_timestamp));
-  MODELPLANE_API_TRY(
+  MODELPLANE_JSON_TRY(reader.String("name", meta.name, kMaxShortString));
+  MODELPLANE_JSON_TRY(reader.String("namespace", meta.namespace_name, kMaxShortString));
+  MODELPLANE_JSON_TRY(reader.String("uid", meta.uid, kMaxShortString));
+  MODELPLANE_JSON_TRY(reader.String("resourceVersion", meta.resource_version, kMaxShortString));
+  MODELPLANE_JSON_TRY(reader.Int64("generation", meta.generation));
+  MODELPLANE_JSON_TRY(
+      reader.StringMap("labels", meta.labels, kMaxMapEntries, kMaxMapKeyLength, 63));
+  MODELPLANE_JSON_TRY(reader.StringMap("annotations", meta.annotations, kMaxMapEntries,
+                                       kMaxMapKeyLength, kMaxLongString));
+  MODELPLANE_JSON_TRY(ReadTimestamp(reader, "creationTimestamp", meta.creation_timestamp));
+  MODELPLANE_JSON_TRY(ReadTimestamp(reader, "deletionTimestamp", meta.deletion_timestamp));
+  MODELPLANE_JSON_TRY(
       reader.StringList("finalizers", meta.finalizers, kMaxListEntries, kMaxShortString));
-  MODELPLANE_API_TRY(reader.ObjectArray<OwnerReference>("ownerReferences", meta.owner_references,
-                                                        kMaxListEntries, OwnerReferenceFromJson));
+  MODELPLANE_JSON_TRY(reader.ObjectArray<OwnerReference>("ownerReferences", meta.owner_references,
+                                                         kMaxListEntries, OwnerReferenceFromJson));
   for (const auto& [key, value] : reader.object().items()) {
     bool known = false;
     for (std::string_view known_key : kKnownFields) known = known || key == known_key;
@@ -64,8 +65,8 @@ Result<ObjectMeta> ReadTypeAndObjectMeta(const JsonObjectReader& reader,
                                          std::string_view api_version, std::string_view kind) {
   std::string found_api_version;
   std::string found_kind;
-  MODELPLANE_API_TRY(reader.String("apiVersion", found_api_version, kMaxShortString));
-  MODELPLANE_API_TRY(reader.String("kind", found_kind, kMaxShortString));
+  MODELPLANE_JSON_TRY(reader.String("apiVersion", found_api_version, kMaxShortString));
+  MODELPLANE_JSON_TRY(reader.String("kind", found_kind, kMaxShortString));
   if (!found_api_version.empty() && found_api_version != api_version) {
     return FieldError("apiVersion", fmt::format("must be {}", api_version));
   }
@@ -73,7 +74,7 @@ Result<ObjectMeta> ReadTypeAndObjectMeta(const JsonObjectReader& reader,
     return FieldError("kind", fmt::format("must be {}", kind));
   }
   std::optional<ObjectMeta> meta;
-  MODELPLANE_API_TRY(reader.Object<ObjectMeta>("metadata", meta, ObjectMetaFromJson));
+  MODELPLANE_JSON_TRY(reader.Object<ObjectMeta>("metadata", meta, ObjectMetaFromJson));
   return meta.value_or(ObjectMeta{});
 }
 

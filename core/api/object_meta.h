@@ -12,9 +12,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/api/json_object_reader.h"
 #include "core/api/timestamp.h"
 #include "core/error/error.h"
+#include "core/json/json_object_reader.h"
 
 namespace modelplane::core::api {
 

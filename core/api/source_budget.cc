@@ -3,42 +3,42 @@
 #include <algorithm>
 #include <cctype>
 
-#include "core/api/json_object_reader.h"
 #include "core/api/limits.h"
 #include "core/api/source_identity.h"
 #include "core/digest/sha256.h"
+#include "core/json/json_object_reader.h"
 
 namespace modelplane::core::api {
 namespace {
 
 Result<SourceBudgetSpec> BudgetSpecFromReader(const JsonObjectReader& reader) {
   SourceBudgetSpec spec;
-  MODELPLANE_API_TRY(
+  MODELPLANE_JSON_TRY(
       reader.String("source", spec.source, kMaxSourceIdentityLength, Presence::kRequired));
-  MODELPLANE_API_TRY(reader.Int32("maxStreams", spec.max_streams));
-  MODELPLANE_API_TRY(reader.Int64("maxBytesPerSecond", spec.max_bytes_per_second));
+  MODELPLANE_JSON_TRY(reader.Int32("maxStreams", spec.max_streams));
+  MODELPLANE_JSON_TRY(reader.Int64("maxBytesPerSecond", spec.max_bytes_per_second));
   return spec;
 }
 
 Result<SourceBudgetStatus> BudgetStatusFromReader(const JsonObjectReader& reader) {
   SourceBudgetStatus status;
-  MODELPLANE_API_TRY(reader.Int32("streams", status.streams));
-  MODELPLANE_API_TRY(reader.Int64("bytesPerSecond", status.bytes_per_second));
-  MODELPLANE_API_TRY(reader.String("phase", status.phase, kMaxEnumLength));
-  MODELPLANE_API_TRY(reader.String("reason", status.reason, kMaxShortString));
-  MODELPLANE_API_TRY(reader.Int32("kneeStreams", status.knee_streams));
-  MODELPLANE_API_TRY(reader.Int64("bestBytesPerSecond", status.best_bytes_per_second));
-  MODELPLANE_API_TRY(reader.Int32("bestStreams", status.best_streams));
-  MODELPLANE_API_TRY(reader.Int64("perStreamBytesPerSecond", status.per_stream_bytes_per_second));
-  MODELPLANE_API_TRY(reader.Int64("bestTtfbMilliseconds", status.best_ttfb_milliseconds));
-  MODELPLANE_API_TRY(reader.Int32("stepsAtKnee", status.steps_at_knee));
-  MODELPLANE_API_TRY(reader.Int64("observedBytesPerSecond", status.observed_bytes_per_second));
-  MODELPLANE_API_TRY(reader.Int32("observedStreams", status.observed_streams));
-  MODELPLANE_API_TRY(reader.Int64("throttledRequests", status.throttled_requests));
-  MODELPLANE_API_TRY(reader.Int64("failedRequests", status.failed_requests));
-  MODELPLANE_API_TRY(reader.Int32("grantedStreams", status.granted_streams));
-  MODELPLANE_API_TRY(reader.Int32("waitingStagings", status.waiting_stagings));
-  MODELPLANE_API_TRY(reader.Time("lastStepTime", status.last_step_time));
+  MODELPLANE_JSON_TRY(reader.Int32("streams", status.streams));
+  MODELPLANE_JSON_TRY(reader.Int64("bytesPerSecond", status.bytes_per_second));
+  MODELPLANE_JSON_TRY(reader.String("phase", status.phase, kMaxEnumLength));
+  MODELPLANE_JSON_TRY(reader.String("reason", status.reason, kMaxShortString));
+  MODELPLANE_JSON_TRY(reader.Int32("kneeStreams", status.knee_streams));
+  MODELPLANE_JSON_TRY(reader.Int64("bestBytesPerSecond", status.best_bytes_per_second));
+  MODELPLANE_JSON_TRY(reader.Int32("bestStreams", status.best_streams));
+  MODELPLANE_JSON_TRY(reader.Int64("perStreamBytesPerSecond", status.per_stream_bytes_per_second));
+  MODELPLANE_JSON_TRY(reader.Int64("bestTtfbMilliseconds", status.best_ttfb_milliseconds));
+  MODELPLANE_JSON_TRY(reader.Int32("stepsAtKnee", status.steps_at_knee));
+  MODELPLANE_JSON_TRY(reader.Int64("observedBytesPerSecond", status.observed_bytes_per_second));
+  MODELPLANE_JSON_TRY(reader.Int32("observedStreams", status.observed_streams));
+  MODELPLANE_JSON_TRY(reader.Int64("throttledRequests", status.throttled_requests));
+  MODELPLANE_JSON_TRY(reader.Int64("failedRequests", status.failed_requests));
+  MODELPLANE_JSON_TRY(reader.Int32("grantedStreams", status.granted_streams));
+  MODELPLANE_JSON_TRY(reader.Int32("waitingStagings", status.waiting_stagings));
+  MODELPLANE_JSON_TRY(ReadTimestamp(reader, "lastStepTime", status.last_step_time));
   return status;
 }
 
@@ -59,9 +59,9 @@ Result<SourceBudgetObject> SourceBudgetFromJson(const nlohmann::json& value) {
   auto meta = ReadTypeAndObjectMeta(*reader, kApiVersion, kSourceBudgetKind);
   if (!meta) return std::unexpected(meta.error());
   budget.metadata = std::move(*meta);
-  MODELPLANE_API_TRY(
+  MODELPLANE_JSON_TRY(
       reader->RequiredObject<SourceBudgetSpec>("spec", budget.spec, BudgetSpecFromReader));
-  MODELPLANE_API_TRY(
+  MODELPLANE_JSON_TRY(
       reader->Object<SourceBudgetStatus>("status", budget.status, BudgetStatusFromReader));
   return budget;
 }

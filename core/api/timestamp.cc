@@ -107,4 +107,25 @@ std::string FormatTimestamp(Timestamp time) {
   return out;
 }
 
+Status ReadTimestamp(const JsonObjectReader& reader, std::string_view key,
+                     std::optional<Timestamp>& out) {
+  auto found = reader.Find(key, Presence::kOptional);
+  if (!found) return std::unexpected(found.error());
+  if (!*found) return Ok();
+  Timestamp time{};
+  MODELPLANE_JSON_TRY(ReadTimestamp(reader, key, time));
+  out = time;
+  return Ok();
+}
+
+Status ReadTimestamp(const JsonObjectReader& reader, std::string_view key, Timestamp& out) {
+  // 64 bytes: the longest RFC 3339 form with nanoseconds and an offset is 35.
+  std::string text;
+  MODELPLANE_JSON_TRY(reader.String(key, text, 64, Presence::kRequired));
+  auto parsed = ParseTimestamp(text);
+  if (!parsed) return FieldError(reader.PathOf(key), parsed.error().message());
+  out = parsed.value();
+  return Ok();
+}
+
 }  // namespace modelplane::core::api

@@ -5,10 +5,12 @@
 #pragma once
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "core/error/error.h"
+#include "core/json/json_object_reader.h"
 
 namespace modelplane::core::api {
 
@@ -20,5 +22,12 @@ using Timestamp = std::chrono::sys_time<std::chrono::microseconds>;
 
 // UTC, "Z" suffix, six fraction digits only when the fraction is not zero.
 [[nodiscard]] std::string FormatTimestamp(Timestamp time);
+
+// The timestamp field `key` of the object `reader` reads; absent or null leaves `out` empty.
+[[nodiscard]] Status ReadTimestamp(const JsonObjectReader& reader, std::string_view key,
+                                   std::optional<Timestamp>& out);
+// A required timestamp field.
+[[nodiscard]] Status ReadTimestamp(const JsonObjectReader& reader, std::string_view key,
+                                   Timestamp& out);
 
 }  // namespace modelplane::core::api

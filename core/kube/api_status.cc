@@ -2,6 +2,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/json/json_lookup.h"
+#include "core/kube/api_json_limits.h"
+
 namespace modelplane::core {
 namespace {
 
@@ -32,10 +35,11 @@ ErrorCode CodeFor(int status, const std::string& reason) {
 Error ErrorFromApiResponse(int http_status, const std::string& body, const std::string& what) {
   std::string reason;
   std::string message;
-  auto status = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (status.is_object() && status.value("kind", "") == "Status") {
-    reason = status.value("reason", "");
-    message = status.value("message", "");
+  // A body that is not a Status (a proxy's HTML page, text) is quoted below instead.
+  if (auto status = ParseJsonDocument(body, kApiResponseJsonLimits);
+      status && StringMember(*status, {"kind"}) == "Status") {
+    reason = StringMember(*status, {"reason"});
+    message = StringMember(*status, {"message"});
   }
   if (message.empty()) {
     message = body.size() > kMaxQuotedBody ? body.substr(0, kMaxQuotedBody) + "..." : body;

@@ -1,6 +1,6 @@
 #include "core/kube/builtin_types.h"
 
-#include "core/api/json_object_reader.h"
+#include "core/json/json_object_reader.h"
 
 namespace modelplane::core {
 
@@ -70,7 +70,7 @@ class FieldReader {
 Result<api::ObjectMeta> MetaOf(const json& value) {
   const json empty = json::object();
   const json& metadata = value.contains("metadata") ? value["metadata"] : empty;
-  auto reader = api::JsonObjectReader::Create(metadata, "metadata");
+  auto reader = core::JsonObjectReader::Create(metadata, "metadata");
   if (!reader) return std::unexpected(reader.error());
   return api::ObjectMetaFromJson(*reader);
 }

@@ -6,6 +6,7 @@
 #include <cpprest/http_client.h>
 
 #include "core/http/retry_policy.h"
+#include "core/kube/api_json_limits.h"
 #include "core/kube/api_status.h"
 #include "core/kube/kube_tls.h"
 #include "core/text/percent_encoding.h"
@@ -163,11 +164,12 @@ class RestKubeClient final : public KubeClient {
       }
       if (status >= 200 && status < 300) {
         if (text.empty()) return json::object();
-        auto document = json::parse(text, nullptr, /*allow_exceptions=*/false);
-        if (document.is_discarded()) {
-          return MakeError(ErrorCode::kInternal, what + ": response is not JSON");
+        auto document = ParseJsonDocument(text, kApiResponseJsonLimits);
+        if (!document) {
+          return MakeError(ErrorCode::kInternal,
+                           what + ": response is not JSON: " + document.error().message());
         }
-        return document;
+        return std::move(*document);
       }
       Error error = ErrorFromApiResponse(status, text, what);
       if (status == 429 && attempt < options_.max_throttle_retries) {

@@ -14,6 +14,7 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 
+#include "core/kube/api_json_limits.h"
 #include "core/kube/api_status.h"
 #include "core/kube/kube_client.h"
 #include "core/kube/kube_tls.h"
@@ -158,8 +159,13 @@ awaitable<Status> ExchangeOn(Stream& stream, http::request<http::empty_body> req
 }  // namespace
 
 Result<WatchEvent> ParseWatchEvent(std::string_view line) {
-  auto document = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-  if (document.is_discarded() || !document.is_object()) {
+  auto parsed = ParseJsonDocument(line, kApiResponseJsonLimits);
+  if (!parsed) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "watch event is not JSON: " + parsed.error().message());
+  }
+  nlohmann::json& document = *parsed;
+  if (!document.is_object()) {
     return MakeError(ErrorCode::kInvalidArgument, "watch event is not a JSON object");
   }
   if (!document.contains("type") || !document["type"].is_string() || !document.contains("object") ||

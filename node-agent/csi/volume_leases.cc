@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "core/io/bounded_file.h"
+#include "core/json/json_document.h"
 #include "node-agent/store/durable_file.h"
 
 namespace modelplane::agent {
@@ -46,9 +47,10 @@ std::string SerializeLease(const VolumeLease& lease) {
 }
 
 core::Result<VolumeLease> ParseLease(std::string_view text) {
-  if (text.size() > kRecordSizeLimit) return std::unexpected(Malformed("too large"));
-  const nlohmann::json document = nlohmann::json::parse(text, nullptr, false);
-  if (document.is_discarded() || !document.is_object()) {
+  auto parsed_document = core::ParseJsonDocument(text, {.max_bytes = kRecordSizeLimit});
+  if (!parsed_document) return std::unexpected(Malformed(parsed_document.error().message()));
+  const nlohmann::json& document = *parsed_document;
+  if (!document.is_object()) {
     return std::unexpected(Malformed("not a JSON object"));
   }
   VolumeLease lease;

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/io/bounded_file.h"
+#include "core/json/json_document.h"
 #include "node-agent/store/durable_file.h"
 
 namespace modelplane::agent {
@@ -105,8 +106,10 @@ core::Status UseHistory::Parse(std::string_view text) {
   auto invalid = [](const std::string& what) {
     return core::MakeError(core::ErrorCode::kDataLoss, "use history: " + what);
   };
-  const nlohmann::json document = nlohmann::json::parse(text, nullptr, false);
-  if (document.is_discarded() || !document.is_object()) return invalid("not a JSON object");
+  auto parsed = core::ParseJsonDocument(text);
+  if (!parsed) return invalid(parsed.error().message());
+  const nlohmann::json& document = *parsed;
+  if (!document.is_object()) return invalid("not a JSON object");
   if (document.value("version", 0) != kVersion) return invalid("unknown version");
   const auto revisions = document.find("revisions");
   if (revisions == document.end() || !revisions->is_array()) return invalid("no revisions");

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/json/json_document.h"
 #include "node-agent/loader/loader_metrics.h"
 #include "node-agent/loader/safetensors_loader.h"
 
@@ -76,7 +77,10 @@ modelplane::core::Result<modelplane::agent::LoadOptions> ParseOptions(const char
   using modelplane::core::MakeError;
   modelplane::agent::LoadOptions options;
   if (text == nullptr || *text == '\0') return options;
-  const nlohmann::json json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  // Options are a few short fields; 64 KiB refuses nonsense before it is parsed.
+  auto parsed = modelplane::core::ParseJsonDocument(text, {.max_bytes = 64 << 10});
+  if (!parsed) return std::unexpected(parsed.error().Wrap("options"));
+  const nlohmann::json& json = *parsed;
   if (!json.is_object())
     return MakeError(ErrorCode::kInvalidArgument, "options are not a JSON object");
   for (const auto& [key, value] : json.items()) {

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/io/bounded_file.h"
+#include "core/json/json_document.h"
 
 namespace modelplane::agent {
 
@@ -54,7 +55,12 @@ core::Result<std::vector<std::string>> ResolveCheckpointFiles(const std::string&
   }
   auto text = core::ReadBoundedFile(index.string(), kMaxIndexBytes);
   if (!text) return std::unexpected(text.error());
-  const nlohmann::json json = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  auto parsed = core::ParseJsonDocument(*text, {.max_bytes = kMaxIndexBytes});
+  if (!parsed) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     fmt::format("{}: {}", index.string(), parsed.error().message()));
+  }
+  const nlohmann::json& json = *parsed;
   if (!json.is_object() || !json.contains("weight_map") || !json["weight_map"].is_object()) {
     return MakeError(ErrorCode::kInvalidArgument,
                      fmt::format("{} has no weight_map object", index.string()));

@@ -11,11 +11,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/api/json_lookup.h"
 #include "core/api/peer_identity.h"
 #include "core/api/timestamp.h"
 #include "core/io/bounded_file.h"
 #include "core/io/unique_fd.h"
+#include "core/json/json_lookup.h"
 #include "core/kube/resource_type.h"
 #include "core/pki/certificate_info.h"
 #include "core/pki/certificate_request.h"
@@ -70,12 +70,12 @@ core::Status WritePrivately(const std::string& path, const std::string& content)
 }
 
 bool HasCondition(const json& request, std::string_view type, std::string* message) {
-  const json* conditions = core::api::FindMember(request, {"status", "conditions"});
+  const json* conditions = core::FindMember(request, {"status", "conditions"});
   if (conditions == nullptr || !conditions->is_array()) return false;
   for (const json& condition : *conditions) {
-    if (condition.is_object() && core::api::StringMember(condition, {"type"}) == type) {
-      *message = fmt::format("{}: {}", core::api::StringMember(condition, {"reason"}),
-                             core::api::StringMember(condition, {"message"}));
+    if (condition.is_object() && core::StringMember(condition, {"type"}) == type) {
+      *message = fmt::format("{}: {}", core::StringMember(condition, {"reason"}),
+                             core::StringMember(condition, {"message"}));
       return true;
     }
   }
@@ -207,7 +207,7 @@ core::Result<std::string> PeerCertificateRequester::WaitForCertificate(
             core::ErrorCode::kPermissionDenied,
             fmt::format("peer certificate request {} refused: {}", name, message));
       }
-      const std::string encoded = core::api::StringMember(*request, {"status", "certificate"});
+      const std::string encoded = core::StringMember(*request, {"status", "certificate"});
       if (!encoded.empty()) return core::DecodeBase64(encoded, "status.certificate");
     } else if (request.error().code() == core::ErrorCode::kNotFound) {
       return std::unexpected(

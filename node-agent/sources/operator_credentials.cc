@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
-#include "core/api/json_document.h"
 #include "core/io/bounded_file.h"
+#include "core/json/json_document.h"
 
 namespace modelplane::agent {
 namespace {
@@ -110,7 +110,7 @@ core::Result<SigningCredentials> OperatorCredentials::Fetch(const std::string& n
     return std::unexpected(
         response.error().Wrap(fmt::format("credentialsSecretRef {}/{}", namespace_name, name)));
   }
-  auto body = core::api::ParseJsonDocument(response->body, {.max_bytes = kMaxAnswerBytes});
+  auto body = core::ParseJsonDocument(response->body, {.max_bytes = kMaxAnswerBytes});
   const auto malformed = [&] {
     return MakeError(ErrorCode::kUnavailable,
                      fmt::format("credentialsSecretRef {}/{}: the operator's answer is not "

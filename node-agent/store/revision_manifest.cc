@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/api/model_revision_validation.h"
+#include "core/json/json_document.h"
 #include "core/text/utf8.h"
 
 namespace modelplane::agent {
@@ -51,9 +52,10 @@ std::string SerializeManifest(const RevisionManifest& manifest) {
 }
 
 core::Result<RevisionManifest> ParseManifest(std::string_view text) {
-  const nlohmann::json document = nlohmann::json::parse(text, nullptr, false);
-  if (document.is_discarded() || !document.is_object())
-    return std::unexpected(Malformed("not JSON"));
+  auto parsed = core::ParseJsonDocument(text);
+  if (!parsed) return std::unexpected(Malformed(parsed.error().message()));
+  const nlohmann::json& document = *parsed;
+  if (!document.is_object()) return std::unexpected(Malformed("not a JSON object"));
   RevisionManifest manifest;
   const auto digest_field = document.find("revisionDigest");
   if (digest_field == document.end() || !digest_field->is_string()) {

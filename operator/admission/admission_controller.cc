@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "core/api/limits.h"
 #include "core/api/model_revision.h"
 #include "core/api/model_revocation.h"
 #include "core/api/object_key.h"

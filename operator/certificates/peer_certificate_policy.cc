@@ -5,8 +5,8 @@
 
 #include <fmt/format.h>
 
-#include "core/api/json_lookup.h"
 #include "core/api/peer_identity.h"
+#include "core/json/json_lookup.h"
 #include "core/text/base64.h"
 
 namespace modelplane::controller {
@@ -25,7 +25,7 @@ PeerCertificateDecision Deny(std::string reason, std::string message, std::strin
 }
 
 bool HasCondition(const json& request, std::string_view type) {
-  const json* conditions = core::api::FindMember(request, {"status", "conditions"});
+  const json* conditions = core::FindMember(request, {"status", "conditions"});
   if (conditions == nullptr || !conditions->is_array()) return false;
   return std::any_of(conditions->begin(), conditions->end(), [&](const json& condition) {
     return condition.is_object() && condition.value("type", "") == type;
@@ -34,7 +34,7 @@ bool HasCondition(const json& request, std::string_view type) {
 
 // The node a pod-bound token names: exactly one value of the extra, or empty.
 std::string TokenNode(const json& request) {
-  const json* extra = core::api::FindMember(request, {"spec", "extra"});
+  const json* extra = core::FindMember(request, {"spec", "extra"});
   if (extra == nullptr || !extra->is_object()) return {};
   const auto values = extra->find(std::string(core::api::kTokenNodeNameExtra));
   if (values == extra->end() || !values->is_array() || values->size() != 1 ||
@@ -46,7 +46,7 @@ std::string TokenNode(const json& request) {
 
 std::set<std::string> NodeAddresses(const json& node) {
   std::set<std::string> addresses;
-  const json* listed = core::api::FindMember(node, {"status", "addresses"});
+  const json* listed = core::FindMember(node, {"status", "addresses"});
   if (listed == nullptr || !listed->is_array()) return addresses;
   for (const json& address : *listed) {
     if (address.is_object() && address.contains("address") && address["address"].is_string()) {
@@ -59,7 +59,7 @@ std::set<std::string> NodeAddresses(const json& node) {
 }  // namespace
 
 core::Result<core::CertificateRequest> ReadCertificateRequest(const json& request) {
-  const std::string encoded = core::api::StringMember(request, {"spec", "request"});
+  const std::string encoded = core::StringMember(request, {"spec", "request"});
   auto pem = core::DecodeBase64(encoded, "spec.request");
   if (!pem) return std::unexpected(pem.error());
   return core::CertificateRequest::Parse(*pem);
@@ -67,13 +67,12 @@ core::Result<core::CertificateRequest> ReadCertificateRequest(const json& reques
 
 PeerCertificateDecision DecidePeerCertificate(const json& request, const json* node,
                                               const PeerCertificatePolicy& policy) {
-  if (core::api::StringMember(request, {"spec", "signerName"}) != core::api::kPeerSignerName)
-    return {};
-  if (!core::api::StringMember(request, {"status", "certificate"}).empty() ||
+  if (core::StringMember(request, {"spec", "signerName"}) != core::api::kPeerSignerName) return {};
+  if (!core::StringMember(request, {"status", "certificate"}).empty() ||
       HasCondition(request, "Denied") || HasCondition(request, "Failed")) {
     return {};
   }
-  const std::string username = core::api::StringMember(request, {"spec", "username"});
+  const std::string username = core::StringMember(request, {"spec", "username"});
   if (username != policy.agent_username) {
     return Deny("RequesterNotNodeAgent",
                 fmt::format("requested by '{}', not by the node agent's ServiceAccount '{}'",
@@ -98,7 +97,7 @@ PeerCertificateDecision DecidePeerCertificate(const json& request, const json* n
                   node_name);
     }
   }
-  const json* usages = core::api::FindMember(request, {"spec", "usages"});
+  const json* usages = core::FindMember(request, {"spec", "usages"});
   static const std::set<std::string> kAllowedUsages = {"digital signature", "key encipherment",
                                                        "server auth", "client auth"};
   if (usages != nullptr && usages->is_array()) {
@@ -123,7 +122,7 @@ PeerCertificateDecision DecidePeerCertificate(const json& request, const json* n
         .push_back(address);
   }
   decision.lifetime = policy.max_lifetime;
-  if (const std::int64_t seconds = core::api::IntegerMember(request, {"spec", "expirationSeconds"});
+  if (const std::int64_t seconds = core::IntegerMember(request, {"spec", "expirationSeconds"});
       seconds > 0) {
     decision.lifetime =
         std::clamp(std::chrono::seconds(seconds), kMinimumLifetime, policy.max_lifetime);

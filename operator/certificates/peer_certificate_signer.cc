@@ -5,10 +5,10 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "core/api/json_lookup.h"
 #include "core/api/peer_identity.h"
 #include "core/api/timestamp.h"
 #include "core/io/bounded_file.h"
+#include "core/json/json_lookup.h"
 #include "core/kube/object_store.h"
 #include "core/kube/resource_type.h"
 #include "core/text/base64.h"
@@ -162,7 +162,7 @@ core::Status PeerCertificateSigner::Issue(const json& request,
   auto parsed = ReadCertificateRequest(request);
   if (!parsed) return std::unexpected(parsed.error().MarkTerminal());
   json approved = request;
-  const json* conditions = core::api::FindMember(request, {"status", "conditions"});
+  const json* conditions = core::FindMember(request, {"status", "conditions"});
   const bool already_approved =
       conditions != nullptr && conditions->is_array() &&
       std::any_of(conditions->begin(), conditions->end(), [](const json& condition) {

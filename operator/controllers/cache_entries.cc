@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
-#include "core/api/json_lookup.h"
 #include "core/api/model_revision.h"
 #include "core/api/object_key.h"
+#include "core/json/json_lookup.h"
 
 namespace modelplane::controller {
 namespace {
@@ -126,7 +126,7 @@ core::IndexFunction RevisionsByDigestIndex() {
 core::IndexFunction RevisionsByFileIndex() {
   return [](const json& revision) -> std::vector<std::string> {
     std::vector<std::string> files;
-    const json* list = api::FindMember(revision, {"spec", "files"});
+    const json* list = core::FindMember(revision, {"spec", "files"});
     if (list == nullptr || !list->is_array()) return files;
     for (const json& file : *list) {
       if (file.is_object()) {

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <tuple>
 
-#include "core/api/json_lookup.h"
 #include "core/api/model_cache.h"
 #include "core/api/object_key.h"
+#include "core/json/json_lookup.h"
 #include "core/kube/builtin_types.h"
 #include "core/workqueue/rate_limiter.h"
 #include "operator/controllers/cache_entries.h"
@@ -53,18 +53,18 @@ bool GatingInputsChanged(const json& before, const json& after) {
 }
 
 std::string StatusDigestOf(const json& revision) {
-  return core::api::StringMember(revision, {"status", "digest"});
+  return core::StringMember(revision, {"status", "digest"});
 }
 
 // What revocation reads from a ModelRevision: spec.revoked, status.revokedBy, the purge
 // annotation. Its own status writes (node counts) change none of it.
 bool RevocationInputsChanged(const json& before, const json& after) {
   const auto inputs = [](const json& revision) {
-    const json* revoked_by = core::api::FindMember(revision, {"status", "revokedBy"});
+    const json* revoked_by = core::FindMember(revision, {"status", "revokedBy"});
     return std::tuple(
-        core::api::BoolMember(revision, {"spec", "revoked"}),
+        core::BoolMember(revision, {"spec", "revoked"}),
         revoked_by != nullptr ? *revoked_by : json(),
-        core::api::StringMember(revision, {"metadata", "annotations", core::api::kPurgeAnnotation}),
+        core::StringMember(revision, {"metadata", "annotations", core::api::kPurgeAnnotation}),
         StatusDigestOf(revision));
   };
   return inputs(before) != inputs(after);
@@ -72,7 +72,7 @@ bool RevocationInputsChanged(const json& before, const json& after) {
 
 // Whether a cache's status lists `digest` Ready, read straight from the JSON.
 bool HoldsReady(const json& cache, const std::string& digest) {
-  const json* revisions = core::api::FindMember(cache, {"status", "revisions"});
+  const json* revisions = core::FindMember(cache, {"status", "revisions"});
   if (revisions == nullptr || !revisions->is_array()) return false;
   return std::ranges::any_of(*revisions, [&](const json& entry) {
     return entry.is_object() && entry.value("digest", "") == digest &&
@@ -427,7 +427,7 @@ void ControllerManager::EnqueueRevocations() {
 void ControllerManager::EnqueueHoldersOfDigests(const json* cache,
                                                 const std::vector<std::string>& digests) {
   std::string changed_zone;
-  if (cache != nullptr) changed_zone = core::api::StringMember(*cache, {"status", "zone"});
+  if (cache != nullptr) changed_zone = core::StringMember(*cache, {"status", "zone"});
   for (const std::string& digest : digests) {
     if (digest.empty()) continue;
     const std::vector<core::ObjectPtr> holders =
@@ -435,14 +435,14 @@ void ControllerManager::EnqueueHoldersOfDigests(const json* cache,
     std::size_t ready_in_changed_zone = 0;
     if (cache != nullptr) {
       for (const core::ObjectPtr& holder : holders) {
-        if (core::api::StringMember(*holder, {"status", "zone"}) == changed_zone &&
+        if (core::StringMember(*holder, {"status", "zone"}) == changed_zone &&
             HoldsReady(*holder, digest)) {
           ++ready_in_changed_zone;
         }
       }
     }
     for (const core::ObjectPtr& holder : holders) {
-      if (cache == nullptr || HoldingMayChange(core::api::StringMember(*holder, {"status", "zone"}),
+      if (cache == nullptr || HoldingMayChange(core::StringMember(*holder, {"status", "zone"}),
                                                changed_zone, ready_in_changed_zone)) {
         cache_queue_.Add(core::ObjectStore::KeyOf(*holder));
       }

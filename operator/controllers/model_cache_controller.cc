@@ -2,10 +2,10 @@
 
 #include <algorithm>
 
-#include "core/api/json_lookup.h"
 #include "core/api/model_cache.h"
 #include "core/api/model_revision.h"
 #include "core/api/model_revocation.h"
+#include "core/json/json_lookup.h"
 #include "operator/controllers/cache_entries.h"
 #include "operator/controllers/held_copies.h"
 #include "operator/controllers/holdings.h"
@@ -20,7 +20,7 @@ core::Result<core::ReconcileResult> ModelCacheController::Reconcile(const std::s
   // just let go of it) and leave the clean-up to the collector's race with this pass; the
   // operator deletes it itself instead (e2e/scenario.sh checks that it does, in the audit log).
   core::ObjectPtr node = context_.nodes.store().Get(node_name);
-  if (node && !core::api::StringMember(*node, {"metadata", "deletionTimestamp"}).empty()) {
+  if (node && !core::StringMember(*node, {"metadata", "deletionTimestamp"}).empty()) {
     node = nullptr;
   }
   const core::ObjectPtr cache = context_.caches.store().Get(node_name);

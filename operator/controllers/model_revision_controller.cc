@@ -8,10 +8,10 @@
 
 #include <fmt/format.h>
 
-#include "core/api/json_lookup.h"
 #include "core/api/model_revision_validation.h"
 #include "core/api/model_revocation.h"
 #include "core/api/revision_digest.h"
+#include "core/json/json_lookup.h"
 #include "core/kube/builtin_types.h"
 #include "core/workqueue/run_concurrently.h"
 #include "operator/controllers/cache_entries.h"
@@ -45,7 +45,7 @@ std::vector<api::Condition> PreviousConditions(const json& raw,
   if (old) return old->conditions;
   std::vector<api::Condition> conditions;
   if (raw.contains("status")) {
-    if (auto reader = api::JsonObjectReader::Create(raw["status"], "status")) {
+    if (auto reader = core::JsonObjectReader::Create(raw["status"], "status")) {
       if (!api::ReadConditions(*reader, conditions)) conditions.clear();
     }
   }
@@ -259,7 +259,7 @@ void ModelRevisionController::PlanPeers(Plan& plan, const std::string& key) {
   std::map<std::string, std::set<std::string>> shared;  // other digest -> files of this one
   for (const auto& [sha, size] : files) {
     for (const core::ObjectPtr& other : context_.revisions.store().ByIndex(kRevisionsByFile, sha)) {
-      const std::string other_digest = core::api::StringMember(*other, {"status", "digest"});
+      const std::string other_digest = core::StringMember(*other, {"status", "digest"});
       if (!other_digest.empty() && other_digest != digest) shared[other_digest].insert(sha);
     }
   }

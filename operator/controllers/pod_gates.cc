@@ -8,9 +8,9 @@
 
 #include <fmt/format.h>
 
-#include "core/api/json_lookup.h"
 #include "core/api/model_cache.h"
 #include "core/api/object_key.h"
+#include "core/json/json_lookup.h"
 #include "core/kube/object_store.h"
 #include "core/workqueue/run_concurrently.h"
 #include "operator/gating/gate_patch.h"
@@ -26,11 +26,11 @@ using nlohmann::json;
 constexpr auto kLetGoMemory = std::chrono::seconds(60);
 
 std::string PodString(const json& pod, std::string_view key) {
-  return core::api::StringMember(pod, {"metadata", key});
+  return core::StringMember(pod, {"metadata", key});
 }
 
 std::string NodeNameOf(const json& pod) {
-  return core::api::StringMember(pod, {"spec", "nodeName"});
+  return core::StringMember(pod, {"spec", "nodeName"});
 }
 
 // Oldest first (then by name), so pods created first are let go first.

@@ -2,9 +2,9 @@
 
 #include <set>
 
-#include "core/api/json_lookup.h"
 #include "core/api/object_key.h"
 #include "core/api/serving_pod.h"
+#include "core/json/json_lookup.h"
 
 namespace modelplane::controller {
 namespace {
@@ -16,7 +16,7 @@ constexpr char kControllerUid[] = "modelplane.io/controller-uid";
 constexpr char kUid[] = "modelplane.io/uid";
 
 std::string MetadataString(const json& object, std::string_view key) {
-  return core::api::StringMember(object, {"metadata", key});
+  return core::StringMember(object, {"metadata", key});
 }
 
 std::string ControllerUid(const json& object) {

@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
-#include "core/api/json_lookup.h"
 #include "core/api/serving_pod.h"
+#include "core/json/json_lookup.h"
 
 namespace modelplane::controller {
 namespace {
@@ -26,13 +26,13 @@ json NameTerms(const std::vector<NodeFacts>& nodes) {
 // Adds `value` at `path` inside the pod, creating the missing parents of
 // spec.affinity.nodeAffinity as whole objects (a JSON patch cannot add below a missing parent).
 void AddRequired(const json& pod, json& operations, const json& required) {
-  if (core::api::FindMember(pod, {"spec", "affinity"}) == nullptr) {
+  if (core::FindMember(pod, {"spec", "affinity"}) == nullptr) {
     operations.push_back(
         {{"op", "add"},
          {"path", "/spec/affinity"},
          {"value",
           {{"nodeAffinity", {{"requiredDuringSchedulingIgnoredDuringExecution", required}}}}}});
-  } else if (core::api::FindMember(pod, {"spec", "affinity", "nodeAffinity"}) == nullptr) {
+  } else if (core::FindMember(pod, {"spec", "affinity", "nodeAffinity"}) == nullptr) {
     operations.push_back(
         {{"op", "add"},
          {"path", "/spec/affinity/nodeAffinity"},
@@ -46,7 +46,7 @@ void AddRequired(const json& pod, json& operations, const json& required) {
 }  // namespace
 
 core::Result<json> UngatePatch(const json& pod, const std::vector<NodeFacts>& nodes) {
-  const json* gates = core::api::FindMember(pod, {"spec", "schedulingGates"});
+  const json* gates = core::FindMember(pod, {"spec", "schedulingGates"});
   std::optional<std::size_t> gate_index;
   if (gates != nullptr && gates->is_array()) {
     for (std::size_t i = 0; i < gates->size(); ++i) {
@@ -66,7 +66,7 @@ core::Result<json> UngatePatch(const json& pod, const std::vector<NodeFacts>& no
     return core::MakeError(core::ErrorCode::kInvalidArgument, "no node to narrow the pod to");
   }
   const std::string resource_version =
-      core::api::FindMember(pod, {"metadata", "resourceVersion"}) != nullptr
+      core::FindMember(pod, {"metadata", "resourceVersion"}) != nullptr
           ? pod["metadata"].value("resourceVersion", "")
           : std::string();
   json operations = json::array();
@@ -75,7 +75,7 @@ core::Result<json> UngatePatch(const json& pod, const std::vector<NodeFacts>& no
         {{"op", "replace"}, {"path", "/metadata/resourceVersion"}, {"value", resource_version}});
   }
 
-  const json* terms = core::api::FindMember(
+  const json* terms = core::FindMember(
       pod, {"spec", "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution",
             "nodeSelectorTerms"});
   if (terms == nullptr || !terms->is_array() || terms->empty()) {

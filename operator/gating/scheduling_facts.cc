@@ -5,23 +5,14 @@
 
 #include <fmt/format.h>
 
-#include "core/api/json_lookup.h"
 #include "core/api/timestamp.h"
+#include "core/json/json_lookup.h"
 #include "core/kube/quantity.h"
 
 namespace modelplane::controller {
 namespace {
 
 using nlohmann::json;
-
-std::map<std::string, std::string> StringMap(const json* object) {
-  std::map<std::string, std::string> out;
-  if (object == nullptr || !object->is_object()) return out;
-  for (const auto& [key, value] : object->items()) {
-    if (value.is_string()) out.emplace(key, value.get<std::string>());
-  }
-  return out;
-}
 
 const json& ArrayOrEmpty(const json* value) {
   static const json kEmpty = json::array();
@@ -55,9 +46,9 @@ void Max(ResourceList& into, const ResourceList& other) {
 // A container's requests, with limits standing in for requests it leaves out (as the API
 // server defaults them).
 ResourceList ContainerRequests(const json& container) {
-  ResourceList requests = Resources(core::api::FindMember(container, {"resources", "requests"}));
+  ResourceList requests = Resources(core::FindMember(container, {"resources", "requests"}));
   for (const auto& [name, amount] :
-       Resources(core::api::FindMember(container, {"resources", "limits"}))) {
+       Resources(core::FindMember(container, {"resources", "limits"}))) {
     requests.emplace(name, amount);
   }
   return requests;
@@ -67,14 +58,14 @@ ResourceList ContainerRequests(const json& container) {
 // plus the pod overhead.
 ResourceList PodRequests(const json& spec) {
   ResourceList containers;
-  for (const json& container : ArrayOrEmpty(core::api::FindMember(spec, {"containers"}))) {
+  for (const json& container : ArrayOrEmpty(core::FindMember(spec, {"containers"}))) {
     Add(containers, ContainerRequests(container));
   }
   ResourceList sidecars;
   ResourceList init_peak;
-  for (const json& container : ArrayOrEmpty(core::api::FindMember(spec, {"initContainers"}))) {
+  for (const json& container : ArrayOrEmpty(core::FindMember(spec, {"initContainers"}))) {
     const ResourceList requests = ContainerRequests(container);
-    if (core::api::StringMember(container, {"restartPolicy"}) == "Always") {
+    if (core::StringMember(container, {"restartPolicy"}) == "Always") {
       Add(sidecars, requests);
       Max(init_peak, sidecars);
     } else {
@@ -85,7 +76,7 @@ ResourceList PodRequests(const json& spec) {
   }
   Add(containers, sidecars);
   Max(containers, init_peak);
-  Add(containers, Resources(core::api::FindMember(spec, {"overhead"})));
+  Add(containers, Resources(core::FindMember(spec, {"overhead"})));
   containers["pods"] = 1000;
   return containers;
 }
@@ -101,9 +92,9 @@ std::vector<std::string> Strings(const json* list) {
 std::vector<SelectorRequirement> Requirements(const json* list) {
   std::vector<SelectorRequirement> out;
   for (const json& entry : ArrayOrEmpty(list)) {
-    out.push_back({.key = core::api::StringMember(entry, {"key"}),
-                   .op = core::api::StringMember(entry, {"operator"}),
-                   .values = Strings(core::api::FindMember(entry, {"values"}))});
+    out.push_back({.key = core::StringMember(entry, {"key"}),
+                   .op = core::StringMember(entry, {"operator"}),
+                   .values = Strings(core::FindMember(entry, {"values"}))});
   }
   return out;
 }
@@ -111,28 +102,27 @@ std::vector<SelectorRequirement> Requirements(const json* list) {
 LabelSelector ReadLabelSelector(const json* selector) {
   // A null selector selects nothing (metav1 semantics for affinity terms).
   if (selector == nullptr || !selector->is_object()) return {.matches_nothing = true};
-  return {.match_labels = StringMap(core::api::FindMember(*selector, {"matchLabels"})),
-          .requirements = Requirements(core::api::FindMember(*selector, {"matchExpressions"}))};
+  return {.match_labels = core::StringMapMember(*selector, {"matchLabels"}),
+          .requirements = Requirements(core::FindMember(*selector, {"matchExpressions"}))};
 }
 
 std::vector<HostAntiAffinity> ReadHostAntiAffinity(
     const json& spec, const std::map<std::string, std::string>& labels) {
   std::vector<HostAntiAffinity> out;
-  for (const json& term : ArrayOrEmpty(core::api::FindMember(
-           spec,
-           {"affinity", "podAntiAffinity", "requiredDuringSchedulingIgnoredDuringExecution"}))) {
-    if (core::api::StringMember(term, {"topologyKey"}) != kHostnameLabel) continue;
-    HostAntiAffinity rule{
-        .selector = ReadLabelSelector(core::api::FindMember(term, {"labelSelector"})),
-        .namespaces = Strings(core::api::FindMember(term, {"namespaces"}))};
-    if (const json* namespaces = core::api::FindMember(term, {"namespaceSelector"})) {
+  for (const json& term :
+       ArrayOrEmpty(core::FindMember(spec, {"affinity", "podAntiAffinity",
+                                            "requiredDuringSchedulingIgnoredDuringExecution"}))) {
+    if (core::StringMember(term, {"topologyKey"}) != kHostnameLabel) continue;
+    HostAntiAffinity rule{.selector = ReadLabelSelector(core::FindMember(term, {"labelSelector"})),
+                          .namespaces = Strings(core::FindMember(term, {"namespaces"}))};
+    if (const json* namespaces = core::FindMember(term, {"namespaceSelector"})) {
       // Only "every namespace" can be decided without namespace labels; other selectors are
       // left to kube-scheduler.
       if (!namespaces->is_object() || !namespaces->empty()) continue;
       rule.all_namespaces = true;
     }
     // matchLabelKeys: the term also requires the pod's own value of each key.
-    for (const std::string& key : Strings(core::api::FindMember(term, {"matchLabelKeys"}))) {
+    for (const std::string& key : Strings(core::FindMember(term, {"matchLabelKeys"}))) {
       if (auto value = labels.find(key); value != labels.end()) {
         rule.selector.requirements.push_back({.key = key, .op = "In", .values = {value->second}});
       }
@@ -206,32 +196,32 @@ bool Repels(const PodFacts& owner, const PodFacts& other) {
 PodFacts ReadPodFacts(const json& pod) {
   PodFacts facts;
   const json empty = json::object();
-  const json* spec_pointer = core::api::FindMember(pod, {"spec"});
+  const json* spec_pointer = core::FindMember(pod, {"spec"});
   const json& spec = spec_pointer != nullptr ? *spec_pointer : empty;
-  facts.namespace_name = core::api::StringMember(pod, {"metadata", "namespace"});
-  facts.name = core::api::StringMember(pod, {"metadata", "name"});
-  facts.node_name = core::api::StringMember(spec, {"nodeName"});
-  facts.labels = StringMap(core::api::FindMember(pod, {"metadata", "labels"}));
+  facts.namespace_name = core::StringMember(pod, {"metadata", "namespace"});
+  facts.name = core::StringMember(pod, {"metadata", "name"});
+  facts.node_name = core::StringMember(spec, {"nodeName"});
+  facts.labels = core::StringMapMember(pod, {"metadata", "labels"});
   facts.requests = PodRequests(spec);
-  facts.node_selector = StringMap(core::api::FindMember(spec, {"nodeSelector"}));
-  for (const json& term : ArrayOrEmpty(core::api::FindMember(
+  facts.node_selector = core::StringMapMember(spec, {"nodeSelector"});
+  for (const json& term : ArrayOrEmpty(core::FindMember(
            spec, {"affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution",
                   "nodeSelectorTerms"}))) {
     facts.required_terms.push_back(
-        {.label_requirements = Requirements(core::api::FindMember(term, {"matchExpressions"})),
-         .field_requirements = Requirements(core::api::FindMember(term, {"matchFields"}))});
+        {.label_requirements = Requirements(core::FindMember(term, {"matchExpressions"})),
+         .field_requirements = Requirements(core::FindMember(term, {"matchFields"}))});
   }
-  for (const json& toleration : ArrayOrEmpty(core::api::FindMember(spec, {"tolerations"}))) {
-    facts.tolerations.push_back({.key = core::api::StringMember(toleration, {"key"}),
-                                 .op = core::api::StringMember(toleration, {"operator"}),
-                                 .value = core::api::StringMember(toleration, {"value"}),
-                                 .effect = core::api::StringMember(toleration, {"effect"})});
+  for (const json& toleration : ArrayOrEmpty(core::FindMember(spec, {"tolerations"}))) {
+    facts.tolerations.push_back({.key = core::StringMember(toleration, {"key"}),
+                                 .op = core::StringMember(toleration, {"operator"}),
+                                 .value = core::StringMember(toleration, {"value"}),
+                                 .effect = core::StringMember(toleration, {"effect"})});
   }
   facts.host_anti_affinity = ReadHostAntiAffinity(spec, facts.labels);
-  const std::string phase = core::api::StringMember(pod, {"status", "phase"});
+  const std::string phase = core::StringMember(pod, {"status", "phase"});
   facts.terminal = phase == "Succeeded" || phase == "Failed";
-  if (auto deadline = core::api::ParseTimestamp(
-          core::api::StringMember(pod, {"metadata", "deletionTimestamp"}))) {
+  if (auto deadline =
+          core::api::ParseTimestamp(core::StringMember(pod, {"metadata", "deletionTimestamp"}))) {
     facts.deletion_deadline = *deadline;
   }
   return facts;
@@ -239,22 +229,21 @@ PodFacts ReadPodFacts(const json& pod) {
 
 std::optional<NodeFacts> ReadNodeFacts(const json& node) {
   NodeFacts facts;
-  facts.name = core::api::StringMember(node, {"metadata", "name"});
+  facts.name = core::StringMember(node, {"metadata", "name"});
   if (facts.name.empty()) return std::nullopt;
-  facts.labels = StringMap(core::api::FindMember(node, {"metadata", "labels"}));
-  facts.allocatable = Resources(core::api::FindMember(node, {"status", "allocatable"}));
-  const json* unschedulable = core::api::FindMember(node, {"spec", "unschedulable"});
+  facts.labels = core::StringMapMember(node, {"metadata", "labels"});
+  facts.allocatable = Resources(core::FindMember(node, {"status", "allocatable"}));
+  const json* unschedulable = core::FindMember(node, {"spec", "unschedulable"});
   facts.unschedulable =
       unschedulable != nullptr && unschedulable->is_boolean() && unschedulable->get<bool>();
-  for (const json& taint : ArrayOrEmpty(core::api::FindMember(node, {"spec", "taints"}))) {
-    facts.taints.push_back({.key = core::api::StringMember(taint, {"key"}),
-                            .value = core::api::StringMember(taint, {"value"}),
-                            .effect = core::api::StringMember(taint, {"effect"})});
+  for (const json& taint : ArrayOrEmpty(core::FindMember(node, {"spec", "taints"}))) {
+    facts.taints.push_back({.key = core::StringMember(taint, {"key"}),
+                            .value = core::StringMember(taint, {"value"}),
+                            .effect = core::StringMember(taint, {"effect"})});
   }
-  for (const json& condition :
-       ArrayOrEmpty(core::api::FindMember(node, {"status", "conditions"}))) {
-    if (core::api::StringMember(condition, {"type"}) == "Ready") {
-      facts.ready = core::api::StringMember(condition, {"status"}) == "True";
+  for (const json& condition : ArrayOrEmpty(core::FindMember(node, {"status", "conditions"}))) {
+    if (core::StringMember(condition, {"type"}) == "Ready") {
+      facts.ready = core::StringMember(condition, {"status"}) == "True";
     }
   }
   return facts;

@@ -4,9 +4,9 @@
 
 #include <fmt/format.h>
 
-#include "core/api/json_lookup.h"
 #include "core/api/object_key.h"
 #include "core/api/serving_pod.h"
+#include "core/json/json_lookup.h"
 #include "operator/rollouts/workload.h"
 
 namespace modelplane::controller {
@@ -26,7 +26,7 @@ bool WeightsReady(const json& pod) {
 
 GateAnswer EnoughNodes(const GateFacts& facts, const std::string& revision, int needed,
                        std::string_view for_what) {
-  const std::int64_t ready = core::api::IntegerMember(facts.revision, {"status", "readyNodes"}, 0);
+  const std::int64_t ready = core::IntegerMember(facts.revision, {"status", "readyNodes"}, 0);
   const std::string key = core::api::ObjectKey(facts.namespace_name, revision);
   if (ready >= needed) {
     return {.allowed = true,
@@ -37,7 +37,7 @@ GateAnswer EnoughNodes(const GateFacts& facts, const std::string& revision, int 
               "ModelRevision {} is Ready on {} node{}; {} needs {} (staging {}; spec.prestage "
               "decides where it is staged before pods exist)",
               key, ready, ready == 1 ? "" : "s", for_what, needed,
-              core::api::IntegerMember(facts.revision, {"status", "stagingNodes"}, 0))};
+              core::IntegerMember(facts.revision, {"status", "stagingNodes"}, 0))};
 }
 
 }  // namespace
@@ -80,23 +80,22 @@ GateAnswer DecideGate(RolloutHook hook, const GateFacts& facts) {
   if (!facts.revision.is_object()) {
     return {.reason = fmt::format("ModelRevision {} does not exist", key)};
   }
-  if (core::api::BoolMember(facts.revision, {"spec", "revoked"}) ||
-      !core::api::StringMember(facts.revision, {"status", "revokedBy", "name"}).empty()) {
+  if (core::BoolMember(facts.revision, {"spec", "revoked"}) ||
+      !core::StringMember(facts.revision, {"status", "revokedBy", "name"}).empty()) {
     return {.reason = fmt::format("ModelRevision {} is revoked", key)};
   }
   switch (hook) {
     case RolloutHook::kConfirmRollout: {
       const int replicas =
-          static_cast<int>(core::api::IntegerMember(facts.deployment, {"spec", "replicas"}, 1));
+          static_cast<int>(core::IntegerMember(facts.deployment, {"spec", "replicas"}, 1));
       const int needed = facts.nodes_override.value_or(std::max(1, replicas));
       return EnoughNodes(facts, revision, needed, "the canary");
     }
     case RolloutHook::kConfirmPromotion: {
       const int replicas =
           facts.primary.is_object()
-              ? static_cast<int>(core::api::IntegerMember(facts.primary, {"spec", "replicas"}, 1))
-              : static_cast<int>(
-                    core::api::IntegerMember(facts.deployment, {"spec", "replicas"}, 1));
+              ? static_cast<int>(core::IntegerMember(facts.primary, {"spec", "replicas"}, 1))
+              : static_cast<int>(core::IntegerMember(facts.deployment, {"spec", "replicas"}, 1));
       const int needed = facts.nodes_override.value_or(std::max(1, replicas));
       return EnoughNodes(facts, revision, needed, "promoting the primary");
     }

@@ -2,10 +2,10 @@
 
 #include <charconv>
 
-#include "core/api/json_document.h"
-#include "core/api/json_lookup.h"
 #include "core/api/object_key.h"
 #include "core/api/serving_pod.h"
+#include "core/json/json_document.h"
+#include "core/json/json_lookup.h"
 
 namespace modelplane::controller {
 namespace {
@@ -19,7 +19,7 @@ constexpr std::size_t kMaxBodyBytes = 64 * 1024;
 // "a=b,c=d" from a Deployment's spec.selector.matchLabels.
 std::string LabelSelector(const json& deployment) {
   std::string selector;
-  const json* found = core::api::FindMember(deployment, {"spec", "selector", "matchLabels"});
+  const json* found = core::FindMember(deployment, {"spec", "selector", "matchLabels"});
   const json labels = found != nullptr && found->is_object() ? *found : json::object();
   for (const auto& [key, value] : labels.items()) {
     if (!value.is_string()) continue;
@@ -91,7 +91,7 @@ core::ServerResponse RolloutGateService::Handle(const core::ServerRequest& reque
                                       "unknown hook; use confirm-rollout, confirm-promotion or "
                                       "confirm-traffic-increase\n");
   }
-  auto body = core::api::ParseJsonDocument(request.body, {.max_bytes = kMaxBodyBytes});
+  auto body = core::ParseJsonDocument(request.body, {.max_bytes = kMaxBodyBytes});
   const auto bad = [&](const std::string& why) {
     count("error");
     return core::ServerResponse::Text(http::status::bad_request, why + "\n");

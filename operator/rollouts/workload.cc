@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <charconv>
 
-#include "core/api/json_lookup.h"
 #include "core/api/serving_pod.h"
+#include "core/json/json_lookup.h"
 
 namespace modelplane::controller {
 namespace {
@@ -33,15 +33,6 @@ std::int32_t ResolveSurge(const json* value, std::int32_t replicas) {
   return static_cast<std::int32_t>((static_cast<std::int64_t>(replicas) * percent + 99) / 100);
 }
 
-std::map<std::string, std::string> StringMap(const json* object) {
-  std::map<std::string, std::string> out;
-  if (object == nullptr || !object->is_object()) return out;
-  for (const auto& [key, value] : object->items()) {
-    if (value.is_string()) out.emplace(key, value.get<std::string>());
-  }
-  return out;
-}
-
 // The newest history entry (by its number, descending) naming a revision other than `current`.
 std::string PreviousRevision(std::vector<std::pair<std::int64_t, std::string>> history,
                              const std::string& current) {
@@ -56,15 +47,14 @@ std::string PreviousRevision(std::vector<std::pair<std::int64_t, std::string>> h
 Workload Common(const json& object, std::string_view kind) {
   Workload workload;
   workload.kind = std::string(kind);
-  workload.namespace_name = core::api::StringMember(object, {"metadata", "namespace"});
-  workload.name = core::api::StringMember(object, {"metadata", "name"});
-  workload.uid = core::api::StringMember(object, {"metadata", "uid"});
+  workload.namespace_name = core::StringMember(object, {"metadata", "namespace"});
+  workload.name = core::StringMember(object, {"metadata", "name"});
+  workload.uid = core::StringMember(object, {"metadata", "uid"});
   workload.replicas =
-      static_cast<std::int32_t>(core::api::IntegerMember(object, {"spec", "replicas"}, 1));
-  if (const json* pod_template = core::api::FindMember(object, {"spec", "template"})) {
+      static_cast<std::int32_t>(core::IntegerMember(object, {"spec", "replicas"}, 1));
+  if (const json* pod_template = core::FindMember(object, {"spec", "template"})) {
     workload.current_revision = TemplateRevision(*pod_template, workload.namespace_name);
-    workload.node_selector =
-        StringMap(core::api::FindMember(*pod_template, {"spec", "nodeSelector"}));
+    workload.node_selector = core::StringMapMember(*pod_template, {"spec", "nodeSelector"});
   }
   return workload;
 }
@@ -77,7 +67,7 @@ void CopyMember(const json& from, json& to, const char* key) {
 // A pod template with only modelplane's annotations and the node selector.
 json TrimTemplate(const json& pod_template) {
   json out = json::object();
-  if (const json* annotations = core::api::FindMember(pod_template, {"metadata", "annotations"});
+  if (const json* annotations = core::FindMember(pod_template, {"metadata", "annotations"});
       annotations != nullptr && annotations->is_object()) {
     json kept = json::object();
     for (const auto& [key, value] : annotations->items()) {
@@ -85,7 +75,7 @@ json TrimTemplate(const json& pod_template) {
     }
     out["metadata"] = {{"annotations", std::move(kept)}};
   }
-  if (const json* selector = core::api::FindMember(pod_template, {"spec", "nodeSelector"})) {
+  if (const json* selector = core::FindMember(pod_template, {"spec", "nodeSelector"})) {
     out["spec"] = {{"nodeSelector", *selector}};
   }
   return out;
@@ -94,8 +84,8 @@ json TrimTemplate(const json& pod_template) {
 }  // namespace
 
 std::string TemplateRevision(const json& pod_template, const std::string& namespace_name) {
-  const std::string value = core::api::StringMember(
-      pod_template, {"metadata", "annotations", core::api::kRevisionAnnotation});
+  const std::string value =
+      core::StringMember(pod_template, {"metadata", "annotations", core::api::kRevisionAnnotation});
   if (value.empty()) return {};
   auto reference = core::api::ParseRevisionAnnotation(value, namespace_name);
   if (!reference || reference->namespace_name != namespace_name) return {};
@@ -106,23 +96,23 @@ std::optional<Workload> ReadDeployment(const json& deployment,
                                        const std::vector<const json*>& replica_sets) {
   Workload workload = Common(deployment, kKindDeployment);
   if (workload.name.empty()) return std::nullopt;
-  workload.paused = core::api::BoolMember(deployment, {"spec", "paused"});
-  if (core::api::StringMember(deployment, {"spec", "strategy", "type"}) != "Recreate") {
+  workload.paused = core::BoolMember(deployment, {"spec", "paused"});
+  if (core::StringMember(deployment, {"spec", "strategy", "type"}) != "Recreate") {
     workload.max_surge = ResolveSurge(
-        core::api::FindMember(deployment, {"spec", "strategy", "rollingUpdate", "maxSurge"}),
+        core::FindMember(deployment, {"spec", "strategy", "rollingUpdate", "maxSurge"}),
         workload.replicas);
   }
-  const std::int64_t generation = core::api::IntegerMember(deployment, {"metadata", "generation"});
+  const std::int64_t generation = core::IntegerMember(deployment, {"metadata", "generation"});
   workload.complete =
-      core::api::IntegerMember(deployment, {"status", "observedGeneration"}) >= generation &&
-      core::api::IntegerMember(deployment, {"status", "updatedReplicas"}) == workload.replicas &&
-      core::api::IntegerMember(deployment, {"status", "replicas"}) == workload.replicas &&
-      core::api::IntegerMember(deployment, {"status", "availableReplicas"}) == workload.replicas;
+      core::IntegerMember(deployment, {"status", "observedGeneration"}) >= generation &&
+      core::IntegerMember(deployment, {"status", "updatedReplicas"}) == workload.replicas &&
+      core::IntegerMember(deployment, {"status", "replicas"}) == workload.replicas &&
+      core::IntegerMember(deployment, {"status", "availableReplicas"}) == workload.replicas;
   std::vector<std::pair<std::int64_t, std::string>> history;
   for (const json* replica_set : replica_sets) {
-    const json* pod_template = core::api::FindMember(*replica_set, {"spec", "template"});
+    const json* pod_template = core::FindMember(*replica_set, {"spec", "template"});
     history.emplace_back(
-        ParseInteger(core::api::StringMember(
+        ParseInteger(core::StringMember(
             *replica_set, {"metadata", "annotations", "deployment.kubernetes.io/revision"})),
         pod_template != nullptr ? TemplateRevision(*pod_template, workload.namespace_name)
                                 : std::string());
@@ -135,19 +125,18 @@ std::optional<Workload> ReadStatefulSet(const json& stateful_set,
                                         const std::vector<const json*>& history_objects) {
   Workload workload = Common(stateful_set, kKindStatefulSet);
   if (workload.name.empty()) return std::nullopt;
-  const std::int64_t generation =
-      core::api::IntegerMember(stateful_set, {"metadata", "generation"});
-  const std::string current = core::api::StringMember(stateful_set, {"status", "currentRevision"});
+  const std::int64_t generation = core::IntegerMember(stateful_set, {"metadata", "generation"});
+  const std::string current = core::StringMember(stateful_set, {"status", "currentRevision"});
   workload.complete =
-      core::api::IntegerMember(stateful_set, {"status", "observedGeneration"}) >= generation &&
+      core::IntegerMember(stateful_set, {"status", "observedGeneration"}) >= generation &&
       !current.empty() &&
-      current == core::api::StringMember(stateful_set, {"status", "updateRevision"}) &&
-      core::api::IntegerMember(stateful_set, {"status", "updatedReplicas"}) == workload.replicas &&
-      core::api::IntegerMember(stateful_set, {"status", "readyReplicas"}) == workload.replicas;
+      current == core::StringMember(stateful_set, {"status", "updateRevision"}) &&
+      core::IntegerMember(stateful_set, {"status", "updatedReplicas"}) == workload.replicas &&
+      core::IntegerMember(stateful_set, {"status", "readyReplicas"}) == workload.replicas;
   std::vector<std::pair<std::int64_t, std::string>> history;
   for (const json* revision : history_objects) {
-    const json* pod_template = core::api::FindMember(*revision, {"data", "spec", "template"});
-    history.emplace_back(core::api::IntegerMember(*revision, {"revision"}),
+    const json* pod_template = core::FindMember(*revision, {"data", "spec", "template"});
+    history.emplace_back(core::IntegerMember(*revision, {"revision"}),
                          pod_template != nullptr
                              ? TemplateRevision(*pod_template, workload.namespace_name)
                              : std::string());
@@ -169,23 +158,22 @@ json TrimWorkload(json object) {
     CopyMember(metadata, meta, key);
   }
   if (const json* revision =
-          core::api::FindMember(metadata, {"annotations", "deployment.kubernetes.io/revision"})) {
+          core::FindMember(metadata, {"annotations", "deployment.kubernetes.io/revision"})) {
     meta["annotations"] = {{"deployment.kubernetes.io/revision", *revision}};
   }
-  if (const json* spec = core::api::FindMember(object, {"spec"});
-      spec != nullptr && spec->is_object()) {
+  if (const json* spec = core::FindMember(object, {"spec"}); spec != nullptr && spec->is_object()) {
     json& out_spec = out["spec"] = json::object();
     for (const char* key : {"replicas", "paused", "strategy", "updateStrategy", "selector"}) {
       CopyMember(*spec, out_spec, key);
     }
-    if (const json* pod_template = core::api::FindMember(*spec, {"template"})) {
+    if (const json* pod_template = core::FindMember(*spec, {"template"})) {
       out_spec["template"] = TrimTemplate(*pod_template);
     }
   }
-  if (const json* pod_template = core::api::FindMember(object, {"data", "spec", "template"})) {
+  if (const json* pod_template = core::FindMember(object, {"data", "spec", "template"})) {
     out["data"] = {{"spec", {{"template", TrimTemplate(*pod_template)}}}};
   }
-  if (const json* status = core::api::FindMember(object, {"status"});
+  if (const json* status = core::FindMember(object, {"status"});
       status != nullptr && status->is_object()) {
     json& out_status = out["status"] = json::object();
     for (const char* key :

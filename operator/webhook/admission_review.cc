@@ -1,6 +1,6 @@
 #include "operator/webhook/admission_review.h"
 
-#include "core/api/json_document.h"
+#include "core/json/json_document.h"
 #include "core/text/base64.h"
 
 namespace modelplane::controller {
@@ -28,7 +28,7 @@ std::string StringAt(const json& object, const char* key) {
 core::Result<AdmissionRequest> ParseAdmissionReview(std::string_view body) {
   // A pod spec nests deeper than our own objects (affinity terms inside containers of lists).
   auto document =
-      core::api::ParseJsonDocument(body, {.max_bytes = kMaxAdmissionReviewBytes, .max_depth = 64});
+      core::ParseJsonDocument(body, {.max_bytes = kMaxAdmissionReviewBytes, .max_depth = 64});
   if (!document) return std::unexpected(document.error().Wrap("AdmissionReview"));
   const json& review = *document;
   if (!review.is_object()) return Invalid("not a JSON object");

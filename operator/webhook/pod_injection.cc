@@ -5,9 +5,9 @@
 
 #include <fmt/format.h>
 
-#include "core/api/json_lookup.h"
 #include "core/api/object_key.h"
 #include "core/api/serving_pod.h"
+#include "core/json/json_lookup.h"
 
 namespace modelplane::controller {
 namespace {
@@ -82,14 +82,13 @@ json& ArrayMember(json& object, const char* key) {
 }
 
 bool ContainsNamed(const json& list, const char* field, std::string_view name) {
-  return std::any_of(list.begin(), list.end(), [&](const json& item) {
-    return core::api::StringMember(item, {field}) == name;
-  });
+  return std::any_of(list.begin(), list.end(),
+                     [&](const json& item) { return core::StringMember(item, {field}) == name; });
 }
 
 bool IsOurVolume(const json& volume) {
   if (volume.contains("csi") && volume["csi"].is_object()) {
-    return core::api::StringMember(volume["csi"], {"driver"}) == api::kCsiDriverName;
+    return core::StringMember(volume["csi"], {"driver"}) == api::kCsiDriverName;
   }
   return volume.contains("hostPath");
 }
@@ -191,7 +190,7 @@ InjectionResult InjectServingPod(const json& pod, const std::string& pod_namespa
 
   json& volumes = ArrayMember(spec, "volumes");
   const auto existing = std::find_if(volumes.begin(), volumes.end(), [](const json& volume) {
-    return core::api::StringMember(volume, {"name"}) == api::kWeightsVolumeName;
+    return core::StringMember(volume, {"name"}) == api::kWeightsVolumeName;
   });
   if (existing == volumes.end()) {
     volumes.push_back(WeightsVolume(*reference, found, options));
@@ -203,7 +202,7 @@ InjectionResult InjectServingPod(const json& pod, const std::string& pod_namespa
 
   for (json& container : containers) {
     if (!container.is_object()) continue;
-    const std::string name = core::api::StringMember(container, {"name"});
+    const std::string name = core::StringMember(container, {"name"});
     if (!targets.empty() && !targets.contains(name)) continue;
     json& mounts = ArrayMember(container, "volumeMounts");
     if (!ContainsNamed(mounts, "name", api::kWeightsVolumeName)) {
@@ -228,7 +227,7 @@ InjectionResult InjectServingPod(const json& pod, const std::string& pod_namespa
   if (!ContainsNamed(readiness, "conditionType", api::kWeightsReadyCondition)) {
     readiness.push_back({{"conditionType", api::kWeightsReadyCondition}});
   }
-  const std::string scheduler = core::api::StringMember(spec, {"schedulerName"});
+  const std::string scheduler = core::StringMember(spec, {"schedulerName"});
   if (!options.scheduler_name.empty() && (scheduler.empty() || scheduler == "default-scheduler")) {
     spec["schedulerName"] = options.scheduler_name;
   }

@@ -4,11 +4,11 @@
 // read them and write them back unchanged, and the server's defaulting must not move the digest.
 #include <gtest/gtest.h>
 
-#include "core/api/json_document.h"
 #include "core/api/model_cache.h"
 #include "core/api/model_revision.h"
 #include "core/api/model_revision_validation.h"
 #include "core/api/revision_digest.h"
+#include "core/json/json_document.h"
 #include "tests/core/api/test_support.h"
 
 namespace modelplane::core::api {

@@ -1,4 +1,4 @@
-#include "core/api/json_document.h"
+#include "core/json/json_document.h"
 
 #include <string>
 #include <unordered_set>
@@ -7,9 +7,9 @@
 
 #include <fmt/format.h>
 
-#include "core/api/json_path.h"
+#include "core/json/json_path.h"
 
-namespace modelplane::core::api {
+namespace modelplane::core {
 namespace {
 
 // Thrown from the parser callback to stop parsing at once; caught below, never escapes.
@@ -111,4 +111,4 @@ Result<nlohmann::json> ParseJsonDocument(std::string_view text, const JsonLimits
   }
 }
 
-}  // namespace modelplane::core::api
+}  // namespace modelplane::core

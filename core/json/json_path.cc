@@ -1,8 +1,8 @@
-#include "core/api/json_path.h"
+#include "core/json/json_path.h"
 
 #include <fmt/format.h>
 
-namespace modelplane::core::api {
+namespace modelplane::core {
 namespace {
 
 bool IsPlainIdentifier(std::string_view key) {
@@ -48,4 +48,4 @@ std::string_view JsonPathForDisplay(std::string_view path) {
   return path.empty() ? std::string_view("<root>") : path;
 }
 
-}  // namespace modelplane::core::api
+}  // namespace modelplane::core

@@ -12,17 +12,21 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/api/limits.h"
 #include "core/error/error.h"
 
-namespace modelplane::core::api {
+namespace modelplane::core {
+
+// One API object: a ModelRevision with thousands of long paths stays well under this, and etcd
+// refuses objects over 1.5 MiB anyway. A List response is larger, so callers pass their own.
+inline constexpr std::size_t kMaxJsonDocumentBytes = 4 * 1024 * 1024;
+inline constexpr int kMaxJsonDepth = 32;
 
 struct JsonLimits {
-  std::size_t max_bytes = kMaxDocumentBytes;
+  std::size_t max_bytes = kMaxJsonDocumentBytes;
   int max_depth = kMaxJsonDepth;
 };
 
 [[nodiscard]] Result<nlohmann::json> ParseJsonDocument(std::string_view text,
                                                        const JsonLimits& limits = {});
 
-}  // namespace modelplane::core::api
+}  // namespace modelplane::core

@@ -7,12 +7,13 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <map>
 #include <string>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
 
-namespace modelplane::core::api {
+namespace modelplane::core {
 
 // The member at `path`, or nullptr when any step is missing, null or not an object.
 [[nodiscard]] const nlohmann::json* FindMember(const nlohmann::json& object,
@@ -31,4 +32,9 @@ namespace modelplane::core::api {
 [[nodiscard]] bool BoolMember(const nlohmann::json& object,
                               std::initializer_list<std::string_view> path);
 
-}  // namespace modelplane::core::api
+// The string-valued members of the object at `path` (labels, nodeSelector); members of other
+// types are skipped, and a missing or non-object value gives an empty map.
+[[nodiscard]] std::map<std::string, std::string> StringMapMember(
+    const nlohmann::json& object, std::initializer_list<std::string_view> path);
+
+}  // namespace modelplane::core

@@ -1,6 +1,6 @@
-#include "core/api/json_lookup.h"
+#include "core/json/json_lookup.h"
 
-namespace modelplane::core::api {
+namespace modelplane::core {
 
 const nlohmann::json* FindMember(const nlohmann::json& object,
                                  std::initializer_list<std::string_view> path) {
@@ -31,4 +31,15 @@ bool BoolMember(const nlohmann::json& object, std::initializer_list<std::string_
   return value != nullptr && value->is_boolean() && value->get<bool>();
 }
 
-}  // namespace modelplane::core::api
+std::map<std::string, std::string> StringMapMember(const nlohmann::json& object,
+                                                   std::initializer_list<std::string_view> path) {
+  std::map<std::string, std::string> out;
+  const nlohmann::json* value = FindMember(object, path);
+  if (value == nullptr || !value->is_object()) return out;
+  for (const auto& [key, member] : value->items()) {
+    if (member.is_string()) out.emplace(key, member.get<std::string>());
+  }
+  return out;
+}
+
+}  // namespace modelplane::core

@@ -19,17 +19,14 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/api/timestamp.h"
 #include "core/error/error.h"
 
-namespace modelplane::core::api {
+namespace modelplane::core {
 
 enum class Presence { kOptional, kRequired };
 
-// An Error whose message is "<path>: <what>".
-[[nodiscard]] std::unexpected<Error> FieldError(std::string_view path, std::string_view what);
-
-// Declared before JsonObjectReader, whose templates use it.
+// An Error whose message is "<path>: <what>". Declared before JsonObjectReader, whose templates
+// use it.
 [[nodiscard]] std::unexpected<Error> FieldError(std::string_view path, std::string_view what);
 
 class JsonObjectReader {
@@ -57,14 +54,12 @@ class JsonObjectReader {
                             Presence presence = Presence::kOptional) const;
   [[nodiscard]] Status Bool(std::string_view key, std::optional<bool>& out) const;
   [[nodiscard]] Status Number(std::string_view key, std::optional<double>& out) const;
-  [[nodiscard]] Status Time(std::string_view key, std::optional<Timestamp>& out) const;
-  // Required timestamp.
-  [[nodiscard]] Status Time(std::string_view key, Timestamp& out) const;
   [[nodiscard]] Status StringMap(std::string_view key, std::map<std::string, std::string>& out,
-                                 std::size_t max_entries, std::size_t max_value_length) const;
-  // Keys at most kMaxMapKeyLength bytes, values integers.
+                                 std::size_t max_entries, std::size_t max_key_length,
+                                 std::size_t max_value_length) const;
+  // Values integers.
   [[nodiscard]] Status Int64Map(std::string_view key, std::map<std::string, std::int64_t>& out,
-                                std::size_t max_entries) const;
+                                std::size_t max_entries, std::size_t max_key_length) const;
   [[nodiscard]] Status StringList(std::string_view key, std::vector<std::string>& out,
                                   std::size_t max_items, std::size_t max_length) const;
 
@@ -152,11 +147,11 @@ class JsonObjectReader {
 };
 
 // Returns the error of a Status or Result expression from the enclosing function.
-#define MODELPLANE_API_TRY(expression)                        \
+#define MODELPLANE_JSON_TRY(expression)                       \
   do {                                                        \
     if (auto try_result_ = (expression); !try_result_) {      \
       return std::unexpected(std::move(try_result_).error()); \
     }                                                         \
   } while (false)
 
-}  // namespace modelplane::core::api
+}  // namespace modelplane::core

@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-namespace modelplane::core::api {
+namespace modelplane::core {
 
 // "parent.key", or "parent[\"key\"]" when the key is not a plain identifier (label keys).
 [[nodiscard]] std::string JsonPathChild(std::string_view parent, std::string_view key);
@@ -16,4 +16,4 @@ namespace modelplane::core::api {
 // The path for messages: "<root>" when empty.
 [[nodiscard]] std::string_view JsonPathForDisplay(std::string_view path);
 
-}  // namespace modelplane::core::api
+}  // namespace modelplane::core

@@ -1,11 +1,11 @@
-#include "core/api/json_document.h"
+#include "core/json/json_document.h"
 
 #include <string>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-namespace modelplane::core::api {
+namespace modelplane::core {
 namespace {
 
 using ::testing::HasSubstr;
@@ -91,4 +91,4 @@ TEST(JsonDocumentTest, QuotesHostileKeysInPaths) {
 }
 
 }  // namespace
-}  // namespace modelplane::core::api
+}  // namespace modelplane::core

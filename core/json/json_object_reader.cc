@@ -1,13 +1,12 @@
-#include "core/api/json_object_reader.h"
+#include "core/json/json_object_reader.h"
 
 #include <limits>
 
 #include <fmt/format.h>
 
-#include "core/api/json_path.h"
-#include "core/api/limits.h"
+#include "core/json/json_path.h"
 
-namespace modelplane::core::api {
+namespace modelplane::core {
 
 std::unexpected<Error> FieldError(std::string_view path, std::string_view what) {
   return MakeError(ErrorCode::kInvalidArgument,
@@ -116,7 +115,7 @@ Status JsonObjectReader::Bool(std::string_view key, std::optional<bool>& out) co
   if (!found) return std::unexpected(found.error());
   if (!*found) return Ok();
   bool value = false;
-  MODELPLANE_API_TRY(Bool(key, value));
+  MODELPLANE_JSON_TRY(Bool(key, value));
   out = value;
   return Ok();
 }
@@ -130,31 +129,13 @@ Status JsonObjectReader::Number(std::string_view key, std::optional<double>& out
   return Ok();
 }
 
-Status JsonObjectReader::Time(std::string_view key, std::optional<Timestamp>& out) const {
-  auto found = Find(key, Presence::kOptional);
-  if (!found) return std::unexpected(found.error());
-  if (!*found) return Ok();
-  Timestamp time{};
-  MODELPLANE_API_TRY(Time(key, time));
-  out = time;
-  return Ok();
-}
-
-Status JsonObjectReader::Time(std::string_view key, Timestamp& out) const {
-  std::string text;
-  MODELPLANE_API_TRY(String(key, text, 64, Presence::kRequired));
-  auto parsed = ParseTimestamp(text);
-  if (!parsed) return FieldError(PathOf(key), parsed.error().message());
-  out = parsed.value();
-  return Ok();
-}
-
 namespace {
 
 // The object under `key` of `reader` as a reader of its own, checked against the bounds every
 // map has; nullopt when absent or null.
 Result<std::optional<JsonObjectReader>> MapReader(const JsonObjectReader& reader,
-                                                  std::string_view key, std::size_t max_entries) {
+                                                  std::string_view key, std::size_t max_entries,
+                                                  std::size_t max_key_length) {
   auto value = reader.Find(key, Presence::kOptional);
   if (!value) return std::unexpected(value.error());
   if (*value == nullptr) return std::optional<JsonObjectReader>();
@@ -165,9 +146,9 @@ Result<std::optional<JsonObjectReader>> MapReader(const JsonObjectReader& reader
     return FieldError(reader.PathOf(key), fmt::format("has more than {} entries", max_entries));
   }
   for (const auto& [entry_key, entry_value] : object.items()) {
-    if (entry_key.size() > kMaxMapKeyLength) {
+    if (entry_key.size() > max_key_length) {
       return FieldError(reader.PathOf(key),
-                        fmt::format("has a key longer than {} bytes", kMaxMapKeyLength));
+                        fmt::format("has a key longer than {} bytes", max_key_length));
     }
   }
   return std::optional<JsonObjectReader>(std::move(*map_reader));
@@ -176,26 +157,27 @@ Result<std::optional<JsonObjectReader>> MapReader(const JsonObjectReader& reader
 }  // namespace
 
 Status JsonObjectReader::StringMap(std::string_view key, std::map<std::string, std::string>& out,
-                                   std::size_t max_entries, std::size_t max_value_length) const {
+                                   std::size_t max_entries, std::size_t max_key_length,
+                                   std::size_t max_value_length) const {
   out.clear();
-  auto map_reader = MapReader(*this, key, max_entries);
+  auto map_reader = MapReader(*this, key, max_entries, max_key_length);
   if (!map_reader) return std::unexpected(map_reader.error());
   if (!*map_reader) return Ok();
   for (const auto& [entry_key, entry_value] : (*map_reader)->object().items()) {
-    MODELPLANE_API_TRY(
+    MODELPLANE_JSON_TRY(
         (*map_reader)->String(entry_key, out[entry_key], max_value_length, Presence::kRequired));
   }
   return Ok();
 }
 
 Status JsonObjectReader::Int64Map(std::string_view key, std::map<std::string, std::int64_t>& out,
-                                  std::size_t max_entries) const {
+                                  std::size_t max_entries, std::size_t max_key_length) const {
   out.clear();
-  auto map_reader = MapReader(*this, key, max_entries);
+  auto map_reader = MapReader(*this, key, max_entries, max_key_length);
   if (!map_reader) return std::unexpected(map_reader.error());
   if (!*map_reader) return Ok();
   for (const auto& [entry_key, entry_value] : (*map_reader)->object().items()) {
-    MODELPLANE_API_TRY((*map_reader)->Int64(entry_key, out[entry_key], Presence::kRequired));
+    MODELPLANE_JSON_TRY((*map_reader)->Int64(entry_key, out[entry_key], Presence::kRequired));
   }
   return Ok();
 }
@@ -229,4 +211,4 @@ Result<const nlohmann::json*> JsonObjectReader::ArrayValue(std::string_view key,
   return *value;
 }
 
-}  // namespace modelplane::core::api
+}  // namespace modelplane::core

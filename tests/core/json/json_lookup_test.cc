@@ -1,8 +1,8 @@
-#include "core/api/json_lookup.h"
+#include "core/json/json_lookup.h"
 
 #include <gtest/gtest.h>
 
-namespace modelplane::core::api {
+namespace modelplane::core {
 namespace {
 
 using nlohmann::json;
@@ -25,4 +25,4 @@ TEST(JsonLookupTest, FindsMembersAndToleratesWrongShapes) {
 }
 
 }  // namespace
-}  // namespace modelplane::core::api
+}  // namespace modelplane::core
