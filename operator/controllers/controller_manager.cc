@@ -32,7 +32,7 @@ std::string ResourceVersionOf(const json& object) {
 }
 
 // What placement reads from a Node; heartbeats change none of it.
-bool PlacementInputsChanged(const json& before, const json& after) {
+bool PrestageInputsChanged(const json& before, const json& after) {
   auto old_node = core::NodeFromJson(before);
   auto new_node = core::NodeFromJson(after);
   if (!old_node || !new_node) return true;
@@ -310,7 +310,7 @@ void ControllerManager::WireHandlers() {
       .on_update =
           [this](const core::ObjectPtr& old_object, const core::ObjectPtr& object) {
             cache_queue_.Add(core::ObjectStore::KeyOf(*object));
-            if (PlacementInputsChanged(*old_object, *object)) {
+            if (PrestageInputsChanged(*old_object, *object)) {
               EnqueuePrestagingRevisions();
               EnqueueRevisionsWithGatedPods();
             }

@@ -215,14 +215,15 @@ ModelRevisionController::Plan ModelRevisionController::Observe(const json& raw, 
   if (deleting || observation.revoked) return plan;
 
   const std::string key = core::ObjectStore::KeyOf(raw);
-  const std::vector<PlacementCandidate> candidates = Candidates(
+  const std::vector<PrestageCandidate> candidates = Candidates(
       key, observation.digest,
       spec.prestage ? spec.prestage->node_selector : std::map<std::string, std::string>{});
   if (observation.requested_nodes > 0) {
-    const PlacementResult placed = ChooseNodes({.node_selector = spec.prestage->node_selector,
-                                                .nodes = observation.requested_nodes,
-                                                .total_bytes = observation.total_bytes},
-                                               candidates);
+    const PrestageChoice placed =
+        ChoosePrestageNodes({.node_selector = spec.prestage->node_selector,
+                             .nodes = observation.requested_nodes,
+                             .total_bytes = observation.total_bytes},
+                            candidates);
     for (const std::string& node : placed.chosen) {
       plan.desired[node] = {.reason = std::string(api::kReasonPrestage)};
     }
@@ -344,10 +345,10 @@ void ModelRevisionController::ObserveNodes(Plan& plan) {
   }
 }
 
-std::vector<PlacementCandidate> ModelRevisionController::Candidates(
+std::vector<PrestageCandidate> ModelRevisionController::Candidates(
     const std::string& key, const std::string& digest,
     const std::map<std::string, std::string>& node_selector) {
-  std::vector<PlacementCandidate> candidates;
+  std::vector<PrestageCandidate> candidates;
   // This revision's files, and what other digests hold of them (stores are content-addressed).
   const std::map<std::string, std::int64_t> files =
       FileSizesOf(context_.revisions.store().Get(key));
@@ -372,11 +373,10 @@ std::vector<PlacementCandidate> ModelRevisionController::Candidates(
     // and its add event brings this revision back.
     const core::ObjectPtr cache_object = context_.caches.store().Get(node.metadata.name);
     if (!cache_object) continue;
-    PlacementCandidate candidate{
-        .name = node.metadata.name,
-        .labels = LabelsPlacementReads(node.metadata.labels, node_selector),
-        .ready = node.ready,
-        .unschedulable = node.unschedulable};
+    PrestageCandidate candidate{.name = node.metadata.name,
+                                .labels = LabelsPrestageReads(node.metadata.labels, node_selector),
+                                .ready = node.ready,
+                                .unschedulable = node.unschedulable};
     const auto parsed_cache = context_.parsed_caches.Get(cache_object);
     if (!*parsed_cache) {
       context_.logger.Warn("model_cache_unreadable", {{"cache", node.metadata.name},

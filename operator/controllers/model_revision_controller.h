@@ -27,7 +27,7 @@
 #include "operator/controllers/peer_choice.h"
 #include "operator/controllers/pod_gates.h"
 #include "operator/controllers/revision_rollouts.h"
-#include "operator/placement/placement.h"
+#include "operator/prestage/prestage_choice.h"
 #include "operator/status/revision_status.h"
 
 namespace modelplane::controller {
@@ -64,7 +64,7 @@ class ModelRevisionController {
   void ObserveNodes(Plan& plan);
   // Whom each desired node that does not hold the revision yet reads it from (peer_choice.h).
   void PlanPeers(Plan& plan, const std::string& key);
-  std::vector<PlacementCandidate> Candidates(
+  std::vector<PrestageCandidate> Candidates(
       const std::string& key, const std::string& digest,
       const std::map<std::string, std::string>& node_selector);
   core::Status SyncEntries(const api::RevisionReference& reference, const std::string& digest,

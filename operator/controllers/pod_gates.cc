@@ -70,8 +70,7 @@ void PodGates::ForgetLetGo(const std::string& uid) {
 }
 
 RevisionGates PodGates::Plan(const std::string& revision_key, const std::string& digest,
-                             std::int64_t total_bytes,
-                             const std::vector<PlacementCandidate>& caches,
+                             std::int64_t total_bytes, const std::vector<PrestageCandidate>& caches,
                              const std::map<std::string, std::string>& held) {
   RevisionGates gates;
   GatePlanRequest request{.revision = revision_key, .total_bytes = total_bytes, .caches = caches};
@@ -111,7 +110,7 @@ RevisionGates PodGates::Plan(const std::string& revision_key, const std::string&
   std::unordered_map<std::string_view, const NodeFacts*> nodes_by_name;
   for (const NodeFacts& node : request.nodes) nodes_by_name.emplace(node.name, &node);
   std::vector<NodeFacts> ready_nodes;
-  for (const PlacementCandidate& cache : caches) {
+  for (const PrestageCandidate& cache : caches) {
     if (cache.held != HeldState::kReady) continue;
     if (const auto node = nodes_by_name.find(cache.name); node != nodes_by_name.end()) {
       ready_nodes.push_back(*node->second);

@@ -42,7 +42,7 @@ class PodGates {
   // with what to tell them.
   [[nodiscard]] RevisionGates Plan(const std::string& revision_key, const std::string& digest,
                                    std::int64_t total_bytes,
-                                   const std::vector<PlacementCandidate>& caches,
+                                   const std::vector<PrestageCandidate>& caches,
                                    const std::map<std::string, std::string>& held = {});
   // Lets go the pods the plan allows and reports on the others. Returns the first error of a
   // patch that failed (the others are still tried); a conflict is retryable.

@@ -37,7 +37,7 @@ std::optional<double> BudgetRate(const SourceRates* rates, const api::ModelRevis
 }
 
 RolloutReadiness Readiness(const WorkloadPods& entry, const std::string& revision,
-                           std::int64_t total_bytes, const std::vector<PlacementCandidate>& caches,
+                           std::int64_t total_bytes, const std::vector<PrestageCandidate>& caches,
                            const std::map<std::string, std::int64_t>& held_bytes,
                            const RolloutBarrier* barrier, std::optional<double> rate) {
   RolloutReadiness readiness{.namespace_name = entry.workload.namespace_name,
@@ -55,7 +55,7 @@ RolloutReadiness Readiness(const WorkloadPods& entry, const std::string& revisio
     if (auto held = held_bytes.find(node); held != held_bytes.end()) {
       bytes.missing_bytes = std::max<std::int64_t>(0, total_bytes - held->second);
     }
-    for (const PlacementCandidate& cache : caches) {
+    for (const PrestageCandidate& cache : caches) {
       if (cache.name != node) continue;
       if (auto zone = cache.labels.find(std::string(kZoneLabel)); zone != cache.labels.end()) {
         bytes.zone = zone->second;
@@ -72,7 +72,7 @@ RolloutReadiness Readiness(const WorkloadPods& entry, const std::string& revisio
 RevisionRolloutPlan RevisionRollouts::Plan(const std::string& revision_key,
                                            const api::ModelRevision& revision,
                                            std::int64_t total_bytes,
-                                           const std::vector<PlacementCandidate>& caches,
+                                           const std::vector<PrestageCandidate>& caches,
                                            const std::string& digest) {
   RevisionRolloutPlan out;
   const std::vector<api::WorkloadUse> previous =

@@ -36,7 +36,7 @@ class RevisionRollouts {
   [[nodiscard]] RevisionRolloutPlan Plan(const std::string& revision_key,
                                          const core::api::ModelRevision& revision,
                                          std::int64_t total_bytes,
-                                         const std::vector<PlacementCandidate>& caches,
+                                         const std::vector<PrestageCandidate>& caches,
                                          const std::string& digest);
   // An Event on each rolling workload when its barrier changes (met or not).
   void Report(const std::string& revision_key, const RevisionRolloutPlan& rollouts);

@@ -19,7 +19,7 @@ std::string Percent(const StagingProgress& progress) {
   return fmt::format("{}%", std::clamp<std::int64_t>(tens, 0, 10) * 10);
 }
 
-std::string Zone(const PlacementCandidate& cache) {
+std::string Zone(const PrestageCandidate& cache) {
   const auto zone = cache.labels.find(std::string(kZoneLabel));
   return zone == cache.labels.end() ? std::string() : zone->second;
 }
@@ -36,15 +36,15 @@ std::string NodeList(const std::vector<std::string>& nodes) {
 
 // At most kMaxNarrowedNodes of `fits` (sorted by name), sorted by name: those the fewest unbound
 // pods are narrowed to, taking zones in turn, then by name.
-std::vector<std::string> ChooseNarrowing(const std::vector<const PlacementCandidate*>& fits,
+std::vector<std::string> ChooseNarrowing(const std::vector<const PrestageCandidate*>& fits,
                                          const std::map<std::string, int>& narrowed_pods) {
-  const auto pods_on = [&](const PlacementCandidate* cache) {
+  const auto pods_on = [&](const PrestageCandidate* cache) {
     const auto found = narrowed_pods.find(cache->name);
     return found == narrowed_pods.end() ? 0 : found->second;
   };
   std::vector<std::string> chosen;
   if (fits.size() <= kMaxNarrowedNodes) {
-    for (const PlacementCandidate* cache : fits) chosen.push_back(cache->name);
+    for (const PrestageCandidate* cache : fits) chosen.push_back(cache->name);
     return chosen;
   }
   // (pods narrowed there, its turn within its zone among nodes with as many, zone, name): the
@@ -53,7 +53,7 @@ std::vector<std::string> ChooseNarrowing(const std::vector<const PlacementCandid
   using Key = std::tuple<int, int, std::string, std::string>;
   std::vector<Key> keys;
   std::map<std::pair<int, std::string>, int> turns;
-  for (const PlacementCandidate* cache : fits) {
+  for (const PrestageCandidate* cache : fits) {
     const int pods = pods_on(cache);
     std::string zone = Zone(*cache);
     const int turn = turns[{pods, zone}]++;
@@ -65,7 +65,7 @@ std::vector<std::string> ChooseNarrowing(const std::vector<const PlacementCandid
   return chosen;
 }
 
-bool HasRoomFor(const PlacementCandidate& cache, std::int64_t total_bytes) {
+bool HasRoomFor(const PrestageCandidate& cache, std::int64_t total_bytes) {
   if (cache.held != HeldState::kNone || cache.currently_chosen) return true;
   const std::int64_t free = FreeBytes(cache);
   return free < 0 || free >= total_bytes;
@@ -84,12 +84,12 @@ GatePlan PlanGates(const GatePlanRequest& request) {
   // `soon`: as `likely`, once the pods being deleted have gone (not those stuck past their
   // grace period).
   NodeRoom soon(request.nodes, request.residents, request.now - kTerminationSlack);
-  std::vector<const PlacementCandidate*> ready;
-  std::vector<const PlacementCandidate*> others;
-  for (const PlacementCandidate& cache : request.caches) {
+  std::vector<const PrestageCandidate*> ready;
+  std::vector<const PrestageCandidate*> others;
+  for (const PrestageCandidate& cache : request.caches) {
     (cache.held == HeldState::kReady ? ready : others).push_back(&cache);
   }
-  const auto by_name = [](const PlacementCandidate* a, const PlacementCandidate* b) {
+  const auto by_name = [](const PrestageCandidate* a, const PrestageCandidate* b) {
     return a->name < b->name;
   };
   std::sort(ready.begin(), ready.end(), by_name);
@@ -111,15 +111,15 @@ GatePlan PlanGates(const GatePlanRequest& request) {
   }
 
   std::map<std::string, int> copies_per_zone;
-  for (const PlacementCandidate* cache : ready) ++copies_per_zone[Zone(*cache)];
+  for (const PrestageCandidate* cache : ready) ++copies_per_zone[Zone(*cache)];
   std::set<std::string> staging;
   std::vector<std::size_t> waiting;
   std::map<std::size_t, std::string> staged_for;  // waiting pod -> the node staging for it
   for (std::size_t index = 0; index < request.gated.size(); ++index) {
     const PodFacts& pod = request.gated[index];
     PodGateDecision decision{.pod = pod.name};
-    std::vector<const PlacementCandidate*> fits;
-    for (const PlacementCandidate* cache : ready) {
+    std::vector<const PrestageCandidate*> fits;
+    for (const PrestageCandidate* cache : ready) {
       if (!sure.WhyNot(pod, cache->name)) fits.push_back(cache);
     }
     decision.nodes = ChooseNarrowing(fits, narrowed_pods);
@@ -168,17 +168,17 @@ GatePlan PlanGates(const GatePlanRequest& request) {
   for (std::size_t index : waiting) {
     const PodFacts& pod = request.gated[index];
     PodGateDecision& decision = plan.decisions[index];
-    const PlacementCandidate* best = nullptr;
+    const PrestageCandidate* best = nullptr;
     std::vector<std::string> reasons;
     // Preference: staging it already, asked to hold it already, fewest copies in the zone,
     // most free cache space (unknown last), name.
-    auto rank = [&](const PlacementCandidate& cache) {
+    auto rank = [&](const PrestageCandidate& cache) {
       const std::int64_t free = FreeBytes(cache);
       return std::make_tuple(cache.held != HeldState::kStaging, !staging.contains(cache.name),
                              !cache.currently_chosen, copies_per_zone[Zone(cache)], free < 0, -free,
                              cache.name);
     };
-    for (const PlacementCandidate* cache : others) {
+    for (const PrestageCandidate* cache : others) {
       std::optional<std::string> why = likely.WhyNot(pod, cache->name);
       if (!why && !HasRoomFor(*cache, request.total_bytes)) {
         why = "has no room in its model cache";
@@ -189,7 +189,7 @@ GatePlan PlanGates(const GatePlanRequest& request) {
       }
       if (best == nullptr || rank(*cache) < rank(*best)) best = cache;
     }
-    for (const PlacementCandidate* cache : ready) {
+    for (const PrestageCandidate* cache : ready) {
       if (reasons.size() >= kReasonsShown) break;
       if (auto why = likely.WhyNot(pod, cache->name)) {
         reasons.push_back(cache->name + " (holds it) " + *why);

@@ -27,7 +27,7 @@
 
 #include "operator/gating/node_room.h"
 #include "operator/gating/scheduling_facts.h"
-#include "operator/placement/placement.h"
+#include "operator/prestage/prestage_choice.h"
 
 namespace modelplane::controller {
 
@@ -48,7 +48,7 @@ struct GatePlanRequest {
   std::int64_t total_bytes = 0;
   std::vector<NodeFacts> nodes;
   std::map<std::string, std::vector<PodFacts>> residents;  // non-terminal pods bound per node
-  std::vector<PlacementCandidate> caches;                  // what each node's cache holds
+  std::vector<PrestageCandidate> caches;                   // what each node's cache holds
   std::map<std::string, StagingProgress> progress;         // by node, while staging
   std::vector<PodFacts> gated;                             // oldest first
   std::vector<UnboundPod> unbound;

@@ -9,15 +9,15 @@ namespace {
 
 namespace api = core::api;
 
-const PlacementCandidate* CacheOf(const std::vector<PlacementCandidate>& caches,
-                                  const std::string& node) {
-  for (const PlacementCandidate& cache : caches) {
+const PrestageCandidate* CacheOf(const std::vector<PrestageCandidate>& caches,
+                                 const std::string& node) {
+  for (const PrestageCandidate& cache : caches) {
     if (cache.name == node) return &cache;
   }
   return nullptr;
 }
 
-bool CanHold(const PlacementCandidate& cache, std::int64_t total_bytes) {
+bool CanHold(const PrestageCandidate& cache, std::int64_t total_bytes) {
   if (cache.held != HeldState::kNone || cache.currently_chosen) return true;
   const std::int64_t free = FreeBytes(cache);
   return free < 0 || free >= total_bytes;
@@ -53,7 +53,7 @@ void PlanRollingTo(const RolloutPlanRequest& request, const WorkloadPods& entry,
   std::vector<std::string> left_out;
   for (const std::string& node : old_nodes) {
     if (static_cast<std::int32_t>(barrier.nodes.size()) >= workload.replicas) break;
-    const PlacementCandidate* cache = CacheOf(request.caches, node);
+    const PrestageCandidate* cache = CacheOf(request.caches, node);
     if (cache == nullptr || request.failed_nodes.contains(node) ||
         !CanHold(*cache, request.total_bytes)) {
       left_out.push_back(node);
@@ -94,16 +94,16 @@ void PlanRollingTo(const RolloutPlanRequest& request, const WorkloadPods& entry,
 
   // Surge pods may find no room beside the old ones: stage it on maxSurge more nodes too.
   if (workload.max_surge > 0) {
-    std::vector<PlacementCandidate> others;
-    for (const PlacementCandidate& cache : request.caches) {
+    std::vector<PrestageCandidate> others;
+    for (const PrestageCandidate& cache : request.caches) {
       if (!old_nodes.contains(cache.name) && !request.failed_nodes.contains(cache.name)) {
         others.push_back(cache);
       }
     }
-    const PlacementResult surge = ChooseNodes({.node_selector = workload.node_selector,
-                                               .nodes = workload.max_surge,
-                                               .total_bytes = request.total_bytes},
-                                              others);
+    const PrestageChoice surge = ChoosePrestageNodes({.node_selector = workload.node_selector,
+                                                      .nodes = workload.max_surge,
+                                                      .total_bytes = request.total_bytes},
+                                                     others);
     for (const std::string& node : surge.chosen) {
       Merge(plan, node, {.reason = std::string(api::kReasonRollout)});
     }
@@ -130,7 +130,7 @@ std::optional<api::Timestamp> PlanRollingFrom(const RolloutPlanRequest& request,
     nodes.insert(pins->second.begin(), pins->second.end());
   }
   for (const std::string& node : nodes) {
-    const PlacementCandidate* cache = CacheOf(request.caches, node);
+    const PrestageCandidate* cache = CacheOf(request.caches, node);
     if (cache == nullptr || cache->held == HeldState::kNone) continue;
     Merge(plan, node,
           {.reason = std::string(api::kReasonRollback), .pinned = true, .pinned_until = until});

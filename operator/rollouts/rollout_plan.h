@@ -30,7 +30,7 @@
 #include "core/api/model_cache.h"
 #include "core/api/model_revision.h"
 #include "core/api/timestamp.h"
-#include "operator/placement/placement.h"
+#include "operator/prestage/prestage_choice.h"
 #include "operator/rollouts/workload.h"
 
 namespace modelplane::controller {
@@ -57,9 +57,9 @@ struct RolloutPlanRequest {
   std::int64_t total_bytes = 0;
   std::chrono::seconds rollback_window{kDefaultRollbackWindow};
   core::api::Timestamp now;
-  std::vector<WorkloadPods> workloads;     // those naming it now or before
-  std::vector<PlacementCandidate> caches;  // what each node holds of it, room
-  std::set<std::string> failed_nodes;      // staging it failed there
+  std::vector<WorkloadPods> workloads;    // those naming it now or before
+  std::vector<PrestageCandidate> caches;  // what each node holds of it, room
+  std::set<std::string> failed_nodes;     // staging it failed there
   // By revision name (this one and those the workloads roll away from): the nodes whose
   // ModelCache spec lists it for pods (in-use) or for undo (rollback). That is where a workload
   // ran before its rollout, which its pods no longer show once an in-place replacement has

@@ -1,5 +1,6 @@
 #include "core/kube/api_status.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "core/kube/watch_stream.h"
@@ -41,6 +42,26 @@ TEST(WatchEventTest, ParsesEventsAndRejectsGarbage) {
   EXPECT_FALSE(ParseWatchEvent(R"({"type":"EXPLODED","object":{}})").has_value());
   EXPECT_FALSE(ParseWatchEvent(R"({"type":"ADDED"})").has_value());
   EXPECT_FALSE(ParseWatchEvent(R"([1,2])").has_value());
+}
+
+// Watch events go through the shared bounded parser: two readers could disagree about which of
+// two "type" keys counts, and a deeply nested object would cost the parser's stack.
+TEST(WatchEventTest, RefusesDuplicateKeysAndDeepNesting) {
+  auto duplicate = ParseWatchEvent(R"({"type":"ADDED","type":"DELETED","object":{}})");
+  ASSERT_FALSE(duplicate.has_value());
+  EXPECT_THAT(duplicate.error().message(), ::testing::HasSubstr("duplicate"));
+  std::string deep = R"({"type":"ADDED","object":{"a":)";
+  for (int i = 0; i < 100; ++i) deep += "[";
+  for (int i = 0; i < 100; ++i) deep += "]";
+  deep += "}}";
+  auto too_deep = ParseWatchEvent(deep);
+  ASSERT_FALSE(too_deep.has_value());
+  EXPECT_THAT(too_deep.error().message(), ::testing::HasSubstr("deep"));
+  // An API error body with duplicate keys is quoted, not half-read.
+  Error error =
+      ErrorFromApiResponse(403, R"({"kind":"Status","message":"first","message":"second"})", "GET");
+  EXPECT_THAT(error.message(), ::testing::HasSubstr("first"));
+  EXPECT_THAT(error.message(), ::testing::HasSubstr("second"));
 }
 
 }  // namespace

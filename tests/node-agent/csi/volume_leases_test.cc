@@ -57,6 +57,9 @@ TEST(VolumeLeaseTest, RoundTripsAndRefusesWhatThePluginWouldNotWrite) {
   EXPECT_FALSE(ParseLease(std::string(70'000, ' ')));
   const std::string digest = core::FormatDigest(core::Sha256Of("r1"));
   EXPECT_TRUE(ParseLease(R"({"targetPath":"/a","revisionDigest":")" + digest + R"("})"));
+  // Two targetPath keys: which one would unmount? Neither; the record is refused.
+  EXPECT_FALSE(
+      ParseLease(R"({"targetPath":"/a","targetPath":"/b","revisionDigest":")" + digest + R"("})"));
   EXPECT_FALSE(ParseLease(R"({"targetPath":"/a","revisionDigest":")" + digest + R"(","pod":"x"})"));
 }
 

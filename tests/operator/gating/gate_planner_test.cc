@@ -38,7 +38,7 @@ PodFacts OnePerHost(PodFacts pod) {
   return pod;
 }
 
-PlacementCandidate Cache(const std::string& name, HeldState held, const std::string& zone = "a") {
+PrestageCandidate Cache(const std::string& name, HeldState held, const std::string& zone = "a") {
   return {.name = name,
           .labels = {{"topology.kubernetes.io/zone", zone}},
           .ready = true,
@@ -231,7 +231,7 @@ long InZone(const std::vector<std::string>& nodes, const Cluster& cluster,
             const std::string& zone) {
   return std::count_if(nodes.begin(), nodes.end(), [&](const std::string& node) {
     return std::any_of(cluster.request.caches.begin(), cluster.request.caches.end(),
-                       [&](const PlacementCandidate& cache) {
+                       [&](const PrestageCandidate& cache) {
                          return cache.name == node &&
                                 cache.labels.at("topology.kubernetes.io/zone") == zone;
                        });

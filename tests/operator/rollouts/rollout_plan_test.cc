@@ -26,7 +26,7 @@ Workload Deployment(const std::string& current, const std::string& previous, boo
           .max_surge = surge};
 }
 
-PlacementCandidate Cache(const std::string& node, HeldState held, std::string zone = "a") {
+PrestageCandidate Cache(const std::string& node, HeldState held, std::string zone = "a") {
   return {.name = node,
           .labels = {{"topology.kubernetes.io/zone", zone}},
           .ready = true,
@@ -113,7 +113,7 @@ TEST(RolloutPlanTest, ANodeThatCannotHoldItDoesNotBlockTheRollout) {
   RolloutPlanRequest request = Request("llama-r2");
   request.workloads = {Pods(Deployment("llama-r2", "llama-r1", false),
                             {{"llama-r1", "gpu-0"}, {"llama-r1", "gpu-1"}, {"llama-r1", "gpu-2"}})};
-  PlacementCandidate full = Cache("gpu-2", HeldState::kNone);
+  PrestageCandidate full = Cache("gpu-2", HeldState::kNone);
   full.used_bytes = 95 * kGiB;
   request.caches = {Cache("gpu-0", HeldState::kReady), Cache("gpu-1", HeldState::kStaging), full};
   request.failed_nodes = {"gpu-1"};

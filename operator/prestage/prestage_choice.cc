@@ -1,4 +1,4 @@
-#include "operator/placement/placement.h"
+#include "operator/prestage/prestage_choice.h"
 
 #include <algorithm>
 #include <tuple>
@@ -13,13 +13,13 @@ const std::string& ZoneKey() {
   return key;
 }
 
-const std::string& ZoneOf(const PlacementCandidate& candidate) {
+const std::string& ZoneOf(const PrestageCandidate& candidate) {
   static const std::string kNoZone;
   const auto zone = candidate.labels.find(ZoneKey());
   return zone == candidate.labels.end() ? kNoZone : zone->second;
 }
 
-bool Eligible(const PlacementCandidate& candidate, std::int64_t total_bytes) {
+bool Eligible(const PrestageCandidate& candidate, std::int64_t total_bytes) {
   if (!candidate.ready || candidate.unschedulable) return false;
   if (candidate.held != HeldState::kNone) return true;  // its bytes are already there or reserved
   const std::int64_t free = FreeBytes(candidate);
@@ -28,7 +28,7 @@ bool Eligible(const PlacementCandidate& candidate, std::int64_t total_bytes) {
 
 // Smaller is better: ready holders, then staging, then most of its files held, then most free
 // space (unknown last), fewest entries, name.
-auto PreferenceKey(const PlacementCandidate& candidate) {
+auto PreferenceKey(const PrestageCandidate& candidate) {
   const int held = candidate.held == HeldState::kReady     ? 0
                    : candidate.held == HeldState::kStaging ? 1
                                                            : 2;
@@ -39,10 +39,10 @@ auto PreferenceKey(const PlacementCandidate& candidate) {
 
 // Greedy zone round-robin: each pick is the most preferred candidate among the zones with the
 // fewest picks so far (counting `zone_counts` already made).
-std::vector<const PlacementCandidate*> PickSpread(std::vector<const PlacementCandidate*> pool,
-                                                  std::size_t wanted,
-                                                  std::map<std::string, int>& zone_counts) {
-  std::vector<const PlacementCandidate*> picked;
+std::vector<const PrestageCandidate*> PickSpread(std::vector<const PrestageCandidate*> pool,
+                                                 std::size_t wanted,
+                                                 std::map<std::string, int>& zone_counts) {
+  std::vector<const PrestageCandidate*> picked;
   while (picked.size() < wanted && !pool.empty()) {
     auto best = std::min_element(pool.begin(), pool.end(), [&](const auto* a, const auto* b) {
       return std::make_tuple(zone_counts[ZoneOf(*a)], PreferenceKey(*a)) <
@@ -65,7 +65,7 @@ bool MatchesSelector(const std::map<std::string, std::string>& selector,
   });
 }
 
-std::map<std::string, std::string> LabelsPlacementReads(
+std::map<std::string, std::string> LabelsPrestageReads(
     const std::map<std::string, std::string>& labels,
     const std::map<std::string, std::string>& node_selector) {
   std::map<std::string, std::string> kept;
@@ -77,21 +77,21 @@ std::map<std::string, std::string> LabelsPlacementReads(
   return kept;
 }
 
-std::int64_t FreeBytes(const PlacementCandidate& candidate) {
+std::int64_t FreeBytes(const PrestageCandidate& candidate) {
   if (candidate.capacity_bytes <= 0) return -1;
   return std::max<std::int64_t>(0, candidate.capacity_bytes - candidate.used_bytes -
                                        candidate.reserved_bytes - candidate.assigned_bytes);
 }
 
-PlacementResult ChooseNodes(const PlacementRequest& request,
-                            const std::vector<PlacementCandidate>& candidates) {
-  PlacementResult result;
+PrestageChoice ChoosePrestageNodes(const PrestageRequest& request,
+                                   const std::vector<PrestageCandidate>& candidates) {
+  PrestageChoice result;
   if (request.nodes <= 0) return result;
   const auto wanted = static_cast<std::size_t>(request.nodes);
 
-  std::vector<const PlacementCandidate*> kept;
-  std::vector<const PlacementCandidate*> fresh;
-  for (const PlacementCandidate& candidate : candidates) {
+  std::vector<const PrestageCandidate*> kept;
+  std::vector<const PrestageCandidate*> fresh;
+  for (const PrestageCandidate& candidate : candidates) {
     if (!MatchesSelector(request.node_selector, candidate.labels)) continue;
     const bool eligible = Eligible(candidate, request.total_bytes);
     if (candidate.currently_chosen && (eligible || candidate.held != HeldState::kNone)) {
@@ -106,7 +106,7 @@ PlacementResult ChooseNodes(const PlacementRequest& request,
   std::map<std::string, int> zone_counts;
   // Stability first: the kept nodes are chosen before any new one, and when there are more
   // than wanted the same spread-and-preference order decides which stay.
-  std::vector<const PlacementCandidate*> chosen = PickSpread(kept, wanted, zone_counts);
+  std::vector<const PrestageCandidate*> chosen = PickSpread(kept, wanted, zone_counts);
   for (const auto* pick : PickSpread(fresh, wanted - chosen.size(), zone_counts)) {
     chosen.push_back(pick);
   }

@@ -1,6 +1,7 @@
-// Prestage placement: which nodes should hold a revision. Pure logic, no I/O, so every rule is
-// unit-tested (tests/operator/placement) and the controller only gathers inputs and writes
-// the answer.
+// The prestage choice: which nodes should hold a revision before its pods need it. (The
+// scheduler extender's placement, where a pod goes, is a different thing.) Pure logic, no I/O, so
+// every rule is unit-tested (tests/operator/prestage) and the controller only gathers inputs and
+// writes the answer.
 //
 // Rules, in order:
 //   1. A candidate must match the node selector. Nodes already chosen (their ModelCache spec
@@ -34,10 +35,10 @@ inline constexpr std::string_view kZoneLabel = "topology.kubernetes.io/zone";
 // What the node's ModelCache status says about this revision's digest.
 enum class HeldState { kNone, kStaging, kReady };
 
-struct PlacementCandidate {
+struct PrestageCandidate {
   std::string name;
   // The node's labels that placement, rollouts and gates read: its zone and the keys of the
-  // revision's node selector (LabelsPlacementReads). A node carries dozens of labels, and the
+  // revision's node selector (LabelsPrestageReads). A node carries dozens of labels, and the
   // operator builds a candidate for every node on every reconcile.
   std::map<std::string, std::string> labels;
   bool ready = false;
@@ -57,13 +58,13 @@ struct PlacementCandidate {
   std::int64_t held_bytes = 0;
 };
 
-struct PlacementRequest {
+struct PrestageRequest {
   std::map<std::string, std::string> node_selector;
   int nodes = 0;
   std::int64_t total_bytes = 0;
 };
 
-struct PlacementResult {
+struct PrestageChoice {
   std::vector<std::string> chosen;  // sorted by name
   // Matching nodes left out because they are not Ready, unschedulable or full; for status
   // messages and tests.
@@ -74,14 +75,14 @@ struct PlacementResult {
                                    const std::map<std::string, std::string>& labels);
 
 // Of a node's labels, those a candidate needs: kZoneLabel and the selector's keys.
-[[nodiscard]] std::map<std::string, std::string> LabelsPlacementReads(
+[[nodiscard]] std::map<std::string, std::string> LabelsPrestageReads(
     const std::map<std::string, std::string>& labels,
     const std::map<std::string, std::string>& node_selector);
 
 // Bytes free for new stagings, or -1 when the capacity is unknown.
-[[nodiscard]] std::int64_t FreeBytes(const PlacementCandidate& candidate);
+[[nodiscard]] std::int64_t FreeBytes(const PrestageCandidate& candidate);
 
-[[nodiscard]] PlacementResult ChooseNodes(const PlacementRequest& request,
-                                          const std::vector<PlacementCandidate>& candidates);
+[[nodiscard]] PrestageChoice ChoosePrestageNodes(const PrestageRequest& request,
+                                                 const std::vector<PrestageCandidate>& candidates);
 
 }  // namespace modelplane::controller
