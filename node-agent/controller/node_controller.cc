@@ -14,8 +14,10 @@
 #include "core/kube/builtin_types.h"
 #include "core/kube/resource_type.h"
 #include "core/workqueue/rate_limiter.h"
+#include "node-agent/controller/node_demand.h"
 #include "node-agent/controller/peer_candidates.h"
 #include "node-agent/controller/pod_readiness.h"
+#include "node-agent/controller/requeue_plan.h"
 #include "node-agent/controller/retention_facts.h"
 
 namespace modelplane::agent {
@@ -44,29 +46,12 @@ json NormalizedStatus(const core::api::ModelCache& cache) {
   return cache.status ? core::api::ToJson(*cache.status) : json();
 }
 
-struct Wanted {
-  core::api::RevisionReference reference;
-  std::string digest_hint;  // from the ModelCache spec; the revision's own digest wins
-  std::string reason;
-  bool pinned = false;                       // and the pin has not lapsed
-  std::vector<core::api::PeerSource> peers;  // whom the operator says to read it from
-};
-
 std::map<std::string, std::int64_t> TierBytes(const std::map<std::string, std::uint64_t>& bytes) {
   std::map<std::string, std::int64_t> out;
   for (const auto& [tier, count] : bytes) {
     if (count > 0) out[tier] = static_cast<std::int64_t>(count);
   }
   return out;
-}
-
-// Who stages first when room is short: a pod waits for it, then a rollout step, a rollback
-// refill, and last a prestage (speculative).
-int StagingPriority(std::string_view reason) {
-  if (reason == core::api::kReasonInUse) return 0;
-  if (reason == core::api::kReasonRollout) return 1;
-  if (reason == core::api::kReasonRollback) return 2;
-  return 3;
 }
 
 // A revision to stage on this pass, decided after the pass knows everything it protects.
@@ -280,41 +265,17 @@ core::Result<core::ReconcileResult> NodeController::Reconcile() {
       options_.status_interval,
       std::chrono::seconds(cache->spec.progress_interval_seconds.value_or(0)));
 
-  // What this node should hold: the operator's list (less entries whose pin lapsed: the
-  // operator drops those, and until it does they are not worth keeping), then revisions that
-  // gated pods here need.
-  std::vector<Wanted> wanted;
-  std::set<std::string> wanted_keys;
-  for (const core::api::DesiredRevision& desired : cache->spec.revisions) {
-    const bool lapsed = desired.pinned && desired.pinned_until && *desired.pinned_until <= wall_now;
-    if (lapsed) continue;
-    const std::string key =
-        core::api::ObjectKey(desired.revision.namespace_name, desired.revision.name);
-    if (wanted_keys.insert(key).second) {
-      wanted.push_back(
-          {desired.revision, desired.digest, desired.reason, desired.pinned, desired.peers});
-    }
-  }
-  std::vector<core::Pod> gated_pods;
-  std::map<std::string, std::set<std::string>> pod_users;  // "ns/name" -> pod uids, live pods
+  // What this node should hold (node_demand.h).
+  std::vector<core::Pod> pods;
   for (const core::ObjectPtr& object : pods_.store().List()) {
-    auto pod = core::PodFromJson(*object);
-    if (!pod) continue;
-    if (PodIsLive(*pod)) {
-      if (auto named = NamedRevision(*pod)) {
-        pod_users[core::api::ObjectKey(named->namespace_name, named->name)].insert(
-            pod->metadata.uid);
-      }
-    }
-    if (pod->metadata.deletion_timestamp) continue;
-    auto reference = GatedRevision(*pod);
-    if (!reference) continue;
-    const std::string key = core::api::ObjectKey(reference->namespace_name, reference->name);
-    if (wanted_keys.insert(key).second) {
-      wanted.push_back({*reference, "", std::string(core::api::kReasonInUse)});
-    }
-    gated_pods.push_back(std::move(*pod));
+    if (auto pod = core::PodFromJson(*object)) pods.push_back(std::move(*pod));
   }
+  NodeDemand demand =
+      PlanNodeDemand(cache->spec.revisions, pods,
+                     std::chrono::time_point_cast<std::chrono::microseconds>(wall_now));
+  const std::vector<WantedRevision>& wanted = demand.wanted;
+  const std::vector<core::Pod>& gated_pods = demand.gated_pods;
+  const std::map<std::string, std::set<std::string>>& pod_users = demand.pod_users;
 
   if (dependencies_.apply_limits) {
     const bool serving = !pod_users.empty() || (retention_.leases && !retention_.leases().empty());
@@ -333,7 +294,7 @@ core::Result<core::ReconcileResult> NodeController::Reconcile() {
   // here, or held (for names, sources and files; revocation comes through spec.holdings).
   {
     std::map<std::string, std::string> needed;
-    for (const Wanted& item : wanted) {
+    for (const WantedRevision& item : wanted) {
       needed[core::api::ObjectKey(item.reference.namespace_name, item.reference.name)] =
           item.digest_hint;
     }
@@ -377,7 +338,7 @@ core::Result<core::ReconcileResult> NodeController::Reconcile() {
   bool moving = false;
   std::optional<core::Clock::SteadyTime> next_retry;
 
-  for (const Wanted& item : wanted) {
+  for (const WantedRevision& item : wanted) {
     const std::string key =
         core::api::ObjectKey(item.reference.namespace_name, item.reference.name);
     core::api::CachedRevision entry{.digest = item.digest_hint,
@@ -650,23 +611,15 @@ core::Result<core::ReconcileResult> NodeController::Reconcile() {
     pacer_.Written(status_json, std::move(applied->status), std::move(applied->resource_version),
                    now);
   }
-  if (moving) return core::ReconcileResult::RequeueAfter(options_.status_interval);
-  using Duration = core::Clock::SteadyTime::duration;
-  std::optional<Duration> wait;
-  const auto sooner = [&wait](Duration candidate) {
-    wait = wait ? std::min(*wait, candidate) : candidate;
-  };
-  if (auto since = pacer_.differs_since()) {
-    sooner(options_.status_interval - (now - *since));  // look again
-  }
-  if (next_retry) sooner(std::max<Duration>(*next_retry - now, std::chrono::seconds(1)));
-  if (auto read_again = revisions_.NextRetry()) {
-    sooner(std::max<Duration>(*read_again - now, std::chrono::seconds(1)));
-  }
-  // Retention looks again on its own: the disk fills from outside too, pins lapse, uses age.
-  if (retention != nullptr && retention->enabled()) sooner(options_.retention_interval);
-  if (wait) return core::ReconcileResult::RequeueAfter(*wait);
-  return core::ReconcileResult::Done();
+  return PlanRequeue({.now = now,
+                      .status_interval = options_.status_interval,
+                      .moving = moving,
+                      .status_differs_since = pacer_.differs_since(),
+                      .staging_retry_at = next_retry,
+                      .revision_read_retry_at = revisions_.NextRetry(),
+                      .retention_interval = retention != nullptr && retention->enabled()
+                                                ? std::optional(options_.retention_interval)
+                                                : std::nullopt});
 }
 
 }  // namespace modelplane::agent
