@@ -19,6 +19,7 @@
 #include "node-agent/controller/pod_readiness.h"
 #include "node-agent/controller/requeue_plan.h"
 #include "node-agent/controller/retention_facts.h"
+#include "node-agent/controller/revision_entries.h"
 
 namespace modelplane::agent {
 namespace {
@@ -27,40 +28,11 @@ using nlohmann::json;
 
 constexpr char kKey[] = "node";
 
-std::optional<core::api::Timestamp> ToTimestamp(const std::optional<WallTime>& time) {
-  if (!time) return std::nullopt;
-  return std::chrono::time_point_cast<std::chrono::microseconds>(*time);
-}
-
-core::api::StageTimestamps ToStageTimestamps(const StageTimes& times) {
-  return {.queued = ToTimestamp(times.queued),
-          .first_byte = ToTimestamp(times.first_byte),
-          .last_byte = ToTimestamp(times.last_byte),
-          .verified = ToTimestamp(times.verified),
-          .published = ToTimestamp(times.published)};
-}
-
 // The status of a ModelCache object in ToJson's form (null when it has none), so that what the
 // server holds compares with what this agent computes field by field, not by representation.
 json NormalizedStatus(const core::api::ModelCache& cache) {
   return cache.status ? core::api::ToJson(*cache.status) : json();
 }
-
-std::map<std::string, std::int64_t> TierBytes(const std::map<std::string, std::uint64_t>& bytes) {
-  std::map<std::string, std::int64_t> out;
-  for (const auto& [tier, count] : bytes) {
-    if (count > 0) out[tier] = static_cast<std::int64_t>(count);
-  }
-  return out;
-}
-
-// A revision to stage on this pass, decided after the pass knows everything it protects.
-struct ToStage {
-  std::string key;
-  const LoadedRevision* loaded = nullptr;
-  std::string reason;
-  const std::vector<core::api::PeerSource>* peers = nullptr;
-};
 
 }  // namespace
 
@@ -330,70 +302,25 @@ core::Result<core::ReconcileResult> NodeController::Reconcile() {
   status.observed_generation = cache->metadata.generation;
   status.peer_endpoint = PeerEndpoint();
   status.zone = options_.zone;
-  std::map<std::string, core::api::CachedRevision> entries;  // by digest
-  WeightsVerdicts weights;                                   // for the gated pods
-  std::set<core::Sha256Bytes> now_wanted;
-  std::map<core::Sha256Bytes, bool> wanted_pins;  // what the ModelCache wants -> pinned
-  std::vector<ToStage> to_stage;
   bool moving = false;
   std::optional<core::Clock::SteadyTime> next_retry;
 
+  // Observe each wanted revision, then plan its entry (revision_entries.h).
+  std::vector<WantedRevisionFacts> facts;
+  facts.reserve(wanted.size());
   for (const WantedRevision& item : wanted) {
-    const std::string key =
-        core::api::ObjectKey(item.reference.namespace_name, item.reference.name);
-    core::api::CachedRevision entry{.digest = item.digest_hint,
-                                    .state = std::string(core::api::kCacheStatePending)};
-    const RevisionIndex::Entry* indexed = index_.Find(key);
-    if (indexed == nullptr) {
-      entry.state = core::api::kCacheStateFailed;
-      entry.message = fmt::format("ModelRevision {} not found", key);
-      if (!entry.digest.empty()) entries[entry.digest] = entry;
-      continue;
-    }
-    if (!indexed->loaded) {
-      entry.state = core::api::kCacheStateFailed;
-      entry.message = fmt::format("ModelRevision {} is invalid: {}", key, indexed->problem);
-      if (!entry.digest.empty()) entries[entry.digest] = entry;
-      continue;
-    }
-    const LoadedRevision& loaded = *indexed->loaded;
-    if (core::api::IsRevoked(loaded.revision) || index_.Revoked(loaded.digest)) {
-      // Never staged; what the node holds of it is purged (retention).
-      weights.revoked[key] = core::FormatDigest(loaded.digest);
-      continue;
-    }
-    entry.digest = core::FormatDigest(loaded.digest);
-    for (const auto& file : loaded.revision.spec.files) {
-      entry.bytes_total += file.size;
-    }
-    // Wanted either way: a staging that just published keeps its stager entry (tier, times).
-    now_wanted.insert(loaded.digest);
-    wanted_pins.emplace(loaded.digest, item.pinned);
-    if (auto manifest = dependencies_.store.FindRevision(loaded.digest)) {
-      entry.state = core::api::kCacheStateReady;
-      entry.bytes_done = entry.bytes_total;
-      auto staged = stager_ != nullptr ? stager_->State(loaded.digest) : std::nullopt;
-      if (staged && staged->phase == StagingPhase::kReady) {
-        entry.source_tier = staged->tier;
-        entry.timestamps = ToStageTimestamps(staged->times);
-        entry.bytes_by_tier = TierBytes(staged->bytes_by_tier);
-      } else if (auto before = previous.find(entry.digest);
-                 before != previous.end() && before->second.state == core::api::kCacheStateReady) {
-        entry.source_tier = before->second.source_tier;
-        entry.timestamps = before->second.timestamps;
-        entry.bytes_by_tier = before->second.bytes_by_tier;
-      } else {
-        entry.source_tier = core::api::kTierLocal;
-        entry.timestamps.published =
-            core::api::Timestamp(std::chrono::seconds(manifest->published_unix_seconds));
-      }
-      weights.ready[key] = entry.digest;
-    } else {
-      weights.unverified[key] = entry.digest;
-      to_stage.push_back({key, &loaded, item.reason, &item.peers});
-    }
-    entries[entry.digest] = entry;
+    WantedRevisionFacts& fact = facts.emplace_back();
+    fact.wanted = &item;
+    fact.key = core::api::ObjectKey(item.reference.namespace_name, item.reference.name);
+    fact.indexed = index_.Find(fact.key);
+    if (fact.indexed == nullptr || !fact.indexed->loaded) continue;
+    const core::Sha256Bytes& digest = fact.indexed->loaded->digest;
+    fact.digest_revoked = index_.Revoked(digest);
+    fact.manifest = dependencies_.store.FindRevision(digest);
+    if (stager_ != nullptr) fact.staged = stager_->State(digest);
   }
+  WantedRevisionsPlan plan = PlanWantedRevisions(facts, previous);
+  std::map<std::string, core::api::CachedRevision>& entries = plan.entries;
 
   // Everything retention must weigh: what the store holds, what is wanted, what is revoked and
   // still has bytes here.
@@ -405,18 +332,15 @@ core::Result<core::ReconcileResult> NodeController::Reconcile() {
                                                 .stager = stager_,
                                                 .leases = leases,
                                                 .pod_users = pod_users,
-                                                .wanted = wanted_pins}));
+                                                .wanted = plan.wanted_pins}));
   }
 
   const std::string self_endpoint = PeerEndpoint();
 
   // Stagings in priority order, each admitted only if it fits (retention).
-  std::stable_sort(to_stage.begin(), to_stage.end(), [](const ToStage& a, const ToStage& b) {
-    return StagingPriority(a.reason) < StagingPriority(b.reason);
-  });
   std::set<core::Sha256Bytes> refused_now;
   std::set<core::Sha256Bytes> failed_now;
-  for (const ToStage& item : to_stage) {
+  for (const StagingCandidate& item : plan.to_stage) {
     const LoadedRevision& loaded = *item.loaded;
     core::api::CachedRevision& entry = entries[core::FormatDigest(loaded.digest)];
     if (stager_ == nullptr) continue;
@@ -471,18 +395,7 @@ core::Result<core::ReconcileResult> NodeController::Reconcile() {
     stager_->SetPeers(loaded.digest,
                       PeerCandidatesFromSpec(*item.peers, loaded, options_.zone, self_endpoint));
     if (auto state = stager_->State(loaded.digest)) {
-      entry.state = std::string(StagingPhaseName(state->phase));
-      entry.bytes_done = static_cast<std::int64_t>(state->bytes_done);
-      entry.source_tier = state->tier;
-      entry.timestamps = ToStageTimestamps(state->times);
-      entry.reason = state->reason;
-      entry.message = state->message;
-      entry.bytes_by_tier = TierBytes(state->bytes_by_tier);
-      if (state->phase == StagingPhase::kStaging && state->goodput_bytes_per_second) {
-        entry.goodput_bytes_per_second =
-            static_cast<std::int64_t>(std::max(0.0, *state->goodput_bytes_per_second));
-        if (state->expected_finish) entry.expected_finish_seconds = state->expected_finish->count();
-      }
+      ApplyStagingState(*state, entry);
       if (state->phase == StagingPhase::kQueued || state->phase == StagingPhase::kStaging) {
         moving = true;
       }
@@ -508,26 +421,11 @@ core::Result<core::ReconcileResult> NodeController::Reconcile() {
   // Revisions no longer wanted stop staging (their bytes stay until eviction wants the room).
   if (stager_ != nullptr) {
     for (const core::Sha256Bytes& digest : staging_wanted_) {
-      if (!now_wanted.contains(digest)) stager_->Forget(digest);
+      if (!plan.wanted_digests.contains(digest)) stager_->Forget(digest);
     }
   }
-  staging_wanted_ = std::move(now_wanted);
-  // Everything else the store holds is inventory the scheduler can use.
-  for (const RevisionManifest& manifest : dependencies_.store.ListRevisions()) {
-    const std::string digest = core::FormatDigest(manifest.revision_digest);
-    if (entries.contains(digest)) continue;
-    core::api::CachedRevision entry{.digest = digest,
-                                    .state = std::string(core::api::kCacheStateReady),
-                                    .bytes_done = static_cast<std::int64_t>(manifest.TotalBytes()),
-                                    .bytes_total = static_cast<std::int64_t>(manifest.TotalBytes()),
-                                    .source_tier = std::string(core::api::kTierLocal)};
-    if (auto before = previous.find(digest); before != previous.end()) {
-      entry.source_tier = before->second.source_tier;
-      entry.timestamps = before->second.timestamps;
-      entry.bytes_by_tier = before->second.bytes_by_tier;
-    }
-    entries[digest] = entry;
-  }
+  staging_wanted_ = std::move(plan.wanted_digests);
+  AddStoreInventory(dependencies_.store.ListRevisions(), previous, entries);
 
   if (retention != nullptr) {
     RetentionSummary summary = retention->EndPass();
@@ -591,7 +489,7 @@ core::Result<core::ReconcileResult> NodeController::Reconcile() {
     }
   }
 
-  if (auto updated = UpdateWeightsReady(gated_pods, weights, status.revisions); !updated) {
+  if (auto updated = UpdateWeightsReady(gated_pods, plan.weights, status.revisions); !updated) {
     return std::unexpected(updated.error());
   }
 

@@ -55,6 +55,7 @@
 #include "core/workqueue/controller_runner.h"
 #include "core/workqueue/work_queue.h"
 #include "node-agent/controller/cache_retention.h"
+#include "node-agent/controller/revision_entries.h"
 #include "node-agent/controller/revision_index.h"
 #include "node-agent/controller/revision_reader.h"
 #include "node-agent/controller/serving_protection.h"
@@ -150,11 +151,6 @@ class NodeController final : public RevisionResolver {
   };
   [[nodiscard]] core::Result<AppliedStatus> ApplyStatus(const nlohmann::json& status);
   // What a pass found for the revisions gated pods name, by "ns/name" (each to its digest).
-  struct WeightsVerdicts {
-    std::map<std::string, std::string> ready;       // verified in the store
-    std::map<std::string, std::string> revoked;     // weights-ready must go False
-    std::map<std::string, std::string> unverified;  // valid, not (or no longer) in the store
-  };
   // Gated pods whose revision is verified here go Ready (weights-ready True, with the tier of
   // `entries` that served it); Ready ones whose revision is revoked or no longer verified go
   // back (node_controller_readiness.cc).
