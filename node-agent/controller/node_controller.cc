@@ -428,51 +428,16 @@ core::Result<core::ReconcileResult> NodeController::Reconcile() {
   AddStoreInventory(dependencies_.store.ListRevisions(), previous, entries);
 
   if (retention != nullptr) {
-    RetentionSummary summary = retention->EndPass();
-    for (const auto& [digest, account] : summary.accounts) {
-      const std::string formatted = core::FormatDigest(digest);
-      auto [found, inserted] = entries.try_emplace(formatted);
-      core::api::CachedRevision& entry = found->second;
-      if (inserted) {
-        // Held here without a manifest any more: being evicted, or a revoked remnant.
-        entry.digest = formatted;
-        if (const LoadedRevision* loaded = index_.AnyWithDigest(digest)) {
-          for (const auto& file : loaded->revision.spec.files) entry.bytes_total += file.size;
-        }
-      }
-      entry.unique_bytes = static_cast<std::int64_t>(account.unique_bytes);
-      entry.protection = account.protection;
-      if (account.last_used) {
-        entry.last_used =
-            std::chrono::time_point_cast<std::chrono::microseconds>(*account.last_used);
-      }
-      if (account.evicting_reason) {
-        entry.state = core::api::kCacheStateEvicting;
-        entry.reason = *account.evicting_reason;
-        entry.message = account.message;
-        if (entry.reason == core::api::kCacheReasonRevoked) {
-          entry.bytes_done = static_cast<std::int64_t>(account.bytes_held);
-          entry.source_tier.clear();
-        }
-        moving = true;
-      } else if (inserted) {
-        entries.erase(found);  // neither held nor evicting: nothing to report
-      }
+    const RetentionSummary summary = retention->EndPass();
+    const RetentionOutcome outcome = FoldRetentionSummary(summary, index_, entries);
+    for (const CacheEvent& event : outcome.events) {
+      RecordEvent(*cache, event.type, event.reason, event.action, event.note);
     }
-    for (const EvictionResult& result : summary.finished) {
-      if (!result.evicted || result.digest == core::Sha256Bytes{}) continue;
-      const bool purged = result.reason == kEvictedRevoked;
-      RecordEvent(
-          *cache, "Normal", purged ? "Purged" : "Evicted", purged ? "Purge" : "Evict",
-          fmt::format("{} {} ({}): {} bytes freed ({})", purged ? "purged revoked" : "evicted",
-                      result.name.empty() ? "revision" : result.name,
-                      core::FormatDigest(result.digest), result.bytes_freed, result.reason));
-    }
+    if (outcome.evicting) moving = true;
     status.high_watermark_bytes = static_cast<std::int64_t>(summary.watermarks.high);
     status.low_watermark_bytes = static_cast<std::int64_t>(summary.watermarks.low);
     status.reclaimable_bytes = static_cast<std::int64_t>(summary.reclaimable_bytes);
     status.protected_bytes = static_cast<std::int64_t>(summary.protected_bytes);
-    if (summary.evicting) moving = true;
   }
   for (auto& [digest, entry] : entries) status.revisions.push_back(std::move(entry));
   const SpaceUsage usage = dependencies_.store.Usage();

@@ -12,7 +12,8 @@ NodeDemand PlanNodeDemand(const std::vector<core::api::DesiredRevision>& desired
   for (const core::api::DesiredRevision& entry : desired) {
     const bool lapsed = entry.pinned && entry.pinned_until && *entry.pinned_until <= wall_now;
     if (lapsed) continue;
-    const std::string key = core::api::ObjectKey(entry.revision.namespace_name, entry.revision.name);
+    const std::string key =
+        core::api::ObjectKey(entry.revision.namespace_name, entry.revision.name);
     if (wanted_keys.insert(key).second) {
       demand.wanted.push_back(
           {entry.revision, entry.digest, entry.reason, entry.pinned, entry.peers});

@@ -72,10 +72,9 @@ WantedRevisionsPlan PlanWantedRevisions(
     // the operator's hint, or not at all (a gated pod's revision has none).
     if (fact.indexed == nullptr || !fact.indexed->loaded) {
       entry.state = core::api::kCacheStateFailed;
-      entry.message = fact.indexed == nullptr
-                          ? fmt::format("ModelRevision {} not found", fact.key)
-                          : fmt::format("ModelRevision {} is invalid: {}", fact.key,
-                                        fact.indexed->problem);
+      entry.message = fact.indexed == nullptr ? fmt::format("ModelRevision {} not found", fact.key)
+                                              : fmt::format("ModelRevision {} is invalid: {}",
+                                                            fact.key, fact.indexed->problem);
       if (!entry.digest.empty()) plan.entries[entry.digest] = entry;
       continue;
     }
@@ -141,6 +140,54 @@ void AddStoreInventory(const std::vector<RevisionManifest>& held,
     }
     entries[digest] = entry;
   }
+}
+
+RetentionOutcome FoldRetentionSummary(const RetentionSummary& summary, const RevisionIndex& index,
+                                      std::map<std::string, core::api::CachedRevision>& entries) {
+  RetentionOutcome outcome;
+  for (const auto& [digest, account] : summary.accounts) {
+    const std::string formatted = core::FormatDigest(digest);
+    auto [found, inserted] = entries.try_emplace(formatted);
+    core::api::CachedRevision& entry = found->second;
+    if (inserted) {
+      // Held here without a manifest any more: being evicted, or a revoked remnant.
+      entry.digest = formatted;
+      if (const LoadedRevision* loaded = index.AnyWithDigest(digest)) {
+        entry.bytes_total = TotalBytes(*loaded);
+      }
+    }
+    entry.unique_bytes = static_cast<std::int64_t>(account.unique_bytes);
+    entry.protection = account.protection;
+    if (account.last_used) {
+      entry.last_used = std::chrono::time_point_cast<std::chrono::microseconds>(*account.last_used);
+    }
+    if (account.evicting_reason) {
+      entry.state = core::api::kCacheStateEvicting;
+      entry.reason = *account.evicting_reason;
+      entry.message = account.message;
+      if (entry.reason == core::api::kCacheReasonRevoked) {
+        entry.bytes_done = static_cast<std::int64_t>(account.bytes_held);
+        entry.source_tier.clear();
+      }
+      outcome.evicting = true;
+    } else if (inserted) {
+      entries.erase(found);  // neither held nor evicting: nothing to report
+    }
+  }
+  for (const EvictionResult& result : summary.finished) {
+    if (!result.evicted || result.digest == core::Sha256Bytes{}) continue;
+    const bool purged = result.reason == kEvictedRevoked;
+    outcome.events.push_back(
+        {.type = "Normal",
+         .reason = purged ? "Purged" : "Evicted",
+         .action = purged ? "Purge" : "Evict",
+         .note =
+             fmt::format("{} {} ({}): {} bytes freed ({})", purged ? "purged revoked" : "evicted",
+                         result.name.empty() ? "revision" : result.name,
+                         core::FormatDigest(result.digest), result.bytes_freed, result.reason)});
+  }
+  if (summary.evicting) outcome.evicting = true;
+  return outcome;
 }
 
 }  // namespace modelplane::agent

@@ -1,7 +1,8 @@
 // What this node's ModelCache status says of each revision, and which revisions a pass may
 // stage: pure functions from what the pass observed (the revision index, the store, the stager,
-// the status it wrote last) to status entries, pod verdicts and staging candidates. The
-// controller gathers the facts and acts on the result (node_controller.cc).
+// the status it wrote last, retention's summary) to status entries, weights verdicts, staging
+// candidates and Events. The controller gathers the facts and acts on the result
+// (node_controller.cc).
 //
 // A wanted revision that cannot be read is Failed with why; a revoked one is never staged and
 // its gated pods' weights-ready goes False; one the store holds is Ready, with the tier and
@@ -19,6 +20,7 @@
 
 #include "core/api/model_cache.h"
 #include "core/digest/sha256.h"
+#include "node-agent/controller/cache_retention.h"
 #include "node-agent/controller/node_demand.h"
 #include "node-agent/controller/revision_index.h"
 #include "node-agent/controller/stager.h"
@@ -74,6 +76,27 @@ void ApplyStagingState(const StagingState& state, core::api::CachedRevision& ent
 void AddStoreInventory(const std::vector<RevisionManifest>& held,
                        const std::map<std::string, core::api::CachedRevision>& previous,
                        std::map<std::string, core::api::CachedRevision>& entries);
+
+// An Event the controller records on its ModelCache.
+struct CacheEvent {
+  std::string type;  // Normal or Warning
+  std::string reason;
+  std::string action;
+  std::string note;
+};
+
+struct RetentionOutcome {
+  bool evicting = false;  // something is being evicted: the loop looks again at the status pace
+  std::vector<CacheEvent> events;  // evictions and purges that finished since the last pass
+};
+
+// Folds retention's summary of the pass into the entries: unique bytes, protection and last use
+// for every revision it accounts for; Evicting (with its reason) for those the evictor has, and
+// for a revoked remnant its bytes still on disk; a revision neither listed nor evicting is not
+// reported. `index` gives the size of a revision held without a manifest any more.
+[[nodiscard]] RetentionOutcome FoldRetentionSummary(
+    const RetentionSummary& summary, const RevisionIndex& index,
+    std::map<std::string, core::api::CachedRevision>& entries);
 
 [[nodiscard]] core::api::StageTimestamps ToStageTimestamps(const StageTimes& times);
 // Bytes per tier as status writes them: tiers that gave nothing are left out.

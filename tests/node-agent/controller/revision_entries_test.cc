@@ -75,8 +75,7 @@ TEST(RevisionEntriesTest, ARevokedRevisionIsNeverStagedAndItsPodsGoUnready) {
   WantedRevisionFacts revoked_digest = Fact(second, &by_digest);
   revoked_digest.digest_revoked = true;
   revoked_digest.manifest = Held('2');  // even while the store still holds it
-  const WantedRevisionsPlan plan =
-      PlanWantedRevisions({Fact(first, &by_spec), revoked_digest}, {});
+  const WantedRevisionsPlan plan = PlanWantedRevisions({Fact(first, &by_spec), revoked_digest}, {});
   EXPECT_TRUE(plan.entries.empty());
   EXPECT_TRUE(plan.to_stage.empty());
   EXPECT_TRUE(plan.weights.ready.empty());
@@ -105,12 +104,14 @@ TEST(RevisionEntriesTest, AHeldRevisionIsReadyWithTheOriginOfItsStagingElseOfThe
   const std::map<std::string, core::api::CachedRevision> previous = {
       {digest_two, {.digest = digest_two, .state = "Ready", .source_tier = "origin"}}};
 
-  const WantedRevisionsPlan plan = PlanWantedRevisions({staged, restarted, found_on_disk}, previous);
+  const WantedRevisionsPlan plan =
+      PlanWantedRevisions({staged, restarted, found_on_disk}, previous);
   const auto& entry_one = plan.entries.at(core::FormatDigest(DigestOf('1')));
   EXPECT_EQ(entry_one.state, "Ready");
   EXPECT_EQ(entry_one.bytes_done, 100);
   EXPECT_EQ(entry_one.source_tier, "peer");
-  EXPECT_THAT(entry_one.bytes_by_tier, ElementsAre(Pair("peer", 100))) << "empty tiers are left out";
+  EXPECT_THAT(entry_one.bytes_by_tier, ElementsAre(Pair("peer", 100)))
+      << "empty tiers are left out";
   EXPECT_EQ(plan.entries.at(digest_two).source_tier, "origin");
   const auto& entry_three = plan.entries.at(core::FormatDigest(DigestOf('3')));
   EXPECT_EQ(entry_three.source_tier, "local");
@@ -131,8 +132,8 @@ TEST(RevisionEntriesTest, WhatIsNotHeldIsStagedAPodsFirstAPrestageLast) {
   const WantedRevision prestage = Wanted("r1", "prestage");
   const WantedRevision rollout = Wanted("r2", "rollout");
   const WantedRevision in_use = Wanted("r3", "in-use");
-  const WantedRevisionsPlan plan = PlanWantedRevisions(
-      {Fact(prestage, &one), Fact(rollout, &two), Fact(in_use, &three)}, {});
+  const WantedRevisionsPlan plan =
+      PlanWantedRevisions({Fact(prestage, &one), Fact(rollout, &two), Fact(in_use, &three)}, {});
   ASSERT_EQ(plan.to_stage.size(), 3U);
   EXPECT_EQ(plan.to_stage[0].key, "serving/r3");
   EXPECT_EQ(plan.to_stage[1].key, "serving/r2");
@@ -182,6 +183,56 @@ TEST(RevisionEntriesTest, TheRestOfTheStoreIsReadyInventoryAndWantedEntriesStay)
   EXPECT_EQ(third.source_tier, "local");
   EXPECT_EQ(third.bytes_done, 100);
   EXPECT_EQ(third.bytes_total, 100);
+}
+
+TEST(RevisionEntriesTest, RetentionsSummaryMarksEvictionsAndRevokedRemnantsAndNamesWhatFinished) {
+  const std::string held = core::FormatDigest(DigestOf('1'));
+  const std::string remnant = core::FormatDigest(DigestOf('2'));
+  std::map<std::string, core::api::CachedRevision> entries = {
+      {held, {.digest = held, .state = "Ready", .bytes_done = 100, .source_tier = "peer"}}};
+  RetentionSummary summary;
+  summary.accounts[DigestOf('1')] = {.unique_bytes = 60,
+                                     .protection = {"inUse"},
+                                     .evicting_reason = "HighWatermark",
+                                     .message = "over the high watermark"};
+  summary.accounts[DigestOf('2')] = {.evicting_reason = "Revoked", .bytes_held = 7};
+  summary.accounts[DigestOf('3')] = {.unique_bytes = 5};  // neither listed nor evicting
+  summary.finished = {{.digest = DigestOf('4'),
+                       .name = "serving/r4",
+                       .reason = "revoked",
+                       .bytes_freed = 9,
+                       .evicted = true},
+                      {.digest = DigestOf('5'), .reason = "high-watermark", .evicted = false}};
+  const RevisionIndex index;
+  const RetentionOutcome outcome = FoldRetentionSummary(summary, index, entries);
+  EXPECT_TRUE(outcome.evicting);
+  ASSERT_EQ(entries.size(), 2U) << "a revision neither listed nor evicting is not reported";
+  EXPECT_EQ(entries.at(held).state, "Evicting");
+  EXPECT_EQ(entries.at(held).reason, "HighWatermark");
+  EXPECT_EQ(entries.at(held).unique_bytes, 60);
+  EXPECT_EQ(entries.at(held).source_tier, "peer") << "an eviction keeps where the bytes came from";
+  EXPECT_EQ(entries.at(remnant).state, "Evicting");
+  EXPECT_EQ(entries.at(remnant).bytes_done, 7) << "a revoked remnant shows what is left";
+  EXPECT_TRUE(entries.at(remnant).source_tier.empty());
+  ASSERT_EQ(outcome.events.size(), 1U) << "only finished evictions are named";
+  EXPECT_EQ(outcome.events[0].reason, "Purged");
+  EXPECT_EQ(outcome.events[0].note, "purged revoked serving/r4 (" +
+                                        core::FormatDigest(DigestOf('4')) +
+                                        "): 9 bytes freed (revoked)");
+}
+
+TEST(RevisionEntriesTest, AQuietRetentionPassChangesNothingButTheAccounts) {
+  const std::string held = core::FormatDigest(DigestOf('1'));
+  std::map<std::string, core::api::CachedRevision> entries = {
+      {held, {.digest = held, .state = "Ready"}}};
+  RetentionSummary summary;
+  summary.accounts[DigestOf('1')] = {.unique_bytes = 60, .protection = {"pinned"}};
+  const RevisionIndex index;
+  const RetentionOutcome outcome = FoldRetentionSummary(summary, index, entries);
+  EXPECT_FALSE(outcome.evicting);
+  EXPECT_TRUE(outcome.events.empty());
+  EXPECT_EQ(entries.at(held).state, "Ready");
+  EXPECT_EQ(entries.at(held).protection, std::vector<std::string>{"pinned"});
 }
 
 }  // namespace
