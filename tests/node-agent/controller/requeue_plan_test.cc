@@ -10,7 +10,9 @@ using std::chrono::seconds;
 
 const core::Clock::SteadyTime kPassTime{seconds(1'000)};
 
-RequeueFacts Idle() { return {.now = kPassTime, .status_interval = seconds(2)}; }
+RequeueFacts Idle() {
+  return {.now = kPassTime, .status_interval = seconds(2)};
+}
 
 TEST(RequeuePlanTest, NothingPendingWaitsForAnEvent) {
   EXPECT_FALSE(PlanRequeue(Idle()).requeue_after);

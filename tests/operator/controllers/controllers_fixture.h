@@ -9,7 +9,9 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <sstream>
 #include <string>
+#include <string_view>
 
 #include <gtest/gtest.h>
 
@@ -85,6 +87,7 @@ class ControllersTest : public core::testing::ClusterTest {
   // The operator's controllers as a leader runs them; a second call is a new leader.
   void StartManager() {
     if (manager_) manager_->Stop();
+    revision_passes_before_ = RevisionPassesReturned();  // the counter outlives a leader
     manager_ = std::make_unique<ControllerManager>(
         *client_, *watcher_,
         ControllerOptions{
@@ -158,6 +161,35 @@ class ControllersTest : public core::testing::ClusterTest {
     return (*object)["metadata"]["labels"].value(std::string(kZoneLabel), "");
   }
 
+  // Passes of the revision controller that have returned, whatever they answered: the sum of
+  // its modelplane_operator_reconcile_total series, since the registry was made.
+  std::uint64_t RevisionPassesReturned() const {
+    static constexpr std::string_view kSeries =
+        "modelplane_operator_reconcile_total{controller=\"modelrevision\",";
+    std::uint64_t total = 0;
+    std::istringstream lines(registry_.ExposeText());
+    for (std::string line; std::getline(lines, line);) {
+      if (line.starts_with(kSeries)) {
+        total += static_cast<std::uint64_t>(std::stod(line.substr(line.rfind(' ') + 1)));
+      }
+    }
+    return total;
+  }
+
+  // Waits until every pass of the revision controller begun before the call has returned, so
+  // that what it decided from what it had seen by then is written. A "nothing happened" check
+  // after it reads the controller's answer instead of racing it. True once an instant comes
+  // with no pass in flight: all the passes begun by then (counted when they begin) have
+  // returned (counted when they return, read first).
+  [[nodiscard]] bool WaitForRevisionPasses() {
+    return WaitUntil(
+        [&] {
+          const std::uint64_t returned = RevisionPassesReturned() - revision_passes_before_;
+          return returned == manager_->revision_stats().reconciles.load();
+        },
+        kWait);
+  }
+
   // Writes a ModelCache's status as a node agent would (the status subresource).
   void WriteCacheStatus(const std::string& cache, const json& revisions) {
     auto written =
@@ -180,6 +212,7 @@ class ControllersTest : public core::testing::ClusterTest {
   std::optional<core::Logger> logger_;
   std::unique_ptr<ControllerManager> manager_;
   std::set<std::string> reported_caches_;
+  std::uint64_t revision_passes_before_ = 0;  // RevisionPassesReturned when manager_ started
 };
 
 }  // namespace modelplane::controller::cluster_testing

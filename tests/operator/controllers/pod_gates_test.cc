@@ -9,8 +9,8 @@
 
 #include <gmock/gmock.h>
 
-#include "core/api/json_lookup.h"
 #include "core/api/serving_pod.h"
+#include "core/json/json_lookup.h"
 #include "tests/operator/controllers/controllers_fixture.h"
 
 namespace modelplane::controller {
@@ -118,7 +118,7 @@ class PodGatesTest : public ControllersTest {
   std::set<std::string> NarrowedTo(const std::string& pod) {
     std::set<std::string> nodes;
     const json object = GetPod(pod);
-    const json* terms = core::api::FindMember(
+    const json* terms = core::FindMember(
         object, {"spec", "affinity", "nodeAffinity",
                  "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms"});
     if (terms == nullptr) return nodes;
@@ -220,7 +220,9 @@ TEST_F(PodGatesTest, APodIsLetGoOnlyWhereItsRevisionIsReady) {
       kWait));
   ASSERT_TRUE(WaitUntil([&] { return HasEventContaining("llama-0", "staging queued"); }, kWait))
       << ::testing::PrintToString(EventNotes("llama-0"));
-  std::this_thread::sleep_for(std::chrono::seconds(2));
+  // The pass that said so has returned, with every pass begun before it: had one let the pod
+  // go, its gate would be gone now.
+  ASSERT_TRUE(WaitForRevisionPasses());
   EXPECT_TRUE(Gated(GetPod("llama-0"))) << "no node holds the revision yet";
 
   WriteCacheStatus(
@@ -329,16 +331,21 @@ TEST_F(PodGatesTest, OnePodPerHostLandsOnlyWhereItsRevisionIsReady) {
     return nodes;
   };
   ASSERT_TRUE(WaitUntil([&] { return bound_nodes().size() == 2; }, kWait));
-  std::this_thread::sleep_for(std::chrono::seconds(1));
+  std::string waiting;
+  for (const char* name : {"llama-0", "llama-1", "llama-2"}) {
+    if (!bound_nodes().contains(name)) waiting = name;
+  }
+  // The third pod is told it waits for a node to stage the revision; the pass that told it has
+  // returned, with every pass begun before it: had one let the pod go, its gate would be gone.
+  ASSERT_TRUE(WaitUntil([&] { return HasEventContaining(waiting, "staging queued"); }, kWait))
+      << ::testing::PrintToString(EventNotes(waiting));
+  ASSERT_TRUE(WaitForRevisionPasses());
   auto placed = bound_nodes();
   ASSERT_EQ(placed.size(), 2u);
   std::set<std::string> used;
   for (const auto& [pod, node] : placed) used.insert(node);
   EXPECT_EQ(used, (std::set<std::string>{"gpu-node-0", "gpu-node-1"}));
-  std::string waiting;
-  for (const char* name : {"llama-0", "llama-1", "llama-2"}) {
-    if (!placed.contains(name)) waiting = name;
-  }
+  EXPECT_FALSE(placed.contains(waiting));
   EXPECT_TRUE(Gated(GetPod(waiting))) << "the third pod must wait for a third copy";
   std::string staging_node;
   ASSERT_TRUE(WaitUntil(

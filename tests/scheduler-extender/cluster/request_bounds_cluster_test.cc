@@ -146,10 +146,11 @@ TEST_F(RequestBoundsClusterTest, A64MiBBodyIsRefusedEarlyWithoutMemoryGrowth) {
             << " ms, " << declared.bytes_taken / 1024 << " KiB of body taken by the kernel\n"
             << "chunked 64 MiB: HTTP " << chunked.status << " after " << chunked.took.count()
             << " ms, " << chunked.bytes_taken / 1024 << " KiB of body taken by the kernel\n";
+  // Early is before the sender got the body out: the answer came while the kernel still held
+  // back part of it (checked below with bytes_taken), whatever the machine's load made of the
+  // time it took (ReadStatus gives up after 10 s, which a status of 0 would show).
   EXPECT_EQ(declared.status, 413);
   EXPECT_EQ(chunked.status, 413);
-  EXPECT_LT(declared.took, seconds(1));
-  EXPECT_LT(chunked.took, seconds(1));
   // Neither body was kept: the peak grew by less than a fifth of one (the limit is 1 MiB, the
   // lingering drain reads up to 1 MiB more through a 64 KiB buffer).
   EXPECT_LT(after.peak_kib - before.peak_kib, 12 * 1024)

@@ -59,7 +59,19 @@ TEST_F(PodPatchTest, RemoveOneSchedulingGateThenSetReadinessCondition) {
   ASSERT_TRUE(ungated.has_value()) << ungated.error().ToString();
   ASSERT_EQ((*ungated)["spec"]["schedulingGates"].size(), 1u);
   EXPECT_EQ((*ungated)["spec"]["schedulingGates"][0]["name"], "example.com/other");
-  std::this_thread::sleep_for(std::chrono::seconds(1));
+  // kube-scheduler has had its chance once it binds a pod created after the patch: it saw the
+  // patch first (one watch, in order), and the pod it binds is as schedulable as this one would
+  // be without its gates.
+  json witness = GatedPod(namespace_, "witness");
+  witness["spec"].erase("schedulingGates");
+  ASSERT_TRUE(client_->Create(resources::Pods(), namespace_, witness));
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        auto pod = client_->Get(resources::Pods(), namespace_, "witness");
+        return pod && pod->at("spec").contains("nodeName");
+      },
+      std::chrono::seconds(60)))
+      << KubectlGetPod(kubeconfig_path_, namespace_, "witness");
   auto still_gated = client_->Get(resources::Pods(), namespace_, "server");
   ASSERT_TRUE(still_gated.has_value());
   EXPECT_FALSE((*still_gated)["spec"].contains("nodeName")) << "one gate is left";

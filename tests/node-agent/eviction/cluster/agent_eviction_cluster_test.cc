@@ -33,6 +33,28 @@ using testing::kMiB;
 using testing::kWait;
 using testing::TestRevision;
 
+// Watches `type` from `from` until the object version `until` arrives (the server ends the
+// watch after 30 s at the latest): true once it has, when every watcher of those writes has
+// been sent them.
+bool Delivered(const core::Watcher& watcher, const core::ResourceType& type,
+               const std::string& namespace_name, const std::string& from,
+               const std::string& until) {
+  bool seen = false;
+  core::CancellationToken never;
+  (void)watcher.Watch(
+      type, namespace_name, {.resource_version = from, .timeout_seconds = 30},
+      [&](const core::WatchEvent& event) -> core::Status {
+        if (event.object.contains("metadata") &&
+            event.object["metadata"].value("resourceVersion", "") == until) {
+          seen = true;
+          return std::unexpected(core::Error(core::ErrorCode::kCancelled, "delivered"));
+        }
+        return core::Ok();
+      },
+      never);
+  return seen;
+}
+
 TEST_F(AgentEvictionClusterTest, EvictsToTheLowWatermarkKeepingWhatIsProtected) {
   const TestRevision a = MakeRevision("model-a", 40 * kMiB);
   const TestRevision pinned = MakeRevision("model-b", 40 * kMiB);
@@ -156,11 +178,26 @@ TEST_F(AgentEvictionClusterTest, ARollbackWindowKeepsThePreviousRevisionUntilItE
       kWait))
       << Log();
   EXPECT_GT(status->used_bytes, status->high_watermark_bytes);
-  std::this_thread::sleep_for(std::chrono::seconds(2));  // several retention passes
+  // Three more passes of the loop, each of which weighs eviction (retention looks every 500 ms
+  // here); an eviction begun in any but the last would be in the status by then (it is written
+  // every 200 ms when it changes).
+  const auto passes = Reconciles();
+  ASSERT_TRUE(passes) << Log();
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        const auto now = Reconciles();
+        return now && *now >= *passes + 3;
+      },
+      kWait))
+      << Log();
   if (std::chrono::system_clock::now() < window_end - std::chrono::seconds(1)) {
     status = Status();
     ASSERT_TRUE(status);
-    ASSERT_NE(Find(*status, r1), nullptr) << "evicted inside its rollback window\n" << Log();
+    const core::api::CachedRevision* entry = Find(*status, r1);
+    ASSERT_NE(entry, nullptr) << "evicted inside its rollback window\n" << Log();
+    EXPECT_NE(entry->state, core::api::kCacheStateEvicting)
+        << "evicting inside its rollback window\n"
+        << Log();
   }
 
   // After the window: r1 goes for room; r2 (in use) and the other model (wanted) stay.
@@ -393,7 +430,8 @@ TEST_F(AgentEvictionClusterTest, OnlyItsOwnCacheWakesTheLoop) {
       },
       kWait))
       << Log();
-  // Settled: two readings a second apart agree.
+  // Settled: two readings a second apart agree (settled is the absence of passes, which only a
+  // window shows; the agent is Ready first, so the window starts after its start-up passes).
   std::optional<double> before;
   ASSERT_TRUE(WaitUntil(
       [&] {
@@ -405,22 +443,37 @@ TEST_F(AgentEvictionClusterTest, OnlyItsOwnCacheWakesTheLoop) {
       kWait))
       << Log();
 
+  // Where the watches of the writes below start: each list's version before them.
+  auto caches_before = client_->ListAll(core::resources::ModelCaches(), "", {});
+  ASSERT_TRUE(caches_before) << caches_before.error().ToString();
+  auto revisions_before = client_->ListAll(core::resources::ModelRevisions(), namespace_, {});
+  ASSERT_TRUE(revisions_before) << revisions_before.error().ToString();
+  std::string last_cache_write;
+  std::string last_revision_write;
   for (int round = 0; round < 10; ++round) {
     auto written = client_->Patch(
         core::resources::ModelCaches(), "", other_node, core::PatchType::kMerge,
         {{"status", {{"capacityBytes", 1000 + round}, {"peerEndpoint", "127.0.0.9:1"}}}},
         {.subresource = "status"});
     ASSERT_TRUE(written) << written.error().ToString();
+    last_cache_write = (*written)["metadata"]["resourceVersion"];
     for (const TestRevision* revision : {&unrelated, &held}) {
       auto labelled = client_->Patch(
           core::resources::ModelRevisions(), namespace_, revision->name, core::PatchType::kMerge,
           {{"metadata", {{"labels", {{"round", std::to_string(round)}}}}}});
       ASSERT_TRUE(labelled) << labelled.error().ToString();
+      last_revision_write = (*labelled)["metadata"]["resourceVersion"];
     }
   }
-  // The writes above were acknowledged; a watch event reaches a watcher within milliseconds.
-  // Two seconds is what an agent that still watched them would need to have woken.
-  std::this_thread::sleep_for(std::chrono::seconds(2));
+  // The API server has sent every one of those writes to whoever watches them once a watch of
+  // the test's own has had the last of each kind.
+  EXPECT_TRUE(Delivered(*watcher_, core::resources::ModelCaches(), "",
+                        caches_before->resource_version, last_cache_write));
+  EXPECT_TRUE(Delivered(*watcher_, core::resources::ModelRevisions(), namespace_,
+                        revisions_before->resource_version, last_revision_write));
+  // An agent that still watched them would have had them by now too, and woken within
+  // milliseconds; proving that it did not takes a window, and a second covers a loaded machine.
+  std::this_thread::sleep_for(std::chrono::seconds(1));
   const auto after_others = Reconciles();
   ASSERT_TRUE(after_others);
   EXPECT_EQ(*after_others, *before) << "30 writes that are not this node's cache woke its loop";
