@@ -28,6 +28,13 @@ Result<RevisionReference> ParseRevisionAnnotation(std::string_view value,
                                  "ModelRevision, not \"{}\"",
                                  kRevisionAnnotation, value.substr(0, 300)));
   }
+  if (reference.namespace_name != pod_namespace) {
+    return MakeError(
+        ErrorCode::kPermissionDenied,
+        fmt::format("{} names {}/{}: a pod may use only a ModelRevision in its own "
+                    "namespace ({})",
+                    kRevisionAnnotation, reference.namespace_name, reference.name, pod_namespace));
+  }
   return reference;
 }
 

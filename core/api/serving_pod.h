@@ -43,8 +43,11 @@ inline constexpr std::string_view kDefaultMountRoot = "/models";
 // A DNS-1123 subdomain, as Kubernetes requires of namespaces and ModelRevision names.
 [[nodiscard]] bool IsObjectName(std::string_view name);
 
-// Reads the revision annotation's value: "<name>" (in `pod_namespace`) or "<namespace>/<name>".
-// kInvalidArgument, with a message a pod author can act on, when it names nothing.
+// Reads the revision annotation's value (or the CSI volume attribute of the same name): "<name>"
+// or "<pod_namespace>/<name>". kInvalidArgument, with a message a pod author can act on, when it
+// names nothing; kPermissionDenied when it names a revision of another namespace: a pod uses
+// only its own namespace's revisions, at every step (the webhook, the operator, the extender,
+// the agent and the CSI plugin all read it here), whatever was edited after admission.
 [[nodiscard]] Result<RevisionReference> ParseRevisionAnnotation(std::string_view value,
                                                                 std::string_view pod_namespace);
 

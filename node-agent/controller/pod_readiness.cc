@@ -10,11 +10,11 @@ std::optional<core::api::RevisionReference> NamedRevision(const core::Pod& pod) 
   const auto annotation =
       pod.metadata.annotations.find(std::string(core::api::kRevisionAnnotation));
   if (annotation == pod.metadata.annotations.end()) return std::nullopt;
+  // One naming another namespace (edited after admission) must not borrow that namespace's
+  // weights: the parser refuses it.
   auto reference =
       core::api::ParseRevisionAnnotation(annotation->second, pod.metadata.namespace_name);
-  // The webhook admits a pod only with a revision of its own namespace; one naming another
-  // namespace reached the node some other way and must not borrow that namespace's weights.
-  if (!reference || reference->namespace_name != pod.metadata.namespace_name) return std::nullopt;
+  if (!reference) return std::nullopt;
   return *std::move(reference);
 }
 

@@ -67,25 +67,15 @@ core::Result<PublishRequest> ParsePublishRequest(const csi::v1::NodePublishVolum
         "podInfoOnMount: true)",
         kPodNamespaceAttribute, kPodNameAttribute)));
   }
-  std::string revision = ContextValue(context, kRevisionVolumeAttribute);
+  const std::string revision = ContextValue(context, kRevisionVolumeAttribute);
   if (revision.empty()) {
     return std::unexpected(
         Invalid(fmt::format("the volume attribute {} (the ModelRevision to mount) is required",
                             kRevisionVolumeAttribute)));
   }
-  if (const auto slash = revision.find('/'); slash != std::string::npos) {
-    if (revision.substr(0, slash) != parsed.pod_namespace) {
-      return std::unexpected(Invalid(fmt::format(
-          "{} {:?} names another namespace: a pod in {} mounts only revisions of its own namespace",
-          kRevisionVolumeAttribute, revision, parsed.pod_namespace)));
-    }
-    revision = revision.substr(slash + 1);
-  }
-  if (!core::api::IsObjectName(revision)) {
-    return std::unexpected(Invalid(fmt::format("{} {:?} is not a valid ModelRevision name",
-                                               kRevisionVolumeAttribute, revision)));
-  }
-  parsed.revision_name = std::move(revision);
+  auto reference = core::api::ParseRevisionAnnotation(revision, parsed.pod_namespace);
+  if (!reference) return std::unexpected(Invalid(reference.error().message()));
+  parsed.revision_name = std::move(reference->name);
   return parsed;
 }
 

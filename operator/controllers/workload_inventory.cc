@@ -142,8 +142,7 @@ std::vector<WorkloadPod> WorkloadInventory::PodsOf(const json& object,
           (*metadata)["annotations"].is_object()) {
         const std::string value =
             (*metadata)["annotations"].value(std::string(core::api::kRevisionAnnotation), "");
-        if (auto reference = core::api::ParseRevisionAnnotation(value, ns);
-            reference && reference->namespace_name == ns) {
+        if (auto reference = core::api::ParseRevisionAnnotation(value, ns)) {
           entry.revision = reference->name;
         }
       }

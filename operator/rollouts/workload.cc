@@ -88,7 +88,7 @@ std::string TemplateRevision(const json& pod_template, const std::string& namesp
       core::StringMember(pod_template, {"metadata", "annotations", core::api::kRevisionAnnotation});
   if (value.empty()) return {};
   auto reference = core::api::ParseRevisionAnnotation(value, namespace_name);
-  if (!reference || reference->namespace_name != namespace_name) return {};
+  if (!reference) return {};
   return reference->name;
 }
 

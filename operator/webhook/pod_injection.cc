@@ -129,12 +129,6 @@ InjectionResult InjectServingPod(const json& pod, const std::string& pod_namespa
       api::ParseRevisionAnnotation(Annotation(pod, api::kRevisionAnnotation), pod_namespace);
   if (!reference) return Refuse(reference.error().message());
   const std::string key = core::api::ObjectKey(reference->namespace_name, reference->name);
-  if (reference->namespace_name != pod_namespace) {
-    return Refuse(fmt::format("annotation {} names {}: a pod may use only a ModelRevision in "
-                              "its own namespace ({})",
-                              api::kRevisionAnnotation, key, pod_namespace),
-                  key);
-  }
 
   const RevisionLookup found = lookup(reference->namespace_name, reference->name);
   InjectionResult result{.revision = key};

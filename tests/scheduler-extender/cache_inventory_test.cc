@@ -268,14 +268,18 @@ TEST(CacheInventoryTest, HoldingsOfManyNodesMatchEachNodesOwnLookUp) {
   EXPECT_EQ(inventory.HeldBytes(wanted, *caches[2]), 100);
 }
 
-TEST(PodRevisionTest, AnnotationNamesARevisionInThePodsNamespaceOrAnother) {
+TEST(PodRevisionTest, AnnotationNamesARevisionOfThePodsOwnNamespace) {
   PodSummary pod{.namespace_name = "serving", .name = "p"};
   EXPECT_EQ(RevisionOfPod(pod).kind, PodRevision::Kind::kNone);
   pod.annotations["modelplane.io/revision"] = "llama-r1";
   EXPECT_EQ(RevisionOfPod(pod).kind, PodRevision::Kind::kNamed);
   EXPECT_EQ(RevisionOfPod(pod).key, "serving/llama-r1");
+  pod.annotations["modelplane.io/revision"] = "serving/llama-r2";
+  EXPECT_EQ(RevisionOfPod(pod).key, "serving/llama-r2");
+  // Another namespace's revision (an annotation edited after admission) is never scored for.
   pod.annotations["modelplane.io/revision"] = "models/llama-r1";
-  EXPECT_EQ(RevisionOfPod(pod).key, "models/llama-r1");
+  EXPECT_EQ(RevisionOfPod(pod).kind, PodRevision::Kind::kMalformed);
+  EXPECT_NE(RevisionOfPod(pod).problem.find("own namespace"), std::string::npos);
   for (const char* bad : {"", "/", "models/", "/llama", "a/b/c", "Llama", "llama r1"}) {
     pod.annotations["modelplane.io/revision"] = bad;
     const PodRevision named = RevisionOfPod(pod);

@@ -202,7 +202,7 @@ TEST_F(ExtenderHttpTest, FilterAndPrioritizeInNodeNamesForm) {
   // One structured line per decision, naming the pod, the revision and every node.
   const std::string log = log_.str();
   EXPECT_NE(log.find("filter_decided"), std::string::npos) << log;
-  EXPECT_NE(log.find("pod=serving/engine-1"), std::string::npos) << log;
+  EXPECT_NE(log.find("pod=models/engine-1"), std::string::npos) << log;
   EXPECT_NE(log.find("revision=models/llama-r1"), std::string::npos) << log;
   EXPECT_NE(log.find("passed=gpu-node-0,gpu-node-1"), std::string::npos) << log;
   EXPECT_NE(log.find("prioritize_decided"), std::string::npos) << log;

@@ -12,11 +12,22 @@ TEST(ServingPodTest, NameAloneIsInThePodsNamespace) {
   EXPECT_EQ(reference->name, "llama-r1");
 }
 
-TEST(ServingPodTest, NamespaceAndName) {
-  auto reference = ParseRevisionAnnotation("shared/llama.r1", "models");
+TEST(ServingPodTest, NamespaceAndNameOfThePodsOwnNamespace) {
+  auto reference = ParseRevisionAnnotation("models/llama.r1", "models");
   ASSERT_TRUE(reference);
-  EXPECT_EQ(reference->namespace_name, "shared");
+  EXPECT_EQ(reference->namespace_name, "models");
   EXPECT_EQ(reference->name, "llama.r1");
+}
+
+// Every component reads the annotation here, so a pod whose annotation was edited after
+// admission to name another namespace's revision borrows nothing anywhere.
+TEST(ServingPodTest, ARevisionOfAnotherNamespaceIsRefused) {
+  auto reference = ParseRevisionAnnotation("shared/llama.r1", "models");
+  ASSERT_FALSE(reference);
+  EXPECT_EQ(reference.error().code(), ErrorCode::kPermissionDenied);
+  EXPECT_EQ(reference.error().message(),
+            "modelplane.io/revision names shared/llama.r1: a pod may use only a ModelRevision in "
+            "its own namespace (models)");
 }
 
 TEST(ServingPodTest, RefusesWhatNamesNothing) {

@@ -108,7 +108,7 @@ TEST(CsiRequestsTest, RevisionIsAlwaysInThePodsNamespace) {
   ExpectInvalid(request, "modelplane.io/revision (the ModelRevision to mount) is required");
   request = KubeletRequest();
   (*request.mutable_volume_context())["modelplane.io/revision"] = "other-team/llama-r2";
-  ExpectInvalid(request, "names another namespace");
+  ExpectInvalid(request, "only a ModelRevision in its own namespace (serving)");
   request = KubeletRequest();
   (*request.mutable_volume_context())["modelplane.io/revision"] = "serving/llama-r2";
   auto same = ParsePublishRequest(request);
