@@ -449,6 +449,49 @@ YAML
   (( failures == 0 ))
 }
 
+# A pod's revision annotation is fixed at creation (the pod-revision policy): an edit that
+# adds, changes or removes it is refused by the API server; other edits pass. The release's
+# namespace is outside the mutating webhook's scope, so these pods are created as they are.
+check_pod_revision_policy() {
+  local name="${RELEASE}-modelplane-pod-revision" out failures=0
+  [[ -z "$(kubectl get validatingadmissionpolicy "${name}" \
+      -o jsonpath='{.status.typeChecking.expressionWarnings}')" ]]
+  kubectl -n "${NS}" apply -f - <<'YAML'
+apiVersion: v1
+kind: Pod
+metadata:
+  name: revision-fixed
+  annotations: {modelplane.io/revision: llama-r1}
+spec:
+  automountServiceAccountToken: false
+  containers: [{name: server, image: example.com/vllm:1}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: revision-none}
+spec:
+  automountServiceAccountToken: false
+  containers: [{name: server, image: example.com/vllm:1}]
+YAML
+  local edit
+  for edit in "revision-fixed modelplane.io/revision=other-team/llama-r1 --overwrite" \
+      "revision-fixed modelplane.io/revision-" \
+      "revision-none modelplane.io/revision=llama-r1"; do
+    # shellcheck disable=SC2086  # the edit's words are separate arguments
+    if out="$(kubectl -n "${NS}" annotate pod ${edit} 2>&1)"; then
+      echo "allowed: kubectl annotate pod ${edit}"; failures=1
+    else
+      grep -q "cannot be added, changed or removed after a pod is created" <<<"${out}" ||
+        { echo "${out}"; failures=1; }
+    fi
+  done
+  [[ "$(kubectl -n "${NS}" get pod revision-fixed \
+      -o jsonpath='{.metadata.annotations.modelplane\.io/revision}')" == llama-r1 ]] || failures=1
+  kubectl -n "${NS}" annotate pod revision-fixed example.com/owner=team-a || failures=1
+  kubectl -n "${NS}" delete pod revision-fixed revision-none --wait=false
+  (( failures == 0 ))
+}
+
 # The admission webhook as installed: its configuration trusts the CA of the generated Secret,
 # whose certificate names the Service; an upgrade keeps the certificate (Helm's lookup).
 check_webhook() {
@@ -555,6 +598,7 @@ check "helm install --wait: deployments and daemonset ready on KWOK" check_insta
 check "per-component RBAC is least privilege (kubectl auth can-i)" check_least_privilege
 check "node agents may write only their own ModelCache (admission policy)" check_own_cache_policy
 check "node agents may set only weights-ready, only on their node's pods" check_own_pods_policy
+check "a pod's revision annotation cannot change after creation (admission policy)" check_pod_revision_policy
 check "the admission webhook: configuration, certificate, kept on upgrade" check_webhook
 check "scheduler to extender: mutual TLS, pod address, NetworkPolicy" check_extender_tls
 check "helm uninstall removes the release" check_uninstall
