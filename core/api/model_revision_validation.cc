@@ -7,6 +7,7 @@
 
 #include "core/api/duration.h"
 #include "core/api/limits.h"
+#include "core/api/source_location_rules.h"
 #include "core/json/json_path.h"
 
 namespace modelplane::core::api {
@@ -140,15 +141,29 @@ void ValidateSource(const ModelSource& source, const std::string& item, Collecto
         fmt::format("a source of type {} sets {} and no other location", source.type, source.type));
     return;
   }
-  if (object_store && source.object_store->bucket.empty()) {
-    out.Add(ValidationReason::kMissingField,
-            JsonPathChild(JsonPathChild(item, "objectStore"), "bucket"), "is required");
+  // Every field that ends up in a URL or host name follows a strict grammar
+  // (source_location_rules.h).
+  const auto check = [&](std::string_view location, std::string_view field, std::string problem) {
+    if (!problem.empty()) {
+      out.Add(ValidationReason::kInvalidValue, JsonPathChild(JsonPathChild(item, location), field),
+              problem);
+    }
+  };
+  if (object_store) {
+    const ObjectStoreLocation& location = *source.object_store;
+    if (location.bucket.empty()) {
+      out.Add(ValidationReason::kMissingField,
+              JsonPathChild(JsonPathChild(item, "objectStore"), "bucket"), "is required");
+    } else {
+      check("objectStore", "bucket", CheckBucket(location.bucket));
+    }
+    if (!location.endpoint.empty()) {
+      check("objectStore", "endpoint", CheckEndpointUrl(location.endpoint));
+    }
+    if (!location.region.empty()) check("objectStore", "region", CheckRegion(location.region));
+    check("objectStore", "prefix", CheckObjectPrefix(location.prefix));
   }
-  if (http && !source.http->base_url.starts_with("https://") &&
-      !source.http->base_url.starts_with("http://")) {
-    out.Add(ValidationReason::kInvalidValue, JsonPathChild(JsonPathChild(item, "http"), "baseURL"),
-            "must start with http:// or https://");
-  }
+  if (http) check("http", "baseURL", CheckBaseUrl(source.http->base_url));
   if (shared) {
     const std::string& fs_path = source.shared_filesystem->path;
     const std::string fs_field = JsonPathChild(JsonPathChild(item, "sharedFilesystem"), "path");

@@ -114,6 +114,24 @@ TEST(ModelRevisionValidationTest, ReportsSourceProblems) {
                   Problem(ValidationReason::kDuplicateSourceName, "spec.sources[2].name")));
 }
 
+TEST(ModelRevisionValidationTest, SourceFieldsThatReachAUrlFollowTheirGrammar) {
+  ModelRevisionSpec spec = SampleSpec();
+  ASSERT_EQ(spec.sources[0].type, "objectStore");
+  ObjectStoreLocation& store = *spec.sources[0].object_store;
+  store.region = "evil.example:443#";
+  store.bucket = "My_Bucket";
+  store.endpoint = "http://user@minio:9000";
+  store.prefix = "../other";
+  spec.sources[1].http->base_url = "https://origin.example/models?token=x";
+  EXPECT_THAT(
+      ValidateModelRevisionSpec(spec),
+      ElementsAre(Problem(ValidationReason::kInvalidValue, "spec.sources[0].objectStore.bucket"),
+                  Problem(ValidationReason::kInvalidValue, "spec.sources[0].objectStore.endpoint"),
+                  Problem(ValidationReason::kInvalidValue, "spec.sources[0].objectStore.region"),
+                  Problem(ValidationReason::kInvalidValue, "spec.sources[0].objectStore.prefix"),
+                  Problem(ValidationReason::kInvalidValue, "spec.sources[1].http.baseURL")));
+}
+
 TEST(ModelRevisionValidationTest, ReportsEveryProblemAtOnceInTheStatus) {
   ModelRevisionSpec spec = SampleSpec();
   spec.files[3].sha256 = "sha256:xyz";

@@ -27,8 +27,8 @@ TEST(PodVerdictsTest, AWaitingPodGoesReadyWithTheTierThatServedItsRevision) {
   weights.ready["serving/r1"] = kDigestA;
   weights.unverified["serving/r2"] = kDigestB;
   const std::vector<PodVerdict> verdicts = PlanPodVerdicts(
-      pods, weights, {{.digest = kDigestB, .source_tier = "origin"},
-                      {.digest = kDigestA, .source_tier = "peer"}});
+      pods, weights,
+      {{.digest = kDigestB, .source_tier = "origin"}, {.digest = kDigestA, .source_tier = "peer"}});
   ASSERT_EQ(verdicts.size(), 1U) << "a pod still waiting is left as it is";
   EXPECT_EQ(verdicts[0].pod, &pods[0]);
   EXPECT_TRUE(verdicts[0].weights_ready);

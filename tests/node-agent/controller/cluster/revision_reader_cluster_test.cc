@@ -45,7 +45,7 @@ class RevisionReaderClusterTest : public core::testing::ClusterTest {
           {"sources",
            {{{"name", "s3"},
              {"type", "objectStore"},
-             {"objectStore", {{"endpoint", "http://127.0.0.1:1"}, {"bucket", "b"}}}}}},
+             {"objectStore", {{"endpoint", "http://127.0.0.1:1"}, {"bucket", "models"}}}}}},
           {"files",
            {{{"path", "model.safetensors"},
              {"size", 4096},
