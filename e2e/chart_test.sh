@@ -277,7 +277,7 @@ check_least_privilege() {
   can operator list controllerrevisions.apps --all-namespaces
   cannot operator update deployments.apps -n default
   cannot operator update modelcaches.modelplane.io
-  cannot operator get pods -n default
+  can operator get pods -n "${NS}"
   can node-agent patch modelcaches.modelplane.io --subresource=status
   can node-agent create modelcaches.modelplane.io
   cannot node-agent update modelcaches.modelplane.io

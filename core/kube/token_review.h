@@ -16,6 +16,8 @@ namespace modelplane::core {
 
 // Extra fields the API server adds for a token bound to a pod.
 inline constexpr std::string_view kTokenNodeNameExtra = "authentication.kubernetes.io/node-name";
+inline constexpr std::string_view kTokenPodNameExtra = "authentication.kubernetes.io/pod-name";
+inline constexpr std::string_view kTokenPodUidExtra = "authentication.kubernetes.io/pod-uid";
 
 struct TokenReviewResult {
   bool authenticated = false;

@@ -4,17 +4,36 @@
 
 #include <fmt/format.h>
 
+#include "core/json/json_lookup.h"
+
 namespace modelplane::controller {
 
 using core::ErrorCode;
 using core::MakeError;
 
-core::Result<std::string> AgentNodeOf(const core::TokenReviewResult& review,
-                                      const AgentAccount& account) {
+namespace {
+
+// The one value of a pod-bound token's extra field, or empty.
+std::string SingleExtra(const core::TokenReviewResult& review, std::string_view key) {
+  const auto found = review.extra.find(std::string(key));
+  if (found == review.extra.end() || found->second.size() != 1) return {};
+  return found->second.front();
+}
+
+}  // namespace
+
+core::Result<AgentIdentity> AgentIdentityOf(const core::TokenReviewResult& review,
+                                            const AgentAccount& account,
+                                            std::string_view audience) {
   if (!review.authenticated) {
     return MakeError(ErrorCode::kUnauthenticated,
                      review.error.empty() ? std::string("the token is not valid for this audience")
                                           : "the token is not valid: " + review.error);
+  }
+  if (std::ranges::find(review.audiences, audience) == review.audiences.end()) {
+    return MakeError(
+        ErrorCode::kUnauthenticated,
+        fmt::format("the review did not confirm the token is for audience {}", audience));
   }
   const std::string expected =
       fmt::format("system:serviceaccount:{}:{}", account.namespace_name, account.name);
@@ -22,14 +41,35 @@ core::Result<std::string> AgentNodeOf(const core::TokenReviewResult& review,
     return MakeError(ErrorCode::kPermissionDenied,
                      fmt::format("{} is not the node agent's ServiceAccount", review.username));
   }
-  const auto node = review.extra.find(std::string(core::kTokenNodeNameExtra));
-  if (node == review.extra.end() || node->second.size() != 1 || node->second.front().empty()) {
+  AgentIdentity identity{.node = SingleExtra(review, core::kTokenNodeNameExtra),
+                         .pod_name = SingleExtra(review, core::kTokenPodNameExtra),
+                         .pod_uid = SingleExtra(review, core::kTokenPodUidExtra)};
+  if (identity.node.empty() || identity.pod_name.empty() || identity.pod_uid.empty()) {
     return MakeError(
         ErrorCode::kPermissionDenied,
         "the token is not bound to a pod on a node (no "
-        "authentication.kubernetes.io/node-name); use the agent pod's projected token");
+        "authentication.kubernetes.io/node-name, pod-name and pod-uid); use the agent pod's "
+        "projected token");
   }
-  return node->second.front();
+  return identity;
+}
+
+core::Status AgentPodIsLive(const AgentIdentity& identity, const nlohmann::json& pod) {
+  const auto refuse = [&](std::string_view why) {
+    return MakeError(ErrorCode::kUnauthenticated,
+                     fmt::format("the token's pod {} {}", identity.pod_name, why));
+  };
+  if (pod.is_null()) return refuse("no longer exists");
+  if (core::StringMember(pod, {"metadata", "uid"}) != identity.pod_uid) {
+    return refuse("was replaced by another pod of that name");
+  }
+  if (core::FindMember(pod, {"metadata", "deletionTimestamp"}) != nullptr) {
+    return refuse("is being deleted");
+  }
+  if (core::StringMember(pod, {"spec", "nodeName"}) != identity.node) {
+    return refuse("is not on the token's node");
+  }
+  return core::Ok();
 }
 
 core::Result<core::api::RevisionReference> AuthorizeCredentialRequest(

@@ -29,10 +29,26 @@ struct AgentAccount {
   std::string name;
 };
 
-// The node the token speaks for. kUnauthenticated when the review did not authenticate it;
-// kPermissionDenied when it is not the agent account's or names no node.
-[[nodiscard]] core::Result<std::string> AgentNodeOf(const core::TokenReviewResult& review,
-                                                    const AgentAccount& account);
+// Who a reviewed token speaks for: the agent pod it is bound to and that pod's node.
+struct AgentIdentity {
+  std::string node;
+  std::string pod_name;  // in the agent account's namespace
+  std::string pod_uid;
+};
+
+// kUnauthenticated when the review did not authenticate the token or did not confirm
+// `audience` (the review's status.audiences); kPermissionDenied when it is not the agent
+// account's or is not bound to one pod on one node. The caller must still check that the pod
+// exists now (AgentPodIsLive): the API server keeps accepting a deleted pod's token for a
+// while, and its answer may come from a cache.
+[[nodiscard]] core::Result<AgentIdentity> AgentIdentityOf(const core::TokenReviewResult& review,
+                                                          const AgentAccount& account,
+                                                          std::string_view audience);
+
+// Ok when `pod` (read from the API server on the call; null when it does not exist) is the
+// identity's pod: the same uid, on the same node, not being deleted. kUnauthenticated otherwise,
+// saying which.
+[[nodiscard]] core::Status AgentPodIsLive(const AgentIdentity& identity, const nlohmann::json& pod);
 
 // The revision (of those `node_cache` names, given in `revisions`) that lets the node have
 // Secret `secret_namespace`/`secret_name`; kPermissionDenied saying why not. `revisions` may

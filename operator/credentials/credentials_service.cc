@@ -113,16 +113,23 @@ core::ServerResponse CredentialsService::Handle(const core::ServerRequest& reque
   if (!review) {
     return answer(http::status::service_unavailable, "unavailable", review.error().ToString());
   }
-  auto agent_node = AgentNodeOf(*review, options_.agent);
-  if (!agent_node) {
-    const bool unauthenticated = agent_node.error().code() == core::ErrorCode::kUnauthenticated;
+  auto identity = AgentIdentityOf(*review, options_.agent, options_.audience);
+  if (!identity) {
+    const bool unauthenticated = identity.error().code() == core::ErrorCode::kUnauthenticated;
     return answer(unauthenticated ? http::status::unauthorized : http::status::forbidden,
-                  unauthenticated ? "unauthenticated" : "refused", agent_node.error().message());
+                  unauthenticated ? "unauthenticated" : "refused", identity.error().message());
   }
-  node = *agent_node;
+  node = identity->node;
   const auto unavailable = [&](const core::Error& error) {
     return answer(http::status::service_unavailable, "unavailable", error.ToString());
   };
+  // The token is trusted no longer than its pod lives: read the pod now, not from a cache.
+  auto pod = core::GetOrNull(client_, core::resources::Pods(), options_.agent.namespace_name,
+                             identity->pod_name);
+  if (!pod) return unavailable(pod.error());
+  if (auto live = AgentPodIsLive(*identity, *pod); !live) {
+    return answer(http::status::unauthorized, "unauthenticated", live.error().message());
+  }
   auto cache_object = core::GetOrNull(client_, core::resources::ModelCaches(), "", node);
   if (!cache_object) return unavailable(cache_object.error());
   if (cache_object->is_null()) {

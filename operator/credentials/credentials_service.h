@@ -2,8 +2,11 @@
 // server: GET /credentials/v1/<namespace>/<secret> with "Authorization: Bearer <token>", the
 // agent pod's projected ServiceAccount token for `audience`.
 //
-// Each request: a TokenReview (the API server checks the token, its audience and that the pod
-// it is bound to still exists), then the decisions of credential_authorization.h on the node's
+// Each request: a TokenReview (the API server checks the token and its audience; the review
+// must confirm the audience), then a GET of the pod the token is bound to (the API server
+// accepts a deleted pod's token for a while, so the pod must exist now with the token's uid, on
+// the token's node, not being deleted), then the decisions of credential_authorization.h on the
+// node's
 // ModelCache and the revisions it names, read from the API server on the call (not from an
 // informer, so a node never gets a Secret on a stale view and every replica can answer), then
 // the Secret itself. Answers: 200 {accessKeyId, secretAccessKey[, sessionToken]} with

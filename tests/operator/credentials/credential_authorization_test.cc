@@ -14,41 +14,84 @@ using ::testing::HasSubstr;
 // NOLINTNEXTLINE(cert-err58-cpp): a test constant; an allocation failure here ends the test.
 const AgentAccount kAgent{.namespace_name = "modelplane-system", .name = "modelplane-node-agent"};
 
+constexpr std::string_view kAudience = "modelplane-operator";
+
 core::TokenReviewResult AgentToken(std::vector<std::string> nodes = {"node-a"}) {
   core::TokenReviewResult review;
   review.authenticated = true;
   review.username = "system:serviceaccount:modelplane-system:modelplane-node-agent";
+  review.audiences = {std::string(kAudience)};
   review.extra[std::string(core::kTokenNodeNameExtra)] = std::move(nodes);
+  review.extra[std::string(core::kTokenPodNameExtra)] = {"agent-x1"};
+  review.extra[std::string(core::kTokenPodUidExtra)] = {"uid-1"};
   return review;
 }
 
-TEST(AgentNodeOf, OnlyTheAgentAccountsTokenBoundToANode) {
-  auto node = AgentNodeOf(AgentToken(), kAgent);
-  ASSERT_TRUE(node) << node.error().ToString();
-  EXPECT_EQ(*node, "node-a");
+TEST(AgentIdentityOf, OnlyTheAgentAccountsTokenBoundToAPodOnANode) {
+  auto identity = AgentIdentityOf(AgentToken(), kAgent, kAudience);
+  ASSERT_TRUE(identity) << identity.error().ToString();
+  EXPECT_EQ(identity->node, "node-a");
+  EXPECT_EQ(identity->pod_name, "agent-x1");
+  EXPECT_EQ(identity->pod_uid, "uid-1");
 
   core::TokenReviewResult invalid;
   invalid.error = "token audiences [\"api\"] is invalid for the target audiences";
-  auto refused = AgentNodeOf(invalid, kAgent);
+  auto refused = AgentIdentityOf(invalid, kAgent, kAudience);
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error().code(), ErrorCode::kUnauthenticated);
 
+  // An authenticated review that does not confirm the audience asked for is not trusted.
+  core::TokenReviewResult unconfirmed = AgentToken();
+  unconfirmed.audiences = {"https://kubernetes.default.svc"};
+  auto no_audience = AgentIdentityOf(unconfirmed, kAgent, kAudience);
+  ASSERT_FALSE(no_audience);
+  EXPECT_EQ(no_audience.error().code(), ErrorCode::kUnauthenticated);
+  EXPECT_THAT(no_audience.error().message(), HasSubstr("audience modelplane-operator"));
+
   core::TokenReviewResult other = AgentToken();
   other.username = "system:serviceaccount:team-a:default";
-  auto not_agent = AgentNodeOf(other, kAgent);
+  auto not_agent = AgentIdentityOf(other, kAgent, kAudience);
   ASSERT_FALSE(not_agent);
   EXPECT_EQ(not_agent.error().code(), ErrorCode::kPermissionDenied);
   EXPECT_THAT(not_agent.error().message(), HasSubstr("not the node agent's ServiceAccount"));
 
   // A token made with `kubectl create token` and no pod names no node: it could speak for any.
-  auto unbound = AgentNodeOf(AgentToken({}), kAgent);
-  ASSERT_FALSE(unbound);
-  EXPECT_EQ(unbound.error().code(), ErrorCode::kPermissionDenied);
-  EXPECT_THAT(unbound.error().message(), HasSubstr("not bound to a pod"));
+  core::TokenReviewResult unbound = AgentToken({});
+  unbound.extra.erase(std::string(core::kTokenPodNameExtra));
+  auto refused_unbound = AgentIdentityOf(unbound, kAgent, kAudience);
+  ASSERT_FALSE(refused_unbound);
+  EXPECT_EQ(refused_unbound.error().code(), ErrorCode::kPermissionDenied);
+  EXPECT_THAT(refused_unbound.error().message(), HasSubstr("not bound to a pod"));
   core::TokenReviewResult no_extra = AgentToken();
   no_extra.extra.clear();
-  EXPECT_FALSE(AgentNodeOf(no_extra, kAgent));
-  EXPECT_FALSE(AgentNodeOf(AgentToken({"node-a", "node-b"}), kAgent));
+  EXPECT_FALSE(AgentIdentityOf(no_extra, kAgent, kAudience));
+  EXPECT_FALSE(AgentIdentityOf(AgentToken({"node-a", "node-b"}), kAgent, kAudience));
+  core::TokenReviewResult no_uid = AgentToken();
+  no_uid.extra.erase(std::string(core::kTokenPodUidExtra));
+  EXPECT_FALSE(AgentIdentityOf(no_uid, kAgent, kAudience));
+}
+
+TEST(AgentPodIsLive, TheTokensPodMustExistNowOnItsNodeAndNotBeingDeleted) {
+  const AgentIdentity identity{.node = "node-a", .pod_name = "agent-x1", .pod_uid = "uid-1"};
+  const nlohmann::json live = {{"metadata", {{"name", "agent-x1"}, {"uid", "uid-1"}}},
+                               {"spec", {{"nodeName", "node-a"}}}};
+  EXPECT_TRUE(AgentPodIsLive(identity, live));
+  const auto refused_because = [&](const nlohmann::json& pod, std::string_view why) {
+    auto status = AgentPodIsLive(identity, pod);
+    ASSERT_FALSE(status) << why;
+    EXPECT_EQ(status.error().code(), ErrorCode::kUnauthenticated);
+    EXPECT_THAT(status.error().message(), HasSubstr(why));
+  };
+  refused_because(nullptr, "no longer exists");
+  nlohmann::json replaced = live;
+  replaced["metadata"]["uid"] = "uid-2";
+  refused_because(replaced, "replaced by another pod");
+  nlohmann::json deleting = live;
+  deleting["metadata"]["deletionTimestamp"] = "2026-12-07T00:00:00Z";
+  refused_because(deleting, "being deleted");
+  nlohmann::json moved = live;
+  moved["spec"]["nodeName"] = "node-b";
+  refused_because(moved, "not on the token's node");
 }
 
 core::SourcePolicy Policy() {
