@@ -57,7 +57,7 @@ core::Result<std::unique_ptr<CredentialsService>> CredentialsService::Create(
   auto answers = metrics.AddCounter(
       {.name = "modelplane_operator_credential_requests_total",
        .help = "Node agents' requests for object-store credentials by answer (served, "
-               "unauthenticated, refused, not_found, unavailable, busy).",
+               "unauthenticated, refused, not_found, unavailable, busy, client_busy).",
        .label_names = {"answer"}});
   if (!answers) return std::unexpected(answers.error());
   return std::unique_ptr<CredentialsService>(
@@ -85,14 +85,16 @@ core::ServerResponse CredentialsService::Handle(const core::ServerRequest& reque
                                          {"reason", why}});
     return core::ServerResponse::Text(status, why + "\n");
   };
-  // Counted for the whole call; past the bound, answered without a TokenReview.
-  const int running = in_flight_.fetch_add(1) + 1;
-  const auto release = std::unique_ptr<std::atomic<int>, void (*)(std::atomic<int>*)>(
-      &in_flight_, [](std::atomic<int>* count) { count->fetch_sub(1); });
-  if (running > options_.max_in_flight) {
-    if (auto counter = answers_->WithLabels({"busy"})) counter->Increment();
-    core::ServerResponse busy =
-        core::ServerResponse::Text(http::status::service_unavailable, "busy; retry\n");
+  // Held for the whole call; past a bound, answered without a TokenReview.
+  const ClientAdmission::Ticket ticket = admission_.Enter(request.remote_endpoint);
+  if (ticket.verdict() != ClientAdmission::Verdict::kAdmitted) {
+    const bool client = ticket.verdict() == ClientAdmission::Verdict::kClientBusy;
+    if (auto counter = answers_->WithLabels({client ? "client_busy" : "busy"})) {
+      counter->Increment();
+    }
+    core::ServerResponse busy = core::ServerResponse::Text(
+        http::status::service_unavailable,
+        client ? "busy with this client's other requests; retry\n" : "busy; retry\n");
     busy.headers.set(http::field::retry_after, "1");
     return busy;
   }

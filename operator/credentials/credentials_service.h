@@ -15,12 +15,13 @@
 // missing Secret or key; 503 when the API server could not be asked (the agent retries). The
 // log names node, namespace, Secret and revision, never a key or a token.
 // The handler shares the webhook server's threads and holds one for a TokenReview and a few
-// GETs, so at most max_in_flight requests are answered at once and the others get 503 with
-// Retry-After at once: a node that floods the endpoint cannot hold every thread admission needs.
+// GETs, so at most max_in_flight requests are answered at once, and at most
+// max_in_flight_per_client from one address (client_admission.h); the others get 503 with
+// Retry-After at once, before any TokenReview: a node that floods the endpoint, or a pod sending
+// bad tokens, cannot hold every thread admission needs nor crowd out the other agents.
 // Thread safety: Handle may run on any number of server threads at once.
 #pragma once
 
-#include <atomic>
 #include <memory>
 #include <string_view>
 
@@ -30,6 +31,7 @@
 #include "core/log/logger.h"
 #include "core/metrics/metrics_registry.h"
 #include "core/policy/source_policy.h"
+#include "operator/credentials/client_admission.h"
 #include "operator/credentials/credential_authorization.h"
 
 namespace modelplane::controller {
@@ -41,6 +43,7 @@ struct CredentialsServiceOptions {
   AgentAccount agent;
   const core::SourcePolicy* policy = nullptr;  // null: nothing is granted
   int max_in_flight = 1;                       // below the webhook server's threads
+  int max_in_flight_per_client = 1;            // per client address
 };
 
 class CredentialsService {
@@ -58,13 +61,14 @@ class CredentialsService {
       : client_(client),
         options_(std::move(options)),
         logger_(std::move(logger)),
-        answers_(answers) {}
+        answers_(answers),
+        admission_(options_.max_in_flight, options_.max_in_flight_per_client) {}
 
   core::KubeClient& client_;
   const CredentialsServiceOptions options_;
   const core::Logger logger_;
   core::CounterFamily* answers_;
-  mutable std::atomic<int> in_flight_{0};
+  mutable ClientAdmission admission_;
 };
 
 }  // namespace modelplane::controller
