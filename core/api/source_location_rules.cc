@@ -8,10 +8,18 @@
 namespace modelplane::core::api {
 namespace {
 
-bool IsLowerAlnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
-bool IsAlnum(char c) { return IsLowerAlnum(c) || (c >= 'A' && c <= 'Z'); }
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-bool IsHex(char c) { return IsDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+bool IsLowerAlnum(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+}
+bool IsAlnum(char c) {
+  return IsLowerAlnum(c) || (c >= 'A' && c <= 'Z');
+}
+bool IsDigit(char c) {
+  return c >= '0' && c <= '9';
+}
+bool IsHex(char c) {
+  return IsDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
 
 bool IsDnsName(std::string_view host) {
   if (host.empty() || host.size() > 253) return false;
@@ -47,8 +55,7 @@ bool IsIpv4(std::string_view host) {
 }
 
 bool IsIpv6Literal(std::string_view inside) {
-  return !inside.empty() && inside.size() <= 45 &&
-         inside.find(':') != std::string_view::npos &&
+  return !inside.empty() && inside.size() <= 45 && inside.find(':') != std::string_view::npos &&
          std::all_of(inside.begin(), inside.end(),
                      [](char c) { return IsHex(c) || c == ':' || c == '.'; });
 }
@@ -101,8 +108,8 @@ Authority CheckSchemeAndAuthority(std::string_view url) {
   if (!port.empty()) {
     unsigned value = 0;
     auto [end, error] = std::from_chars(port.data(), port.data() + port.size(), value);
-    if (error != std::errc() || end != port.data() + port.size() || value == 0 ||
-        value > 65535 || port.size() > 5) {
+    if (error != std::errc() || end != port.data() + port.size() || value == 0 || value > 65535 ||
+        port.size() > 5) {
       return {.problem = "has a port that is not 1-65535"};
     }
   }
@@ -153,9 +160,9 @@ std::string CheckBaseUrl(std::string_view url) {
 
 std::string CheckRegion(std::string_view region) {
   if (region.empty() || region.size() > 63 || !IsLowerAlnum(region.front()) ||
-      !IsLowerAlnum(region.back()) ||
-      !std::all_of(region.begin(), region.end(),
-                   [](char c) { return IsLowerAlnum(c) || c == '-'; })) {
+      !IsLowerAlnum(region.back()) || !std::all_of(region.begin(), region.end(), [](char c) {
+        return IsLowerAlnum(c) || c == '-';
+      })) {
     return "must be a region name: lower-case letters, digits and '-', at most 63 (us-east-1)";
   }
   return {};
@@ -163,9 +170,9 @@ std::string CheckRegion(std::string_view region) {
 
 std::string CheckBucket(std::string_view bucket) {
   if (bucket.size() < 3 || bucket.size() > 63 || !IsLowerAlnum(bucket.front()) ||
-      !IsLowerAlnum(bucket.back()) ||
-      !std::all_of(bucket.begin(), bucket.end(),
-                   [](char c) { return IsLowerAlnum(c) || c == '.' || c == '-'; })) {
+      !IsLowerAlnum(bucket.back()) || !std::all_of(bucket.begin(), bucket.end(), [](char c) {
+        return IsLowerAlnum(c) || c == '.' || c == '-';
+      })) {
     return "must be an S3 bucket name: 3-63 lower-case letters, digits, '.' and '-', starting "
            "and ending with a letter or digit";
   }

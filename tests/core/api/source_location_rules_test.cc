@@ -24,13 +24,14 @@ TEST(SourceLocationRulesTest, EndpointsNameAHostAndPortOnly) {
 }
 
 TEST(SourceLocationRulesTest, BaseUrlsMayHaveAPlainPath) {
-  for (const char* good : {"https://huggingface.co/org/model/resolve/abc123",
-                           "http://127.0.0.1:8080", "http://origin:8080/models/", "http://h/a%20b"}) {
+  for (const char* good :
+       {"https://huggingface.co/org/model/resolve/abc123", "http://127.0.0.1:8080",
+        "http://origin:8080/models/", "http://h/a%20b"}) {
     EXPECT_EQ(CheckBaseUrl(good), "") << good;
   }
-  for (const char* bad : {"http://h/a/../b", "http://h/./a", "http://h//a", "http://h/a b",
-                          "http://h/a?x", "http://h/a#x", "http://h/a\\b", "http://h/\x01",
-                          "http://u@h/a", "https://h:99999/a"}) {
+  for (const char* bad :
+       {"http://h/a/../b", "http://h/./a", "http://h//a", "http://h/a b", "http://h/a?x",
+        "http://h/a#x", "http://h/a\\b", "http://h/\x01", "http://u@h/a", "https://h:99999/a"}) {
     EXPECT_NE(CheckBaseUrl(bad), "") << bad;
   }
 }
@@ -41,15 +42,16 @@ TEST(SourceLocationRulesTest, RegionsAreDnsLabels) {
   for (const char* good : {"us-east-1", "auto", "eu-central-2", "fr-par"}) {
     EXPECT_EQ(CheckRegion(good), "") << good;
   }
-  for (const char* bad : {"", "evil.example:443#", "us-east-1.evil", "US-EAST-1", "-us", "us-",
-                          "a/b", "x y"}) {
+  for (const char* bad :
+       {"", "evil.example:443#", "us-east-1.evil", "US-EAST-1", "-us", "us-", "a/b", "x y"}) {
     EXPECT_NE(CheckRegion(bad), "") << bad;
   }
   EXPECT_NE(CheckRegion(std::string(64, 'a')), "");
 }
 
 TEST(SourceLocationRulesTest, BucketsFollowS3sRules) {
-  for (const char* good : {"models", "my.bucket-1", "abc"}) EXPECT_EQ(CheckBucket(good), "") << good;
+  for (const char* good : {"models", "my.bucket-1", "abc"})
+    EXPECT_EQ(CheckBucket(good), "") << good;
   for (const char* bad : {"ab", "Models", "my_bucket", "-models", "models-", "my..bucket",
                           "192.168.1.1", "a/b", "evil.example:443"}) {
     EXPECT_NE(CheckBucket(bad), "") << bad;
@@ -61,8 +63,8 @@ TEST(SourceLocationRulesTest, PrefixesAreRelativeKeyPaths) {
   for (const char* good : {"", "models/llama/", "models/llama", "a-b_c.d/e"}) {
     EXPECT_EQ(CheckObjectPrefix(good), "") << good;
   }
-  for (const char* bad : {"/models", "models/../secrets", "./x", "a//b", "a b", "a?x", "a#x",
-                          "a\\b", "a\nb"}) {
+  for (const char* bad :
+       {"/models", "models/../secrets", "./x", "a//b", "a b", "a?x", "a#x", "a\\b", "a\nb"}) {
     EXPECT_NE(CheckObjectPrefix(bad), "") << bad;
   }
 }

@@ -6,12 +6,9 @@
 #include <random>
 #include <thread>
 
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -19,8 +16,7 @@
 #include "core/digest/sha256.h"
 #include "core/http/http_server.h"
 #include "core/io/unique_fd.h"
-
-extern char** environ;
+#include "tests/support/child_process.h"
 
 namespace modelplane::agent {
 namespace {
@@ -29,33 +25,25 @@ namespace {
 const std::string kBinary =
     std::string(MODELPLANE_BINARY_DIR) + "/node-agent/modelplane-node-agent";
 
+using ::modelplane::testing::ChildProcess;
+using ::modelplane::testing::ExitStatus;
+
 struct ProcessResult {
-  int exit_code = -1;
+  int exit_code = -1;  // minus the signal when one ended it
   std::string out;
 };
 
-// Starts the binary with its stdout in a file; returns the pid.
-pid_t Spawn(const std::vector<std::string>& args, const std::filesystem::path& stdout_path) {
-  std::vector<char*> argv;
-  argv.push_back(const_cast<char*>(kBinary.c_str()));
-  for (const std::string& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, stdout_path.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  pid_t pid = -1;
-  const int spawned = posix_spawn(&pid, kBinary.c_str(), &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  return spawned == 0 ? pid : -1;
+// Starts the binary with its stdout (its JSON report) in a file; its log stays on stderr.
+ChildProcess Spawn(std::vector<std::string> args, const std::filesystem::path& stdout_path) {
+  args.insert(args.begin(), kBinary);
+  auto child =
+      ChildProcess::Start(args, {.log_path = stdout_path.string(), .log_stdout_only = true});
+  EXPECT_TRUE(child) << child.error().ToString();
+  return child ? std::move(*child) : ChildProcess();
 }
 
-ProcessResult Wait(pid_t pid, const std::filesystem::path& stdout_path) {
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  std::ifstream in(stdout_path);
-  return {.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status),
-          .out = std::string((std::istreambuf_iterator<char>(in)), {})};
+ProcessResult Outcome(const ChildProcess& child, const ExitStatus& status) {
+  return {.exit_code = status.signal != 0 ? -status.signal : status.code, .out = child.Log()};
 }
 
 // An answer that sends its first 16 KiB and then stalls for 3 s before each further piece:
@@ -184,8 +172,8 @@ spec:
   }
 
   ProcessResult Run(const std::vector<std::string>& args) {
-    const auto out = base_ / "stdout.json";
-    return Wait(Spawn(args, out), out);
+    ChildProcess child = Spawn(args, base_ / "stdout.json");
+    return Outcome(child, child.Wait());
   }
 
   // Bytes that the progress records on disk say have landed (their format: partial_blob.h).
@@ -273,8 +261,8 @@ TEST_F(FetchCommandTest, ATricklingSoleOriginUnderAGoodputFloorGivesUpSayingWhy)
 TEST_F(FetchCommandTest, KillNineMidFetchThenRestartDownloadsOnlyWhatWasInFlight) {
   delay_ms_ = 4;  // about 150 ranges of 64 KiB: a few seconds to kill in
   const auto out = base_ / "killed.json";
-  const pid_t pid = Spawn(FetchArgs(), out);
-  ASSERT_GT(pid, 0);
+  ChildProcess child = Spawn(FetchArgs(), out);
+  ASSERT_TRUE(child.has_process());
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (std::chrono::steady_clock::now() < give_up) {
     std::error_code error;
@@ -283,8 +271,7 @@ TEST_F(FetchCommandTest, KillNineMidFetchThenRestartDownloadsOnlyWhatWasInFlight
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  ASSERT_EQ(::kill(pid, SIGKILL), 0);
-  const auto killed = Wait(pid, out);
+  const auto killed = Outcome(child, child.Stop(SIGKILL));
   ASSERT_EQ(killed.exit_code, -SIGKILL);
   const std::uint64_t landed = RecordedBytes();
   ASSERT_GT(landed, 0u);

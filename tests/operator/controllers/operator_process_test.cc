@@ -5,27 +5,27 @@
 #include <fstream>
 #include <sstream>
 
-#include <fcntl.h>
 #include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
 
 #include "tests/core/kube/cluster/cluster_fixture.h"
+#include "tests/support/child_process.h"
 
 namespace modelplane::controller {
 namespace {
 
 using core::testing::RunCommand;
 using core::testing::WaitUntil;
+using ::modelplane::testing::ChildProcess;
 using nlohmann::json;
 
 constexpr auto kProcessWait = std::chrono::seconds(30);
 
 struct Replica {
   std::string log;
-  pid_t pid = -1;
+  ChildProcess process;
 };
 
 std::string ReadFile(const std::string& path) {
@@ -86,7 +86,7 @@ class OperatorProcessTest : public core::testing::ClusterTest {
           kProcessWait));
     }
     for (Replica& replica : replicas_) {
-      Stop(replica, SIGKILL);
+      replica.process.Stop(SIGKILL);
       // Kept for a failed test's diagnosis; otherwise every run left them in /tmp.
       if (!HasFailure()) ::unlink(replica.log.c_str());
     }
@@ -96,27 +96,13 @@ class OperatorProcessTest : public core::testing::ClusterTest {
 
   Replica& Launch(const std::string& name) {
     Replica replica{.log = "/tmp/" + namespace_ + "-" + name + ".log"};
-    ::unlink(replica.log.c_str());
-    const std::string binary = std::string(MODELPLANE_BINARY_DIR) + "/operator/modelplane-operator";
-    replica.pid = ::fork();
-    if (replica.pid == 0) {
-      const int fd = ::open(replica.log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      ::dup2(fd, STDOUT_FILENO);
-      ::dup2(fd, STDERR_FILENO);
-      ::execl(binary.c_str(), binary.c_str(), "--config", config_.c_str(), nullptr);
-      ::_exit(127);
-    }
-    replicas_.push_back(replica);
+    auto process = ChildProcess::Start(
+        {std::string(MODELPLANE_BINARY_DIR) + "/operator/modelplane-operator", "--config", config_},
+        {.log_path = replica.log});
+    EXPECT_TRUE(process) << process.error().ToString();
+    if (process) replica.process = std::move(*process);
+    replicas_.push_back(std::move(replica));
     return replicas_.back();
-  }
-
-  static int Stop(Replica& replica, int signal) {
-    if (replica.pid <= 0) return -1;
-    ::kill(replica.pid, signal);
-    int status = 0;
-    ::waitpid(replica.pid, &status, 0);
-    replica.pid = -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   }
 
   static bool Logged(const Replica& replica, const std::string& event) {
@@ -162,7 +148,7 @@ TEST_F(OperatorProcessTest, OnlyTheLeaderReconcilesAndTheStandbyTakesOver) {
 
   // The leader dies without releasing the lease: the standby takes over once it expires and
   // reconciles what is created after.
-  Stop(first, SIGKILL);
+  first.process.Stop(SIGKILL);
   ASSERT_TRUE(WaitUntil([&] { return Logged(second, "controllers_started"); }, kProcessWait))
       << ReadFile(second.log);
   EXPECT_EQ(Readyz(second), 200);

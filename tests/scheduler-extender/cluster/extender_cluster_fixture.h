@@ -10,15 +10,10 @@
 #include <optional>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
-#include <fcntl.h>
 #include <netinet/in.h>
-#include <signal.h>
-#include <spawn.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -27,13 +22,13 @@
 #include "core/kube/resource_type.h"
 #include "tests/core/http/test_certificates.h"
 #include "tests/core/kube/cluster/cluster_fixture.h"
-
-extern char** environ;
+#include "tests/support/child_process.h"
 
 namespace modelplane::extender::testing {
 
 using core::testing::RunCommand;
 using core::testing::WaitUntil;
+using ::modelplane::testing::ChildProcess;
 using nlohmann::json;
 using std::chrono::seconds;
 
@@ -44,67 +39,6 @@ inline constexpr const char* kHolder = "gpu-node-2";    // holds the revision Re
 inline constexpr const char* kTooSmall = "gpu-node-1";  // its cache cannot fit the revision
 // The CN of the client certificate kube-scheduler presents, and the one the extender allows.
 inline constexpr const char* kSchedulerName = "modelplane-scheduler";
-
-// A child process with stdout and stderr in a file, stopped with SIGTERM (then SIGKILL).
-class ChildProcess {
- public:
-  ChildProcess() = default;
-  ChildProcess(const ChildProcess&) = delete;
-  ChildProcess& operator=(const ChildProcess&) = delete;
-  ~ChildProcess() { Stop(); }
-
-  bool Start(const std::vector<std::string>& argv, const std::string& log_path) {
-    log_path_ = log_path;
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 1, log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                     0644);
-    posix_spawn_file_actions_adddup2(&actions, 1, 2);
-    std::vector<char*> args;
-    args.reserve(argv.size() + 1);
-    for (const std::string& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
-    args.push_back(nullptr);
-    const int rc = posix_spawnp(&pid_, args[0], &actions, nullptr, args.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    if (rc != 0) pid_ = -1;
-    return rc == 0;
-  }
-
-  [[nodiscard]] pid_t pid() const { return pid_; }
-
-  bool Running() const {
-    if (pid_ <= 0) return false;
-    int status = 0;
-    return ::waitpid(pid_, &status, WNOHANG) == 0;
-  }
-
-  void Stop() {
-    if (pid_ <= 0) return;
-    ::kill(pid_, SIGTERM);
-    int status = 0;
-    for (int i = 0; i < 100; ++i) {
-      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        return;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    ::kill(pid_, SIGKILL);
-    ::waitpid(pid_, &status, 0);
-    pid_ = -1;
-  }
-
-  std::string Log() const {
-    std::ifstream file(log_path_);
-    std::ostringstream text;
-    text << file.rdbuf();
-    return text.str();
-  }
-
- private:
-  pid_t pid_ = -1;
-  std::string log_path_;
-};
 
 // A loopback port free right now (the kernel's pick, released again).
 inline std::uint16_t FreePort() {
@@ -268,10 +202,12 @@ class ExtenderClusterTest : public core::testing::ClusterTest {
     std::ofstream(config) << server.str() << "admin: {address: 127.0.0.1, port: " << admin_port_
                           << "}\n"
                           << "kubernetes: {kubeconfig: " << kubeconfig_path_ << "}\n";
-    ASSERT_TRUE(extender_.Start(
+    auto extender = ChildProcess::Start(
         {std::string(MODELPLANE_BINARY_DIR) + "/scheduler-extender/modelplane-scheduler-extender",
          "--config", config},
-        (work_ / "extender.log").string()));
+        {.log_path = (work_ / "extender.log").string()});
+    ASSERT_TRUE(extender) << extender.error().ToString();
+    extender_ = std::move(*extender);
     core::ClientOptions options;
     options.retry.max_attempts = 1;
     if (launch.mutual_tls) {

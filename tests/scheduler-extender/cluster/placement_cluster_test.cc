@@ -11,15 +11,16 @@
 #include <gtest/gtest.h>
 
 #include "tests/scheduler-extender/cluster/extender_cluster_fixture.h"
+#include "tests/support/child_process.h"
 
 namespace modelplane::extender {
 namespace {
 
 using core::testing::EnvOr;
 using core::testing::WaitUntil;
+using ::modelplane::testing::ChildProcess;
 using nlohmann::json;
 using std::chrono::seconds;
-using testing::ChildProcess;
 using testing::ExtenderLaunch;
 using testing::kHolder;
 using testing::kTooSmall;
@@ -69,10 +70,21 @@ class PlacementClusterTest : public testing::ExtenderClusterTest {
                           << "\n"
                           << "  ignorable: false\n"
                           << "  httpTimeout: 5s\n";
-    ASSERT_TRUE(scheduler_.Start({"kube-scheduler", "--config=" + config, "--secure-port=0"},
-                                 (work_ / "kube-scheduler.log").string()))
-        << "kube-scheduler is not on PATH: eval \"$(e2e/cluster.sh env)\" puts it there";
-    std::this_thread::sleep_for(seconds(1));
+    auto scheduler =
+        ChildProcess::Start({"kube-scheduler", "--config=" + config, "--secure-port=0"},
+                            {.log_path = (work_ / "kube-scheduler.log").string()});
+    ASSERT_TRUE(scheduler) << scheduler.error().ToString()
+                           << " (kube-scheduler is not on PATH? eval \"$(e2e/cluster.sh env)\" "
+                              "puts it there)";
+    scheduler_ = std::move(*scheduler);
+    // It has read and checked its configuration (a bad one ends it) once it says it starts.
+    ASSERT_TRUE(WaitUntil(
+        [&] {
+          return !scheduler_.Running() ||
+                 scheduler_.Log().find("\"Starting Kubernetes Scheduler\"") != std::string::npos;
+        },
+        seconds(30)))
+        << scheduler_.Log();
     ASSERT_TRUE(scheduler_.Running()) << scheduler_.Log();
   }
 

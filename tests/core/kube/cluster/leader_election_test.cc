@@ -12,7 +12,6 @@
 #include <vector>
 
 #include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -20,9 +19,12 @@
 #include "core/kube/leader_elector.h"
 #include "tests/core/kube/cluster/cluster_fixture.h"
 #include "tests/core/kube/forwarding_kube_client.h"
+#include "tests/support/child_process.h"
 
 namespace modelplane::core::testing {
 namespace {
+
+using ::modelplane::testing::ChildProcess;
 
 constexpr long long kLeaseMs = 4000;
 constexpr long long kRenewMs = 3000;
@@ -38,7 +40,7 @@ long long Now() {
 struct Candidate {
   std::string identity;
   std::string log;
-  pid_t pid = -1;
+  ChildProcess process;
   std::optional<long long> killed_at;
 };
 
@@ -63,10 +65,7 @@ class LeaderElectionTest : public ClusterTest {
  protected:
   void TearDown() override {
     for (auto& candidate : candidates_) {
-      if (candidate.pid > 0) {
-        ::kill(candidate.pid, SIGKILL);
-        ::waitpid(candidate.pid, nullptr, 0);
-      }
+      candidate.process.Stop(SIGKILL);
       // Kept for a failed test's diagnosis; otherwise every run left them in /tmp.
       if (!HasFailure()) ::unlink(candidate.log.c_str());
     }
@@ -78,25 +77,20 @@ class LeaderElectionTest : public ClusterTest {
     ::unlink(candidate.log.c_str());
     const std::string probe =
         std::string(MODELPLANE_BINARY_DIR) + "/tests/core/kube/cluster/leader_election_probe";
-    candidate.pid = ::fork();
-    if (candidate.pid == 0) {
-      const std::string lease = std::to_string(kLeaseMs), renew = std::to_string(kRenewMs),
-                        retry = std::to_string(kRetryMs);
-      ::execl(probe.c_str(), probe.c_str(), "--kubeconfig", kubeconfig_path_.c_str(), "--namespace",
-              namespace_.c_str(), "--lease", "leader", "--identity", identity.c_str(), "--log",
-              candidate.log.c_str(), "--lease-ms", lease.c_str(), "--renew-ms", renew.c_str(),
-              "--retry-ms", retry.c_str(), nullptr);
-      ::_exit(127);
-    }
-    candidates_.push_back(candidate);
+    // No log file: the probe writes its events to --log itself, and its output stays the test's.
+    auto process = ChildProcess::Start(
+        {probe, "--kubeconfig", kubeconfig_path_, "--namespace", namespace_, "--lease", "leader",
+         "--identity", identity, "--log", candidate.log, "--lease-ms", std::to_string(kLeaseMs),
+         "--renew-ms", std::to_string(kRenewMs), "--retry-ms", std::to_string(kRetryMs)});
+    EXPECT_TRUE(process) << process.error().ToString();
+    if (process) candidate.process = std::move(*process);
+    candidates_.push_back(std::move(candidate));
     return candidates_.back();
   }
 
-  void Kill(Candidate& candidate, int signal) {
+  static void Kill(Candidate& candidate, int signal) {
     if (signal == SIGKILL) candidate.killed_at = Now();
-    ::kill(candidate.pid, signal);
-    ::waitpid(candidate.pid, nullptr, 0);
-    candidate.pid = -1;
+    candidate.process.Stop(signal);
   }
 
   // Every candidate's leadership intervals, [started, stopped or killed).

@@ -10,13 +10,9 @@
 #include <iostream>
 #include <sstream>
 
-#include <fcntl.h>
 #include <grpcpp/create_channel.h>
 #include <grpcpp/security/credentials.h>
-#include <signal.h>
 #include <sys/mount.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -28,12 +24,14 @@
 #include "node-agent/store/revision_view.h"
 #include "tests/core/kube/cluster/cluster_fixture.h"
 #include "tests/node-agent/csi/staged_revision.h"
+#include "tests/support/child_process.h"
 
 namespace modelplane::agent {
 namespace {
 
 using core::testing::RunCommand;
 using core::testing::WaitUntil;
+using ::modelplane::testing::ChildProcess;
 using nlohmann::json;
 using Mode = csi::v1::VolumeCapability::AccessMode;
 
@@ -136,20 +134,12 @@ class AgentCsiClusterTest : public core::testing::ClusterTest {
   std::string Log() const { return ReadFile((base_ / "agent.log").string()); }
 
   void StartAgent() {
-    const std::string binary =
-        std::string(MODELPLANE_BINARY_DIR) + "/node-agent/modelplane-node-agent";
-    const std::string log = (base_ / "agent.log").string();
-    agent_ = ::fork();
-    if (agent_ == 0) {
-      // A test process that dies (a crash, a closed pipe) takes its agent with it.
-      ::prctl(PR_SET_PDEATHSIG, SIGTERM);
-      const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-      ::dup2(fd, STDOUT_FILENO);
-      ::dup2(fd, STDERR_FILENO);
-      ::execl(binary.c_str(), binary.c_str(), "run", "--config", config_.c_str(), nullptr);
-      ::_exit(127);
-    }
-    ASSERT_GT(agent_, 0);
+    auto agent = ChildProcess::Start(
+        {std::string(MODELPLANE_BINARY_DIR) + "/node-agent/modelplane-node-agent", "run",
+         "--config", config_},
+        {.log_path = (base_ / "agent.log").string(), .append_log = true, .die_with_parent = true});
+    ASSERT_TRUE(agent) << agent.error().ToString();
+    agent_ = std::move(*agent);
     // Running means the informers synced: Probe says ready from here on.
     // The log is appended to across restarts: wait for this run's line.
     ASSERT_TRUE(WaitUntil([&] { return Count("event=node_agent_running") > started_; }, kWait))
@@ -161,17 +151,13 @@ class AgentCsiClusterTest : public core::testing::ClusterTest {
   }
 
   void StopAgent() {
-    if (agent_ <= 0) return;
+    if (!agent_.has_process()) return;
     // Close our connection first: an idle gRPC C++ client notices the server's GOAWAY only at
     // its 5 s backup poll, and the server's shutdown waits for the connection (kubelet's Go
     // client answers at once).
     node_client_.reset();
     identity_client_.reset();
-    ::kill(agent_, SIGTERM);
-    int status = 0;
-    ::waitpid(agent_, &status, 0);
-    agent_ = -1;
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << Log();
+    EXPECT_EQ(agent_.Stop().code, 0) << Log();
   }
 
   std::size_t Count(const std::string& needle) const {
@@ -292,7 +278,7 @@ class AgentCsiClusterTest : public core::testing::ClusterTest {
   std::string config_;
   std::map<std::string, std::string> files_;
   core::Sha256Bytes digest_{};
-  pid_t agent_ = -1;
+  ChildProcess agent_;
   std::size_t started_ = 0;
   std::unique_ptr<csi::v1::Node::Stub> node_client_;
   std::unique_ptr<csi::v1::Identity::Stub> identity_client_;

@@ -8,12 +8,9 @@
 #include <system_error>
 #include <thread>
 
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <signal.h>
 #include <sys/mount.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -25,10 +22,12 @@
 #include "node-agent/revision/loaded_revision.h"
 #include "tests/core/kube/cluster/cluster_fixture.h"
 #include "tests/node-agent/csi/staged_revision.h"
+#include "tests/support/child_process.h"
 
 namespace modelplane::agent::testing {
 
 using core::testing::WaitUntil;
+using ::modelplane::testing::ChildProcess;
 using nlohmann::json;
 
 inline constexpr auto kWait = std::chrono::seconds(60);
@@ -201,29 +200,18 @@ class AgentEvictionClusterTest : public core::testing::ClusterTest {
                            << ", "
                            << "deleteRate: " << delete_rate << "}\n"
                            << extra_config_;
-    const std::string binary =
-        std::string(MODELPLANE_BINARY_DIR) + "/node-agent/modelplane-node-agent";
-    const std::string log = (base_ / "agent.log").string();
-    agent_ = ::fork();
-    if (agent_ == 0) {
-      ::prctl(PR_SET_PDEATHSIG, SIGTERM);
-      const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-      ::dup2(fd, STDOUT_FILENO);
-      ::dup2(fd, STDERR_FILENO);
-      ::execl(binary.c_str(), binary.c_str(), "run", "--config", config_.c_str(), nullptr);
-      ::_exit(127);
-    }
-    ASSERT_GT(agent_, 0);
+    auto agent = ChildProcess::Start(
+        {std::string(MODELPLANE_BINARY_DIR) + "/node-agent/modelplane-node-agent", "run",
+         "--config", config_},
+        {.log_path = (base_ / "agent.log").string(), .append_log = true, .die_with_parent = true});
+    ASSERT_TRUE(agent) << agent.error().ToString();
+    agent_ = std::move(*agent);
   }
 
   // SIGKILL: no shutdown path runs, as when the node or the container dies.
   void KillAgent() {
-    ASSERT_GT(agent_, 0);
-    ::kill(agent_, SIGKILL);
-    int status = 0;
-    ::waitpid(agent_, &status, 0);
-    agent_ = -1;
-    ASSERT_TRUE(WIFSIGNALED(status)) << Log();
+    ASSERT_TRUE(agent_.has_process());
+    ASSERT_NE(agent_.Stop(SIGKILL).signal, 0) << Log();
   }
 
   std::size_t Count(std::string_view needle) const {
@@ -245,12 +233,8 @@ class AgentEvictionClusterTest : public core::testing::ClusterTest {
   }
 
   void StopAgent() {
-    if (agent_ <= 0) return;
-    ::kill(agent_, SIGTERM);
-    int status = 0;
-    ::waitpid(agent_, &status, 0);
-    agent_ = -1;
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << Log();
+    if (!agent_.has_process()) return;
+    EXPECT_EQ(agent_.Stop().code, 0) << Log();
   }
 
   std::string Log() const { return ReadFile(base_ / "agent.log"); }
@@ -302,7 +286,7 @@ class AgentEvictionClusterTest : public core::testing::ClusterTest {
   std::string config_;
   std::string source_policy_ = "{objectStores: [{buckets: [models], nodeCredentials: true}]}";
   std::string extra_config_;  // more top-level keys of the agent's config, whole lines
-  pid_t agent_ = -1;
+  ChildProcess agent_;
 };
 
 }  // namespace modelplane::agent::testing

@@ -176,6 +176,7 @@ bool EnterNetworkNamespace() {
 
 TEST_F(PeerMutualTlsNetnsTest, TwoAgentsOnDistinctAddressesAuthenticateEachOtherByNode) {
   std::fflush(nullptr);
+  // A bare fork, not tests/support/child_process.h: the child runs this test's code, no program.
   const pid_t child = ::fork();
   ASSERT_GE(child, 0);
   if (child == 0) {

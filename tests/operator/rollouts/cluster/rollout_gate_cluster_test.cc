@@ -5,22 +5,19 @@
 #include <fstream>
 #include <sstream>
 
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "core/http/http_client.h"
 #include "tests/core/http/test_certificates.h"
 #include "tests/core/kube/cluster/cluster_fixture.h"
+#include "tests/support/child_process.h"
 
 namespace modelplane::controller {
 namespace {
 
 using core::testing::WaitUntil;
+using ::modelplane::testing::ChildProcess;
 using nlohmann::json;
 using ::testing::HasSubstr;
 namespace http = boost::beast::http;
@@ -52,15 +49,11 @@ class RolloutGateClusterTest : public core::testing::ClusterTest {
                            << "leaderElection: {enabled: false}\n"
                            << "controllers: {namespace: " << namespace_ << "}\n"
                            << "rolloutGates: {enabled: true, address: 127.0.0.1, port: 0}\n";
-    const std::string binary = std::string(MODELPLANE_BINARY_DIR) + "/operator/modelplane-operator";
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      const int fd = ::open(log_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      ::dup2(fd, STDOUT_FILENO);
-      ::dup2(fd, STDERR_FILENO);
-      ::execl(binary.c_str(), binary.c_str(), "--config", config_.c_str(), nullptr);
-      ::_exit(127);
-    }
+    auto launched = ChildProcess::Start(
+        {std::string(MODELPLANE_BINARY_DIR) + "/operator/modelplane-operator", "--config", config_},
+        {.log_path = log_});
+    ASSERT_TRUE(launched) << launched.error().ToString();
+    operator_ = std::move(*launched);
     std::optional<int> port;
     ASSERT_TRUE(WaitUntil(
         [&] {
@@ -97,10 +90,7 @@ class RolloutGateClusterTest : public core::testing::ClusterTest {
                              {.subresource = "status"});
       }
     }
-    if (pid_ > 0) {
-      ::kill(pid_, SIGTERM);
-      ::waitpid(pid_, nullptr, 0);
-    }
+    operator_.Stop();
     ClusterTest::TearDown();
   }
 
@@ -138,7 +128,7 @@ class RolloutGateClusterTest : public core::testing::ClusterTest {
   std::string config_;
   std::string log_;
   std::string port_;
-  pid_t pid_ = -1;
+  ChildProcess operator_;
   std::unique_ptr<core::HttpClient> http_;
   std::vector<std::string> reported_;
 };

@@ -7,10 +7,7 @@
 #include <fstream>
 #include <sstream>
 
-#include <fcntl.h>
 #include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -18,11 +15,13 @@
 #include "core/text/base64.h"
 #include "tests/core/http/test_certificates.h"
 #include "tests/core/kube/cluster/cluster_fixture.h"
+#include "tests/support/child_process.h"
 
 namespace modelplane::controller {
 namespace {
 
 using core::testing::WaitUntil;
+using ::modelplane::testing::ChildProcess;
 using nlohmann::json;
 using ::testing::HasSubstr;
 
@@ -123,7 +122,7 @@ class WebhookClusterTest : public core::testing::ClusterTest {
       (void)client_->Delete(kWebhookConfigurations, "", namespace_);
       (void)client_->Delete(kValidatingConfigurations, "", namespace_);
       (void)client_->Request("DELETE", "/api/v1/namespaces/" + namespace_ + "/pods", nullptr, "");
-      if (operator_pid_ <= 0) Launch();  // revisions carry its finalizer
+      if (!operator_.has_process()) Launch();  // revisions carry its finalizer
       if (auto revisions = client_->ListAll(core::resources::ModelRevisions(), namespace_, {})) {
         for (const json& item : revisions->items) {
           (void)client_->Delete(core::resources::ModelRevisions(), namespace_,
@@ -147,23 +146,14 @@ class WebhookClusterTest : public core::testing::ClusterTest {
   }
 
   void Launch() {
-    const std::string binary = std::string(MODELPLANE_BINARY_DIR) + "/operator/modelplane-operator";
-    operator_pid_ = ::fork();
-    if (operator_pid_ == 0) {
-      const int fd = ::open(log_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-      ::dup2(fd, STDOUT_FILENO);
-      ::dup2(fd, STDERR_FILENO);
-      ::execl(binary.c_str(), binary.c_str(), "--config", config_.c_str(), nullptr);
-      ::_exit(127);
-    }
+    auto launched = ChildProcess::Start(
+        {std::string(MODELPLANE_BINARY_DIR) + "/operator/modelplane-operator", "--config", config_},
+        {.log_path = log_, .append_log = true});
+    ASSERT_TRUE(launched) << launched.error().ToString();
+    operator_ = std::move(*launched);
   }
 
-  void StopOperator() {
-    if (operator_pid_ <= 0) return;
-    ::kill(operator_pid_, SIGKILL);
-    ::waitpid(operator_pid_, nullptr, 0);
-    operator_pid_ = -1;
-  }
+  void StopOperator() { operator_.Stop(SIGKILL); }
 
   // As the chart installs it, but with a URL (the API server runs on this host) and only for
   // this test's namespace.
@@ -277,7 +267,7 @@ class WebhookClusterTest : public core::testing::ClusterTest {
   std::string config_;
   std::string log_;
   std::string port_;
-  pid_t operator_pid_ = -1;
+  ChildProcess operator_;
   std::string reported_node_;  // whose ModelCache status the test wrote, cleared afterwards
 };
 
