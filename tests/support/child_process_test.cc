@@ -24,8 +24,8 @@ TEST(ChildProcessTest, WaitGivesTheExitCodeAndTheLogKeepsTheOutput) {
   const std::string log = (std::filesystem::temp_directory_path() /
                            ("child-process-test-" + std::to_string(::getpid()) + ".log"))
                               .string();
-  auto child = ChildProcess::Start({"/bin/sh", "-c", "echo out; echo err >&2; exit 3"},
-                                   {.log_path = log});
+  auto child =
+      ChildProcess::Start({"/bin/sh", "-c", "echo out; echo err >&2; exit 3"}, {.log_path = log});
   ASSERT_TRUE(child) << child.error().ToString();
   const ExitStatus status = child->Wait();
   EXPECT_EQ(status.code, 3);

@@ -106,19 +106,7 @@ class ControllersTest : public core::testing::ClusterTest {
     if (manager_) {
       // Revisions go while the controllers still run, so their finalizers are released and no
       // entry is left in the shared ModelCaches.
-      auto revisions = client_->ListAll(core::resources::ModelRevisions(), namespace_, {});
-      if (revisions) {
-        for (const json& item : revisions->items) {
-          (void)client_->Delete(core::resources::ModelRevisions(), namespace_,
-                                item["metadata"]["name"]);
-        }
-      }
-      EXPECT_TRUE(WaitUntil(
-          [&] {
-            auto left = client_->ListAll(core::resources::ModelRevisions(), namespace_, {});
-            return left && left->items.empty();
-          },
-          kWait));
+      EXPECT_TRUE(DeleteAllInNamespace(core::resources::ModelRevisions(), kWait));
       manager_->Stop();
     }
     // ModelCaches are cluster-wide: what this test reported must not be seen by the next one

@@ -72,18 +72,7 @@ class OperatorProcessTest : public core::testing::ClusterTest {
   void TearDown() override {
     // Revisions carry the operator's finalizer: delete them while a replica still runs.
     if (client_ && !namespace_.empty()) {
-      if (auto revisions = client_->ListAll(core::resources::ModelRevisions(), namespace_, {})) {
-        for (const json& item : revisions->items) {
-          (void)client_->Delete(core::resources::ModelRevisions(), namespace_,
-                                item["metadata"]["name"]);
-        }
-      }
-      EXPECT_TRUE(WaitUntil(
-          [&] {
-            auto left = client_->ListAll(core::resources::ModelRevisions(), namespace_, {});
-            return left && left->items.empty();
-          },
-          kProcessWait));
+      EXPECT_TRUE(DeleteAllInNamespace(core::resources::ModelRevisions(), kProcessWait));
     }
     for (Replica& replica : replicas_) {
       replica.process.Stop(SIGKILL);

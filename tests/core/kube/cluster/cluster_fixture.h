@@ -118,6 +118,23 @@ class ClusterTest : public ::testing::Test {
     return true;
   }
 
+  // Deletes every object of `type` in the test's namespace and waits until they are gone (their
+  // finalizers released: ModelRevisions carry the operator's, so a running operator must see
+  // the deletes). False when some are left after `timeout`.
+  bool DeleteAllInNamespace(const ResourceType& type, std::chrono::milliseconds timeout) {
+    if (auto objects = client_->ListAll(type, namespace_, {})) {
+      for (const nlohmann::json& item : objects->items) {
+        (void)client_->Delete(type, namespace_, item["metadata"]["name"].get<std::string>());
+      }
+    }
+    return WaitUntil(
+        [&] {
+          auto left = client_->ListAll(type, namespace_, {});
+          return left && left->items.empty();
+        },
+        timeout);
+  }
+
   // Runs e2e/cluster.sh with arguments (restart kube-apiserver, etcdctl ...).
   int Cluster(const std::string& arguments, std::string* output = nullptr) {
     if (cluster_script_.empty()) return -1;

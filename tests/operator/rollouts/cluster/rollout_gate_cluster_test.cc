@@ -72,18 +72,7 @@ class RolloutGateClusterTest : public core::testing::ClusterTest {
     if (client_) {
       (void)client_->Delete(core::resources::Deployments(), namespace_, "podinfo");
       (void)client_->Request("DELETE", "/api/v1/namespaces/" + namespace_ + "/pods", nullptr, "");
-      if (auto revisions = client_->ListAll(core::resources::ModelRevisions(), namespace_, {})) {
-        for (const json& item : revisions->items) {
-          (void)client_->Delete(core::resources::ModelRevisions(), namespace_,
-                                item["metadata"]["name"]);
-        }
-      }
-      WaitUntil(
-          [&] {
-            auto left = client_->ListAll(core::resources::ModelRevisions(), namespace_, {});
-            return left && left->items.empty();
-          },
-          kWait);
+      (void)DeleteAllInNamespace(core::resources::ModelRevisions(), kWait);
       for (const std::string& node : reported_) {
         (void)client_->Patch(core::resources::ModelCaches(), "", node, core::PatchType::kMerge,
                              {{"status", {{"revisions", json::array()}}}},

@@ -123,18 +123,7 @@ class WebhookClusterTest : public core::testing::ClusterTest {
       (void)client_->Delete(kValidatingConfigurations, "", namespace_);
       (void)client_->Request("DELETE", "/api/v1/namespaces/" + namespace_ + "/pods", nullptr, "");
       if (!operator_.has_process()) Launch();  // revisions carry its finalizer
-      if (auto revisions = client_->ListAll(core::resources::ModelRevisions(), namespace_, {})) {
-        for (const json& item : revisions->items) {
-          (void)client_->Delete(core::resources::ModelRevisions(), namespace_,
-                                item["metadata"]["name"]);
-        }
-      }
-      WaitUntil(
-          [&] {
-            auto left = client_->ListAll(core::resources::ModelRevisions(), namespace_, {});
-            return left && left->items.empty();
-          },
-          kWait);
+      (void)DeleteAllInNamespace(core::resources::ModelRevisions(), kWait);
     }
     StopOperator();
     if (client_ && !reported_node_.empty()) {
