@@ -24,6 +24,7 @@
 #include "node-agent/store/revision_view.h"
 #include "tests/core/kube/cluster/cluster_fixture.h"
 #include "tests/node-agent/csi/staged_revision.h"
+#include "tests/node-agent/node_agent_process.h"
 #include "tests/support/child_process.h"
 
 namespace modelplane::agent {
@@ -134,10 +135,8 @@ class AgentCsiClusterTest : public core::testing::ClusterTest {
   std::string Log() const { return ReadFile((base_ / "agent.log").string()); }
 
   void StartAgent() {
-    auto agent = ChildProcess::Start(
-        {std::string(MODELPLANE_BINARY_DIR) + "/node-agent/modelplane-node-agent", "run",
-         "--config", config_},
-        {.log_path = (base_ / "agent.log").string(), .append_log = true, .die_with_parent = true});
+    auto agent =
+        ::modelplane::testing::StartNodeAgentProcess(config_, (base_ / "agent.log").string());
     ASSERT_TRUE(agent) << agent.error().ToString();
     agent_ = std::move(*agent);
     // Running means the informers synced: Probe says ready from here on.

@@ -22,6 +22,7 @@
 #include "node-agent/revision/loaded_revision.h"
 #include "tests/core/kube/cluster/cluster_fixture.h"
 #include "tests/node-agent/csi/staged_revision.h"
+#include "tests/node-agent/node_agent_process.h"
 #include "tests/support/child_process.h"
 
 namespace modelplane::agent::testing {
@@ -200,10 +201,8 @@ class AgentEvictionClusterTest : public core::testing::ClusterTest {
                            << ", "
                            << "deleteRate: " << delete_rate << "}\n"
                            << extra_config_;
-    auto agent = ChildProcess::Start(
-        {std::string(MODELPLANE_BINARY_DIR) + "/node-agent/modelplane-node-agent", "run",
-         "--config", config_},
-        {.log_path = (base_ / "agent.log").string(), .append_log = true, .die_with_parent = true});
+    auto agent =
+        ::modelplane::testing::StartNodeAgentProcess(config_, (base_ / "agent.log").string());
     ASSERT_TRUE(agent) << agent.error().ToString();
     agent_ = std::move(*agent);
   }
