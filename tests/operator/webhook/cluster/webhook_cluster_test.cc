@@ -12,6 +12,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "core/json/json_lookup.h"
 #include "core/text/base64.h"
 #include "tests/core/http/test_certificates.h"
 #include "tests/core/kube/cluster/cluster_fixture.h"
@@ -246,6 +247,24 @@ class WebhookClusterTest : public core::testing::ClusterTest {
     return created;
   }
 
+  // Waits until the webhook's informer has the revision: a dry run of a pod naming it is
+  // refused (an invalid or revoked revision) or injected with its digest, not admitted as
+  // "does not exist yet". A pod created right after its revision would otherwise race that
+  // informer.
+  bool WaitUntilTheWebhookSees(const std::string& revision) {
+    const std::string path = "/api/v1/namespaces/" + namespace_ + "/pods?dryRun=All";
+    return WaitUntil(
+        [&] {
+          auto answer = client_->Request("POST", path, ServingPod(namespace_, "probe", revision),
+                                         "application/json");
+          if (!answer)
+            return answer.error().message().find("denied the request") != std::string::npos;
+          return core::StringMember(*answer, {"metadata", "annotations", "modelplane.io/injected"})
+                     .find("sha256:") != std::string::npos;
+        },
+        kWait);
+  }
+
   json GetPod(const std::string& name) {
     auto pod = client_->Get(core::resources::Pods(), namespace_, name);
     return pod ? *pod : json();
@@ -263,6 +282,7 @@ class WebhookClusterTest : public core::testing::ClusterTest {
 TEST_F(WebhookClusterTest, AnAnnotationIsEnoughAndOtherPodsAreUntouched) {
   ASSERT_TRUE(client_->Create(core::resources::ModelRevisions(), namespace_,
                               Revision(namespace_, "llama-r1")));
+  ASSERT_TRUE(WaitUntilTheWebhookSees("llama-r1")) << ReadFile(log_);
   auto created = CreatePod(ServingPod(namespace_, "llama-0", "llama-r1"));
   ASSERT_TRUE(created) << created.error().ToString() << "\n" << ReadFile(log_);
   const json pod = GetPod("llama-0");
@@ -306,6 +326,8 @@ TEST_F(WebhookClusterTest, InvalidAndRevokedRevisionsAreRefusedWithTheReason) {
   ASSERT_TRUE(client_->Create(core::resources::ModelRevisions(), namespace_, escaping));
   ASSERT_TRUE(client_->Create(core::resources::ModelRevisions(), namespace_,
                               Revision(namespace_, "llama-revoked", true)));
+  ASSERT_TRUE(WaitUntilTheWebhookSees("llama-escape")) << ReadFile(log_);
+  ASSERT_TRUE(WaitUntilTheWebhookSees("llama-revoked")) << ReadFile(log_);
   auto invalid = CreatePod(ServingPod(namespace_, "a", "llama-escape"));
   ASSERT_FALSE(invalid);
   EXPECT_THAT(invalid.error().message(), HasSubstr("ModelRevision"));
