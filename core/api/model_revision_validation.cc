@@ -143,7 +143,8 @@ void ValidateSource(const ModelSource& source, const std::string& item, Collecto
   }
   // Every field that ends up in a URL or host name follows a strict grammar
   // (source_location_rules.h).
-  const auto check = [&](std::string_view location, std::string_view field, std::string problem) {
+  const auto check = [&](std::string_view location, std::string_view field,
+                         const std::string& problem) {
     if (!problem.empty()) {
       out.Add(ValidationReason::kInvalidValue, JsonPathChild(JsonPathChild(item, location), field),
               problem);

@@ -10,7 +10,7 @@ namespace {
 
 using std::chrono::seconds;
 
-const core::api::Timestamp kWallNow{std::chrono::sys_days{std::chrono::year{2026} / 12 / 7}};
+constexpr core::api::Timestamp kWallNow{std::chrono::sys_days{std::chrono::year{2026} / 12 / 7}};
 
 core::api::DesiredRevision Desired(const std::string& name, const std::string& reason) {
   return {.revision = {.namespace_name = "serving", .name = name},
@@ -31,6 +31,7 @@ core::Pod ServingPod(const std::string& uid, const std::string& revision, bool g
 
 std::vector<std::string> WantedNames(const NodeDemand& demand) {
   std::vector<std::string> names;
+  names.reserve(demand.wanted.size());
   for (const WantedRevision& wanted : demand.wanted) names.push_back(wanted.reference.name);
   return names;
 }

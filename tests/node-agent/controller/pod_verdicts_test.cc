@@ -17,8 +17,10 @@ core::Pod GatedPodOf(const std::string& name, const std::string& revision, bool 
   return pod;
 }
 
+// NOLINTBEGIN(cert-err58-cpp): test constants; an allocation failure here ends the test.
 const std::string kDigestA = "sha256:" + std::string(64, 'a');
 const std::string kDigestB = "sha256:" + std::string(64, 'b');
+// NOLINTEND(cert-err58-cpp)
 
 TEST(PodVerdictsTest, AWaitingPodGoesReadyWithTheTierThatServedItsRevision) {
   const std::vector<core::Pod> pods = {GatedPodOf("waiting", "r1", false),

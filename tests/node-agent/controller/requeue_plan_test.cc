@@ -8,7 +8,7 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-const core::Clock::SteadyTime kPassTime{seconds(1'000)};
+constexpr core::Clock::SteadyTime kPassTime{seconds(1'000)};
 
 RequeueFacts Idle() {
   return {.now = kPassTime, .status_interval = seconds(2)};
