@@ -1,6 +1,8 @@
 #include "kubectl-plugin/plugin_app.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <optional>
 
 #include <CLI/CLI.hpp>
@@ -15,7 +17,10 @@
 #include "kubectl-plugin/pod_explanation.h"
 #include "kubectl-plugin/revision_patches.h"
 #include "kubectl-plugin/revision_report.h"
+#include "kubectl-plugin/rollout_forecast.h"
+#include "kubectl-plugin/rollout_forecast_report.h"
 #include "kubectl-plugin/terminal_text.h"
+#include "simulation/rollout_simulation.h"
 
 namespace modelplane::cli {
 
@@ -27,6 +32,7 @@ namespace {
 
 constexpr int kFailed = 1;
 constexpr int kEventsRead = 200;  // events about one pod; the newest one is what is shown
+constexpr double kMegabyte = 1e6;
 
 struct Options {
   std::string kubeconfig;
@@ -34,6 +40,11 @@ struct Options {
   std::string namespace_name;
   std::string name;  // the verb's argument
   std::int32_t nodes = 0;
+  // plan; origin and stream 0: not given (the rates then come from the SourceBudgets).
+  std::int32_t replicas = 0;
+  double nic_gigabits = kDefaultNicGigabits;
+  double origin_gigabits = 0;
+  double stream_megabytes = 0;
 };
 
 // Ends the verb: one line on stderr.
@@ -78,17 +89,9 @@ class Session {
   }
 
   // Every ModelCache, or why they could not be listed (tenants may not list cluster objects).
-  [[nodiscard]] CacheListing ListCaches() {
-    CacheListing listing;
-    auto page = client().ListAll(resources::ModelCaches(), "", {});
-    if (!page) {
-      listing.unavailable = page.error().code() == core::ErrorCode::kPermissionDenied
-                                ? "not allowed to list modelcaches.modelplane.io"
-                                : page.error().message();
-      return listing;
-    }
-    for (json& item : page->items) listing.items.push_back(std::move(item));
-    return listing;
+  [[nodiscard]] CacheListing ListCaches() { return ListClusterObjects(resources::ModelCaches()); }
+  [[nodiscard]] ObjectListing ListSourceBudgets() {
+    return ListClusterObjects(resources::SourceBudgets());
   }
 
   [[nodiscard]] std::vector<json> EventsAbout(const json& pod) {
@@ -101,6 +104,20 @@ class Session {
     std::vector<json> events;
     for (json& item : page->items) events.push_back(std::move(item));
     return events;
+  }
+
+  [[nodiscard]] ObjectListing ListClusterObjects(const core::ResourceType& type) {
+    ObjectListing listing;
+    auto page = client().ListAll(type, "", {});
+    if (!page) {
+      listing.unavailable =
+          page.error().code() == core::ErrorCode::kPermissionDenied
+              ? fmt::format("not allowed to list {}.{}", type.resource, type.group)
+              : page.error().message();
+      return listing;
+    }
+    for (json& item : page->items) listing.items.push_back(std::move(item));
+    return listing;
   }
 
   static core::Error ReadError(const core::Error& error, std::string_view kind,
@@ -209,7 +226,41 @@ std::optional<Failure> RunRevoke(Session& session, const Options& options, std::
   return std::nullopt;
 }
 
+// Reads only; the prediction runs here, on this thread (seconds for a large fleet).
+std::optional<Failure> RunPlan(Session& session, const Options& options, std::ostream& out) {
+  auto revision = session.GetRevision(options.name);
+  if (!revision) return Failure{revision.error().message()};
+  ForecastFlags flags{.replicas = options.replicas,
+                      .nic_bytes_per_second = options.nic_gigabits * simulation::kGigabit};
+  if (options.origin_gigabits > 0) {
+    flags.origin_bytes_per_second = options.origin_gigabits * simulation::kGigabit;
+  }
+  if (options.stream_megabytes > 0) {
+    flags.stream_bytes_per_second = options.stream_megabytes * kMegabyte;
+  }
+  auto plan = PlanRollout(*revision, session.ListCaches(), session.ListSourceBudgets(), flags);
+  if (!plan) return Failure{plan.error().message()};
+  const simulation::RolloutOutcome outcome =
+      plan->staging.empty() ? simulation::RolloutOutcome{} : simulation::Simulate(plan->scenario);
+  out << RenderRolloutForecast(*plan, outcome);
+  return std::nullopt;
+}
+
 using Verb = std::optional<Failure> (*)(Session&, const Options&, std::ostream&);
+
+// A finite rate above 0. CLI11's PositiveNumber would name the largest double in its message.
+CLI::Validator PositiveRate() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double value = std::strtod(text.c_str(), &end);
+        if (text.empty() || *end != '\0' || !std::isfinite(value) || value <= 0) {
+          return "must be a number above 0, not " + text;
+        }
+        return "";
+      },
+      "POSITIVE");
+}
 
 }  // namespace
 
@@ -260,6 +311,22 @@ int RunPlugin(const std::vector<std::string>& arguments, const PluginContext& co
       ->check(CLI::Range(0, kMaxPrestageNodes));
   add_verb("revoke", "Set spec.revoked=true: purge the revision everywhere (cannot be undone)",
            "REVISION", "ModelRevision name", RunRevoke);
+  CLI::App* plan =
+      add_verb("plan", "Predict time-to-ready of a rollout to N replicas from live telemetry",
+               "REVISION", "ModelRevision name", RunPlan);
+  plan->add_option("--replicas", options.replicas, "nodes that should hold it Ready")
+      ->required()
+      ->check(CLI::Range(1, kMaxPrestageNodes));
+  plan->add_option("--nic-gbps", options.nic_gigabits,
+                   "every node's NIC, Gbit/s each way (the API does not report it)")
+      ->capture_default_str()
+      ->check(PositiveRate());
+  plan->add_option("--origin-gbps", options.origin_gigabits,
+                   "each source's total rate, Gbit/s (default: what the fleet measured)")
+      ->check(PositiveRate());
+  plan->add_option("--stream-mbps", options.stream_megabytes,
+                   "one request stream's rate, MB/s (default: what the fleet measured)")
+      ->check(PositiveRate());
 
   std::vector<std::string> reversed(arguments.rbegin(), arguments.rend());
   try {
@@ -269,7 +336,7 @@ int RunPlugin(const std::vector<std::string>& arguments, const PluginContext& co
     if (app.get_subcommands().empty() && !app.remaining().empty() &&
         error.get_exit_code() != static_cast<int>(CLI::ExitCodes::Success)) {
       context.err << fmt::format(
-          "error: unknown verb \"{}\" (verbs: status, why, cache, prestage, revoke)\n",
+          "error: unknown verb \"{}\" (verbs: status, why, cache, prestage, revoke, plan)\n",
           Printable(app.remaining().front()));
       return error.get_exit_code();
     }

@@ -16,12 +16,13 @@
 
 namespace modelplane::cli {
 
-// The ModelCache objects as listed, or why they could not be (a tenant may not be allowed to
-// list the cluster-scoped caches).
-struct CacheListing {
+// Cluster-scoped objects as listed (ModelCaches, SourceBudgets), or why they could not be (a
+// tenant may not be allowed to list them).
+struct ObjectListing {
   std::vector<nlohmann::json> items;
   std::optional<std::string> unavailable;  // set: listing failed, with the reason
 };
+using CacheListing = ObjectListing;
 
 struct RevisionCopy {
   std::string node;

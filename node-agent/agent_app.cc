@@ -118,7 +118,8 @@ int RunAgent(const AgentConfig& config, core::ComponentRuntime& runtime) {
                               .token_key = token_key,
                               .allow_plain_http = config.peers.plain_http,
                               .max_upload_bytes_per_second = config.peers.max_upload_rate.bytes,
-                              .max_streams = static_cast<std::size_t>(config.peers.max_streams)};
+                              .max_streams = static_cast<std::size_t>(config.peers.max_streams),
+                              .max_readers = static_cast<std::size_t>(config.peers.max_readers)};
     if (!config.peers.plain_http) {
       options.tls =
           core::TlsServerOptions{.certificate_chain_file = config.peers.tls_certificate_file,

@@ -82,6 +82,7 @@ void BindConfig(core::ConfigMap& map, PeerConfig& config) {
   }
   map.Optional("maxUploadRate", config.max_upload_rate);
   map.Optional("maxStreams", config.max_streams, core::InRange(1, 4096));
+  map.Optional("maxReaders", config.max_readers, core::InRange(0, 4096));
 }
 
 void BindConfig(core::ConfigMap& map, CsiConfig& config) {

@@ -83,7 +83,8 @@ struct PeerConfig {
   // so the pod's restarts show it); a valid one on disk is used at once.
   std::chrono::seconds certificate_wait{std::chrono::minutes(5)};
   core::ByteSize max_upload_rate{0};  // bytes per second for all streams; 0: unlimited
-  int max_streams = 16;
+  int max_streams = 32;               // why 32: PeerServerOptions::max_streams
+  int max_readers = 4;                // PeerServerOptions::max_readers; 0: no limit
 };
 
 // The CSI node plugin csi.modelplane.io (node-agent/csi, docs/csi.md). Off by default: it

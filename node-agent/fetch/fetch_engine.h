@@ -1,15 +1,14 @@
 // Stages a revision's files into the cache store from an ordered list of sources, fast and
 // verified.
 //
-// How bytes move: each file is split into ranges (options.range_size). Worker threads (as many
-// as options.max_in_flight) each borrow a buffer from the shared pool, take the next range from
-// the RangeScheduler (a few files at a time, round-robin, each within a window past its hash),
-// read the range from the file's current source into the buffer, preallocate the file before
-// its first write, write the range with pwrite into the staging file (O_DIRECT where allowed)
-// and record it in the staging's progress. Each file's SHA-256 runs in file order as its ranges
-// land (OrderedHasher), so verification costs no second read; ranges that land early wait parked
-// with their buffers, and the window bounds how many. Memory is the pool, whatever the model
-// size.
+// How bytes move: each file is split into ranges (options.range_size). Worker threads (as many as
+// options.max_in_flight) each borrow a buffer from the shared pool, take the next range from the
+// RangeScheduler (a few files at a time, the earliest first, each within a window past its hash),
+// read the range from the file's current source into the buffer, preallocate the file before its
+// first write, write the range with pwrite into the staging file (O_DIRECT where allowed) and
+// record it in the staging's progress. Each file's SHA-256 runs in file order as its ranges land
+// (OrderedHasher), so verification costs no second read; ranges that land early wait parked with
+// their buffers, and the window bounds how many. Memory is the pool, whatever the model size.
 //
 // Why it cannot deadlock: a worker holds its buffer from before it takes a range until the range
 // is hashed, and keeps it through retries and fallbacks; ranges of a file are taken in order.

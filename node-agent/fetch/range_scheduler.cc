@@ -43,13 +43,11 @@ void RangeScheduler::Admit() {
 
 std::optional<RangeScheduler::Task> RangeScheduler::Next() {
   Admit();
-  for (std::size_t step = 0; step < in_flight_.size(); ++step) {
-    const std::size_t position = (cursor_ + step) % in_flight_.size();
-    File& state = files_[in_flight_[position]];
+  for (const std::size_t file : in_flight_) {
+    File& state = files_[file];
     if (!Ready(state)) continue;
-    const Task task{.file = in_flight_[position], .range = state.pending.front()};
+    const Task task{.file = file, .range = state.pending.front()};
     state.pending.pop_front();
-    cursor_ = position + 1;
     return task;
   }
   return std::nullopt;

@@ -66,7 +66,8 @@ class PeerServer::Impl {
                   // 20 ms of rate, and at least one chunk so a chunk never waits for itself.
                   std::max<std::uint64_t>(options_.max_upload_bytes_per_second / 50,
                                           options_.stream_chunk_size),
-                  clock) {}
+                  clock),
+        readers_(options_.max_readers, options_.reader_keep, clock) {}
 
   [[nodiscard]] core::Status RegisterMetrics(core::MetricsRegistry& metrics) {
     auto bytes = metrics.AddCounter({.name = "modelplane_peer_bytes_served_total",
@@ -237,6 +238,7 @@ class PeerServer::Impl {
   const core::Logger logger_;
   const core::Clock& clock_;
   core::ByteThrottle throttle_;
+  ReaderAdmission readers_;
   std::atomic<std::size_t> streams_{0};
   std::atomic<bool> stopping_{false};
   std::atomic<std::int64_t> cut_at_ns_{0};
@@ -255,18 +257,22 @@ class PeerServer::Impl {
 // with the body, whichever way the response ended.
 class PeerServer::Impl::BlobBody final : public core::BodySource {
  public:
-  BlobBody(Impl& server, core::UniqueFd fd, std::uint64_t size, bool holds_slot, bool zero_copy)
+  // `reader` holds a place in the server's ReaderAdmission when the body holds a slot.
+  BlobBody(Impl& server, core::UniqueFd fd, std::uint64_t size, bool holds_slot, bool zero_copy,
+           std::string reader)
       : server_(server),
         fd_(std::move(fd)),
         size_(size),
         holds_slot_(holds_slot),
-        zero_copy_(zero_copy) {}
+        zero_copy_(zero_copy),
+        reader_(std::move(reader)) {}
   BlobBody(const BlobBody&) = delete;
   BlobBody& operator=(const BlobBody&) = delete;
   ~BlobBody() override {
     if (holds_slot_) {
       server_.streams_.fetch_sub(1);
       server_.streams_in_flight_gauge_->Decrement();
+      server_.readers_.Finished(reader_);
     }
   }
 
@@ -322,6 +328,7 @@ class PeerServer::Impl::BlobBody final : public core::BodySource {
   const std::uint64_t size_;
   const bool holds_slot_;
   const bool zero_copy_;
+  const std::string reader_;
 };
 
 core::ServerResponse PeerServer::Impl::Serve(const core::ServerRequest& request) {
@@ -339,20 +346,29 @@ core::ServerResponse PeerServer::Impl::Serve(const core::ServerRequest& request)
   if (stopping_.load()) return Answer(request, http::status::service_unavailable, "stopping");
 
   const bool head = request.method == http::verb::head;
+  const std::string reader =
+      ReaderOf(request.remote_endpoint,
+               request.peer_certificate ? &request.peer_certificate->subject : nullptr);
   if (!head) {
+    if (!readers_.TryAdmit(reader)) {
+      return Answer(request, http::status::service_unavailable, "reader limit reached");
+    }
     std::size_t current = streams_.load();
     do {
       if (current >= options_.max_streams) {
+        readers_.Finished(reader);
         return Answer(request, http::status::service_unavailable, "stream limit reached");
       }
     } while (!streams_.compare_exchange_weak(current, current + 1));
     streams_in_flight_gauge_->Increment();
   }
-  // From here the slot belongs to the body, or is given back right away on an early answer.
+  // From here the slot and the reader's place belong to the body, or are given back right away
+  // on an early answer.
   auto release_slot = [&] {
     if (head) return;
     streams_.fetch_sub(1);
     streams_in_flight_gauge_->Decrement();
+    readers_.Finished(reader);
   };
 
   const std::optional<VerifiedBlob> blob = catalog_.FindVerifiedBlob(*digest);
@@ -408,7 +424,7 @@ core::ServerResponse PeerServer::Impl::Serve(const core::ServerRequest& request)
                                      {"length", length},
                                      {"head", head}});
   return core::ServerResponse::Stream(
-      std::make_unique<BlobBody>(*this, std::move(fd), blob->size, !head, zero_copy));
+      std::make_unique<BlobBody>(*this, std::move(fd), blob->size, !head, zero_copy, reader));
 }
 
 core::Result<std::unique_ptr<PeerServer>> PeerServer::Create(PeerServerOptions options,

@@ -15,8 +15,9 @@
 // the server logs that it is insecure. Requests that arrive before the endpoint is known (the
 // port is bound first) are answered 503.
 //
-// Fairness: one ByteThrottle shared by all streams caps the upload rate, and at most
-// max_streams GET bodies are in flight; HEAD costs no stream. Unthrottled plain-HTTP bodies go
+// Fairness: one ByteThrottle shared by all streams caps the upload rate, at most max_streams GET
+// bodies are in flight, and at most max_readers readers are served at once, each until it stops
+// asking (reader_admission.h); HEAD costs no stream. Unthrottled plain-HTTP bodies go
 // out with sendfile(2), so the server never copies blob bytes; throttled ones are read in
 // stream_chunk_size pieces, each paid for before it is sent.
 //
@@ -41,6 +42,7 @@
 #include "core/log/logger.h"
 #include "core/metrics/metrics_registry.h"
 #include "node-agent/peer/peer_token.h"
+#include "node-agent/peer/reader_admission.h"
 #include "node-agent/store/blob_catalog.h"
 
 namespace modelplane::agent {
@@ -61,7 +63,17 @@ struct PeerServerOptions {
   bool allow_plain_http = false;
 
   std::uint64_t max_upload_bytes_per_second = 0;  // 0: unlimited
-  std::size_t max_streams = 16;
+  // A reader takes up to 8 streams of one peer (PeerRangeSourceOptions::max_concurrency), so 32
+  // serve four readers at once. With 16, a staging peer served two, and a zone's files spread
+  // from node to node two readers per holder: 2.4 times a single node's time for 1,000 nodes
+  // where 32 take 1.6 (bench/rollout-sim, docs/scale.md). What serving may take from the node
+  // is capped by max_upload_bytes_per_second, not by this.
+  std::size_t max_streams = 32;
+  // Readers served at once, each to completion (reader_admission.h): a reader takes up to 8
+  // streams, so 4 fill the streams. 0: no limit. A reader keeps its place this long after its
+  // last body ended (its next range is usually already on its way).
+  std::size_t max_readers = 4;
+  std::chrono::milliseconds reader_keep{2'000};
   std::chrono::seconds retry_after{1};  // sent with 503
 
   int threads = 0;  // 0: max_streams + 2, so throttled or disk-bound bodies never block answers

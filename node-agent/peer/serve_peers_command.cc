@@ -81,6 +81,7 @@ core::Result<PeerServerOptions> PeerServerOptionsFromFlags(const ServePeersFlags
   options.max_upload_bytes_per_second = *rate;
   if (flags.max_streams == 0) return BadFlag("--max-streams must be positive");
   options.max_streams = flags.max_streams;
+  options.max_readers = flags.max_readers;
   return options;
 }
 
@@ -125,6 +126,9 @@ CLI::App* DeclareServePeersFlags(CLI::App& parent, ServePeersFlags& flags) {
                   "upload cap per second shared by all streams, e.g. 1GiB; 0 unlimited")
       ->capture_default_str();
   app->add_option("--max-streams", flags.max_streams, "concurrent blob bodies")
+      ->capture_default_str();
+  app->add_option("--max-readers", flags.max_readers,
+                  "readers served at once, each until it stops asking; 0 no limit")
       ->capture_default_str();
   app->add_option("--log-level", flags.log_level, "trace, debug, info, warn, error")
       ->capture_default_str();

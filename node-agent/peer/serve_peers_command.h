@@ -33,7 +33,8 @@ struct ServePeersFlags {
   std::string token_key_file;
   bool insecure_http = false;
   std::string max_upload_rate = "0";  // a byte size per second; 0 unlimited
-  std::size_t max_streams = 16;
+  std::size_t max_streams = 32;       // why 32: PeerServerOptions::max_streams
+  std::size_t max_readers = 4;        // PeerServerOptions::max_readers; 0: no limit
   std::string log_level = "info";
 };
 

@@ -286,6 +286,7 @@ void ModelRevisionController::PlanPeers(Plan& plan, const std::string& key) {
   add_holders(digest, {});
   for (const auto& [other_digest, part] : shared) add_holders(other_digest, part);
   if (holders.empty()) return;
+  const PeerChoice choice(holders);
   std::map<std::string, const DesiredNodeState*> states;
   for (const DesiredNodeState& state : plan.observation.nodes) states[state.node] = &state;
   for (auto& [node, intent] : plan.desired) {
@@ -305,7 +306,7 @@ void ModelRevisionController::PlanPeers(Plan& plan, const std::string& key) {
         }
       }
     }
-    intent.peers = ChoosePeers(node, zone, holders, previous);
+    intent.peers = choice.Choose(node, zone, previous);
   }
 }
 

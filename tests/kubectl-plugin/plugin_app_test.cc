@@ -33,7 +33,7 @@ PluginRun Plugin(const std::vector<std::string>& arguments) {
 TEST(PluginAppTest, EveryVerbHasHelpThatFitsTheTerminal) {
   const PluginRun top = Plugin({"--help"});
   EXPECT_EQ(top.status, 0);
-  for (const char* verb : {"status", "why", "cache", "prestage", "revoke"}) {
+  for (const char* verb : {"status", "why", "cache", "prestage", "revoke", "plan"}) {
     EXPECT_NE(top.out.find(verb), std::string::npos) << top.out;
     const PluginRun help = Plugin({verb, "--help"});
     EXPECT_EQ(help.status, 0) << verb;
@@ -45,6 +45,11 @@ TEST(PluginAppTest, EveryVerbHasHelpThatFitsTheTerminal) {
   EXPECT_TRUE(testing::FitsTerminal(top.out)) << top.out;
   EXPECT_NE(Plugin({"prestage", "--help"}).out.find("--nodes"), std::string::npos);
   EXPECT_NE(Plugin({"revoke", "--help"}).out.find("cannot be undone"), std::string::npos);
+  const std::string plan = Plugin({"plan", "--help"}).out;
+  for (const char* flag : {"--replicas", "--nic-gbps", "--origin-gbps", "--stream-mbps"}) {
+    EXPECT_NE(plan.find(flag), std::string::npos) << plan;
+  }
+  EXPECT_NE(plan.find("=25"), std::string::npos) << plan;  // the NIC's default, shown
 }
 
 // One line on stderr, nothing on stdout, a non-zero status.
@@ -58,16 +63,25 @@ void ExpectOneLineError(const PluginRun& run, const std::string& fragment) {
 
 TEST(PluginAppTest, UsageErrorsAreOneLine) {
   ExpectOneLineError(Plugin({}), "subcommand");
-  ExpectOneLineError(Plugin({"bogus"}), "unknown verb \"bogus\"");
+  ExpectOneLineError(Plugin({"bogus"}),
+                     "unknown verb \"bogus\" (verbs: status, why, cache, prestage, revoke, plan)");
   ExpectOneLineError(Plugin({"status"}), "REVISION is required (see kubectl modelplane status");
   ExpectOneLineError(Plugin({"prestage", "llama-r2"}), "--nodes");
   ExpectOneLineError(Plugin({"prestage", "llama-r2", "--nodes", "10001"}), "10001");
   ExpectOneLineError(Plugin({"prestage", "llama-r2", "--nodes", "-1"}), "-1");
+  ExpectOneLineError(Plugin({"plan", "llama-r2"}), "--replicas is required");
+  ExpectOneLineError(Plugin({"plan", "llama-r2", "--replicas", "0"}), "--replicas");
+  ExpectOneLineError(Plugin({"plan", "llama-r2", "--replicas", "3", "--nic-gbps", "0"}),
+                     "--nic-gbps: must be a number above 0, not 0");
+  ExpectOneLineError(Plugin({"plan", "llama-r2", "--replicas", "3", "--stream-mbps", "-5"}),
+                     "--stream-mbps");
 }
 
 TEST(PluginAppTest, NoKubeconfigIsOneClearLine) {
   ExpectOneLineError(Plugin({"status", "llama-r2"}),
                      "no kubeconfig: pass --kubeconfig, set KUBECONFIG or create ~/.kube/config");
+  ExpectOneLineError(Plugin({"plan", "llama-r2", "--replicas", "3", "--kubeconfig", "/missing"}),
+                     "--kubeconfig /missing: no such file");
   ExpectOneLineError(Plugin({"cache", "gpu-a", "--kubeconfig", "/missing"}),
                      "--kubeconfig /missing: no such file");
   // Global flags go before or after the verb, as with kubectl.

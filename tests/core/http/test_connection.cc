@@ -20,11 +20,23 @@ namespace http = boost::beast::http;
 using Clock = std::chrono::steady_clock;
 
 Result<std::unique_ptr<TestConnection>> TestConnection::Open(std::uint16_t port,
-                                                             std::chrono::milliseconds timeout) {
+                                                             std::chrono::milliseconds timeout,
+                                                             std::uint32_t from) {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0)
     return MakeError(ErrorCode::kIo,
                      fmt::format("socket: {}", std::system_category().message(errno)));
+  if (from != 0) {
+    sockaddr_in source{};
+    source.sin_family = AF_INET;
+    source.sin_addr.s_addr = htonl(from);
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&source), sizeof(source)) != 0) {
+      const int error = errno;
+      ::close(fd);
+      return MakeError(ErrorCode::kIo,
+                       fmt::format("bind: {}", std::system_category().message(error)));
+    }
+  }
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_port = htons(port);

@@ -24,8 +24,11 @@ using TestResponse = boost::beast::http::response<boost::beast::http::string_bod
 
 class TestConnection {
  public:
+  // `from`: a loopback address (host order, e.g. 0x7f000002 for 127.0.0.2) to connect from, so
+  // a server sees a client of another address; 0: the kernel's choice.
   [[nodiscard]] static Result<std::unique_ptr<TestConnection>> Open(
-      std::uint16_t port, std::chrono::milliseconds timeout = std::chrono::seconds(10));
+      std::uint16_t port, std::chrono::milliseconds timeout = std::chrono::seconds(10),
+      std::uint32_t from = 0);
   TestConnection(const TestConnection&) = delete;
   TestConnection& operator=(const TestConnection&) = delete;
   ~TestConnection();

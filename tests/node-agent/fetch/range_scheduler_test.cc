@@ -21,17 +21,22 @@ std::vector<std::pair<std::size_t, std::size_t>> Drain(RangeScheduler& scheduler
   return taken;
 }
 
-TEST(RangeSchedulerTest, TakesFilesInFlightRoundRobinWithinTheirWindows) {
+TEST(RangeSchedulerTest, TakesTheEarliestFileWhoseWindowHasRoom) {
   RangeScheduler scheduler({.files_in_flight = 2, .window = 2}, 3);
   for (std::size_t file = 0; file < 3; ++file) scheduler.SetPending(file, Ranges(4), 0);
   ASSERT_TRUE(scheduler.HasWork());
-  // Files 0 and 1 alternate; two ranges each fill their windows; file 2 waits for a place.
+  // File 0 fills its window first, then file 1; file 2 waits for a place.
   EXPECT_EQ(Drain(scheduler),
-            (std::vector<std::pair<std::size_t, std::size_t>>{{0, 0}, {1, 0}, {0, 1}, {1, 1}}));
+            (std::vector<std::pair<std::size_t, std::size_t>>{{0, 0}, {0, 1}, {1, 0}, {1, 1}}));
   scheduler.Hashed(1, 1);  // file 1's hash passed range 0: one more of it fits
   EXPECT_EQ(Drain(scheduler), (std::vector<std::pair<std::size_t, std::size_t>>{{1, 2}}));
-  scheduler.Finished(0);  // file 2 enters
-  EXPECT_EQ(Drain(scheduler), (std::vector<std::pair<std::size_t, std::size_t>>{{2, 0}, {2, 1}}));
+  scheduler.Hashed(0, 1);
+  scheduler.Hashed(1, 2);
+  // Both have room again: the earlier file comes first.
+  EXPECT_EQ(scheduler.Next()->file, 0u);
+  scheduler.Finished(0);  // file 2 enters, behind what file 1 has room for
+  EXPECT_EQ(Drain(scheduler),
+            (std::vector<std::pair<std::size_t, std::size_t>>{{1, 3}, {2, 0}, {2, 1}}));
 }
 
 TEST(RangeSchedulerTest, FilesWithNothingToFetchAreNeverAdmitted) {

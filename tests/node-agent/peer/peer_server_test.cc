@@ -316,6 +316,50 @@ TEST_F(PeerServerTest, BandwidthCapHolds) {
       << metrics;
 }
 
+TEST_F(PeerServerTest, ReadersAreServedToCompletionAndOthersWait) {
+  const testing::TestBlob blob = cache_.AddBlob(4 * 1024 * 1024);
+  PeerServerOptions options = testing::PeerCache::PlainTokenOptions();
+  options.max_upload_bytes_per_second = 1024 * 1024;  // the first reader's body lasts ~4 s
+  options.max_readers = 1;
+  options.stop_grace = 100ms;
+  auto server = cache_.StartServer(std::move(options));
+  ASSERT_TRUE(server);
+  const std::string path = PeerBlobPath(blob.digest);
+  const auto signed_request = [&] {
+    const std::string token =
+        SignPeerToken(key_, ScopeAt(*server, "GET", path), std::chrono::system_clock::now() + 1min);
+    return MakeRawRequest("GET", path, "Range: bytes=0-1023\r\nAuthorization: " + token + "\r\n");
+  };
+
+  // Reader 127.0.0.1 holds the one place with a slow body.
+  auto first = TestConnection::Open(server->port());
+  ASSERT_TRUE(first);
+  const std::string token =
+      SignPeerToken(key_, ScopeAt(*server, "GET", path), std::chrono::system_clock::now() + 1min);
+  ASSERT_TRUE((*first)->Send(MakeRawRequest("GET", path, "Authorization: " + token + "\r\n")));
+  const auto give_up = std::chrono::steady_clock::now() + 5s;
+  while (server->streams_in_flight() == 0 && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(5ms);
+  }
+  ASSERT_EQ(server->streams_in_flight(), 1u);
+
+  // The same reader gets another stream; a reader from 127.0.0.2 is turned away, told when to
+  // ask again.
+  auto same = TestConnection::Open(server->port(), 10s);
+  ASSERT_TRUE(same);
+  auto again = (*same)->RoundTrip(signed_request());
+  ASSERT_TRUE(again) << again.error().ToString();
+  EXPECT_EQ(again->result(), http::status::partial_content);
+  auto other = TestConnection::Open(server->port(), 10s, 0x7f000002);
+  ASSERT_TRUE(other) << other.error().ToString();
+  auto refused = (*other)->RoundTrip(signed_request());
+  ASSERT_TRUE(refused) << refused.error().ToString();
+  EXPECT_EQ(refused->result(), http::status::service_unavailable);
+  EXPECT_EQ(refused->at(http::field::retry_after), "1");
+  EXPECT_NE(refused->body().find("reader limit reached"), std::string::npos);
+  server->Stop();
+}
+
 TEST_F(PeerServerTest, StreamCapAnswers503WithRetryAfter) {
   const testing::TestBlob blob = cache_.AddBlob(4 * 1024 * 1024);
   PeerServerOptions options = testing::PeerCache::PlainTokenOptions();
