@@ -78,8 +78,8 @@ def test_an_unchanged_copy_passes(repository):
     ("All of `tests/node-agent/loader/test_*.rs`.", "`tests/node-agent/loader/test_*.rs` matches"),
     # Commands: the plugin's verbs and flags, the agent's subcommands, scripts' words and flags.
     ("Run `kubectl modelplane statuz llama`.", "`kubectl modelplane statuz`: no such subcommand"),
-    ("Run `kubectl modelplane prestage llama --replicas 3`.",
-     "`kubectl modelplane --replicas`: no such flag"),
+    ("Run `kubectl modelplane prestage llama --copies 3`.",
+     "`kubectl modelplane --copies`: no such flag"),
     ("```sh\nmodelplane-node-agent fetch --revision r.yaml --cache-dir /var/cache\n```",
      "`modelplane-node-agent --cache-dir`: no such flag"),
     ("```sh\nmodelplane-node-agent prefetch --revision r.yaml\n```",
