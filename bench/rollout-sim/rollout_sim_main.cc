@@ -168,6 +168,10 @@ struct MatrixModel {
   double origin = 64 * kMebibyte;  // the throttling proxy's cap
   double shared_filesystem = 220 * kMebibyte;
   double spec_lag = 0;
+  // The agents as built since 2026-12-07 (the earliest file first, 32 peer streams) rather than
+  // those of dec9c55, which docs/fleet/fleet.csv measured. Their reader limit never bites on
+  // one host: every peer reads from 127.0.0.1, one reader.
+  bool agents_of_today = false;
 };
 
 RolloutScenario MatrixScenario(const MatrixModel& model, const MatrixCell& cell) {
@@ -204,14 +208,14 @@ RolloutScenario MatrixScenario(const MatrixModel& model, const MatrixCell& cell)
                          .first_byte_seconds = 0.005,
                          .throttle_above_streams = 16}};
   }
-  // As bench/fleet/run.sh ran the agents of dec9c55: 4 MiB ranges, 8 in flight, a 64 MiB pool
-  // (a window of 2 ranges for each of 8 files, handed out in turn), status every second, peer
-  // servers of 16 streams.
+  // As bench/fleet/run.sh runs the agents: 4 MiB ranges, 8 in flight, a 64 MiB pool (a window
+  // of 2 ranges for each of 8 files), status every second, and every peer one reader. Those of
+  // dec9c55 handed ranges to the files in turn and served 16 peer streams.
   scenario.control.range_bytes = 4 * kMebibyte;
   scenario.control.max_in_flight = 8;
   scenario.control.window_per_file = 2;
-  scenario.control.earliest_file_first = false;
-  scenario.control.peer_server_streams = 16;
+  scenario.control.earliest_file_first = model.agents_of_today;
+  scenario.control.peer_server_streams = model.agents_of_today ? 32 : 16;
   scenario.control.peer_server_readers = 0;
   scenario.control.readers_keep_their_places = false;
   scenario.control.progress_interval_seconds = 1;
@@ -307,6 +311,8 @@ int main(int argc, char** argv) {
   calibrate->add_option("--host-mibs", host_mib, "all agents together, MiB/s");
   calibrate->add_option("--shared-mibs", shared_mib, "the shared filesystem, MiB/s");
   calibrate->add_option("--spec-lag", model.spec_lag, "operator write to agent action, s");
+  calibrate->add_flag("--agents-of-today", model.agents_of_today,
+                      "the agents as built now, not those of dec9c55 (for a matrix re-run)");
   auto* kraken = app.add_subcommand("kraken", "Kraken's published shape: 3 GB to 2,600 hosts");
   CLI11_PARSE(app, argc, argv);
 
