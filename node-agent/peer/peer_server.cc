@@ -350,16 +350,17 @@ core::ServerResponse PeerServer::Impl::Serve(const core::ServerRequest& request)
       ReaderOf(request.remote_endpoint,
                request.peer_certificate ? &request.peer_certificate->subject : nullptr);
   if (!head) {
-    if (!readers_.TryAdmit(reader)) {
-      return Answer(request, http::status::service_unavailable, "reader limit reached");
-    }
     std::size_t current = streams_.load();
     do {
       if (current >= options_.max_streams) {
-        readers_.Finished(reader);
         return Answer(request, http::status::service_unavailable, "stream limit reached");
       }
     } while (!streams_.compare_exchange_weak(current, current + 1));
+    // The reader's place second: a request turned away for streams must not hold a place.
+    if (!readers_.TryAdmit(reader)) {
+      streams_.fetch_sub(1);
+      return Answer(request, http::status::service_unavailable, "reader limit reached");
+    }
     streams_in_flight_gauge_->Increment();
   }
   // From here the slot and the reader's place belong to the body, or are given back right away
