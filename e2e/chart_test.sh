@@ -120,6 +120,11 @@ check_render_guards() {
   out="$(helm template t "${CHART}")"
   grep -q "certificateDirectory: /var/run/modelplane/peer-identity" <<<"${out}" || {
     echo "default peers do not use per-node certificates"; return 1; }
+  # ... and peer scope: a node reads from peers only what its operator-signed ticket covers.
+  grep -q "requireTickets: true" <<<"${out}" || {
+    echo "default peers do not require the operator's tickets"; return 1; }
+  helm template t "${CHART}" --set nodeAgent.peerCertificates.requireTickets=false |
+    grep -q "requireTickets: false" || { echo "requireTickets=false did not reach the agents"; return 1; }
   if grep -q "plainHttp: true" <<<"${out}"; then echo "default peers over plain HTTP"; return 1; fi
   [[ $(grep -c "secretName: t-modelplane-peer-ca" <<<"${out}") == 2 ]] || {
     echo "the peer CA Secret is not mounted into exactly the operator and the agents"; return 1; }

@@ -6,9 +6,10 @@ outside: what peers answer, what pods say, what is left on disk and what status 
 
 1. Reads the revision and every other ModelRevision: the blobs only it references (those any
    other revision names stay, serving that one).
-2. Control: a real peer client (`modelplane-node-agent fetch --peer ... --no-spec-sources`,
-   signed with the fleet's token key) fetches the smallest of those blobs from a node holding
-   the revision, and must succeed.
+2. Control: a real peer client (`modelplane-node-agent fetch --peer ... --no-spec-sources`, as
+   another node of the scenario: its certificate and a ticket for the file, signed with the
+   peer CA as the operator signs them, e2e/peer_ticket.py) fetches the smallest of those blobs
+   from a node holding the revision, and must succeed.
 3. Applies a ModelRevocation of the revision's digest with force (pods use it: without force
    the purge waits for them), then waits, bounded, until
      - the same client is refused by every agent whose cache held the revision,
@@ -28,6 +29,8 @@ import time
 
 import yaml
 
+import peer_ticket
+
 
 def kubectl_json(*args):
     return json.loads(subprocess.check_output(["kubectl", *args, "-o", "json"]))
@@ -45,15 +48,24 @@ def blob_path(cache_root, sha256):
     return os.path.join(cache_root, "blobs", "sha256", sha256.removeprefix("sha256:"))
 
 
-def peer_fetch(binary, state, manifest_path, node, port):
-    """True when the peer served the file; the client's output otherwise. Over TLS, checking
-    that the peer's certificate names its node; the client signs with the fleet's token key."""
+def peer_fetch(binary, state, manifest_path, node, port, client):
+    """True when the peer served the file; the client's output otherwise. Over mutual TLS as
+    `client` (a node of the scenario, with its own certificate and a ticket for the probe's file,
+    signed as the operator signs them: peers serve a node only what its ticket covers), checking
+    that the peer's certificate names its node."""
     with tempfile.TemporaryDirectory(prefix="revocation-fetch-") as cache_root:
+        identity = f"{state}/agents/{client}/peer-identity/peer.pem"
+        with open(manifest_path) as handle:
+            digests = [f["sha256"] for f in json.load(handle)["spec"]["files"]]
+        ticket_path = os.path.join(cache_root, "ticket")
+        with open(ticket_path, "w") as handle:
+            handle.write(peer_ticket.sign(f"{state}/peer-ca.key", client, digests))
         result = subprocess.run(
             [binary, "fetch", "--revision", manifest_path, "--cache-root", cache_root,
              "--peer", f"127.0.0.1:{port}", "--no-spec-sources",
              "--peer-ca", f"{state}/peer-ca.crt", "--peer-node", node,
-             "--peer-token-key-file", f"{state}/peer-token.key", "--range-timeout", "10s"],
+             "--peer-cert", identity, "--peer-key", identity, "--peer-ticket-file", ticket_path,
+             "--range-timeout", "10s"],
             capture_output=True, text=True, timeout=120)
     if result.returncode == 0:
         return True, ""
@@ -106,8 +118,9 @@ def main():
     manifest_path = os.path.join(args.state, "revocation-probe.json")
     with open(manifest_path, "w") as handle:
         json.dump(manifest, handle)
+    client = next(node for node, _, _ in fleet if node != holders[0][0])
     served, output = peer_fetch(args.agent_binary, args.state, manifest_path, holders[0][0],
-                                holders[0][1])
+                                holders[0][1], client)
     if not served:
         sys.exit(f"FAIL: before the revocation, {holders[0][0]}'s peer server did not serve "
                  f"{smallest['path']}: {output}")
@@ -128,7 +141,8 @@ def main():
         if "peers" not in done:
             still = []
             for node, port, _ in holders:
-                served, output = peer_fetch(args.agent_binary, args.state, manifest_path, node, port)
+                served, output = peer_fetch(args.agent_binary, args.state, manifest_path, node, port,
+                                            client)
                 if served:
                     still.append(node)
                 else:

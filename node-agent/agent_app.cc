@@ -7,6 +7,7 @@
 
 #include "core/api/peer_identity.h"
 #include "core/kube/kube_config.h"
+#include "core/pki/statement_signature.h"
 #include "core/runtime/component_main.h"
 #include "core/runtime/kube_connection.h"
 #include "node-agent/controller/cache_retention.h"
@@ -125,6 +126,16 @@ int RunAgent(const AgentConfig& config, core::ComponentRuntime& runtime) {
           core::TlsServerOptions{.certificate_chain_file = config.peers.tls_certificate_file,
                                  .private_key_file = config.peers.tls_key_file,
                                  .client_ca_file = config.peers.client_ca_file};
+    }
+    if (certificates && config.peers.require_tickets) {
+      // The operator signs tickets with the CA that signs the nodes' certificates.
+      auto verifier = core::StatementVerifier::FromCertificateFile(config.peers.client_ca_file);
+      if (!verifier) {
+        logger.Error("peer_scope_failed", {{"error", verifier.error().ToString()}});
+        return 2;
+      }
+      options.ticket_verifier =
+          std::make_shared<const core::StatementVerifier>(std::move(*verifier));
     }
     peer_serving.emplace(PeerServingOptions{.server = std::move(options),
                                             .requester = certificates ? &*certificates : nullptr},

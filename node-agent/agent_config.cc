@@ -80,6 +80,7 @@ void BindConfig(core::ConfigMap& map, PeerConfig& config) {
   if (!config.certificate_directory.empty() && config.client_ca_file.empty()) {
     map.Fail("certificateDirectory needs clientCaFile, the peer CA that signs the certificates");
   }
+  map.Optional("requireTickets", config.require_tickets);
   map.Optional("maxUploadRate", config.max_upload_rate);
   map.Optional("maxStreams", config.max_streams, core::InRange(1, 4096));
   map.Optional("maxReaders", config.max_readers, core::InRange(0, 4096));

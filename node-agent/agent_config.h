@@ -82,6 +82,10 @@ struct PeerConfig {
   // How long the agent waits at start for its first certificate before it gives up (and exits,
   // so the pod's restarts show it); a valid one on disk is used at once.
   std::chrono::seconds certificate_wait{std::chrono::minutes(5)};
+  // With per-node certificates (certificate_directory): serve a node only the blobs the
+  // operator's ticket in its request covers (node-agent/peer/peer_scope.h), checked with
+  // client_ca_file. Without them no request names a node, so nothing is checked.
+  bool require_tickets = true;
   core::ByteSize max_upload_rate{0};  // bytes per second for all streams; 0: unlimited
   int max_streams = 32;               // why 32: PeerServerOptions::max_streams
   int max_readers = 4;                // PeerServerOptions::max_readers; 0: no limit

@@ -12,6 +12,7 @@
 #include "core/kube/leader_elector.h"
 #include "core/runtime/kube_connection.h"
 #include "operator/certificates/peer_certificate_signer.h"
+#include "operator/certificates/peer_ticket_issuer.h"
 #include "operator/controllers/controller_manager.h"
 #include "operator/credentials/credentials_service.h"
 #include "operator/rollouts/rollout_gate_service.h"
@@ -171,6 +172,7 @@ int RunOperator(const OperatorConfig& config, core::ComponentRuntime& runtime) {
   auto connection =
       core::ConnectAndLog(config.kubernetes, runtime.clock(), &runtime.shutdown(), logger);
   if (!connection) return 1;
+  std::shared_ptr<const PeerTicketIssuer> peer_tickets;
   if (config.peer_certificates.enabled) {
     // A CA that cannot sign stops the operator at start, not at its first leadership.
     auto check = PeerCertificateSigner::Create(*connection->client, *connection->watcher,
@@ -179,6 +181,14 @@ int RunOperator(const OperatorConfig& config, core::ComponentRuntime& runtime) {
       logger.Error("peer_signer_failed", {{"error", check.error().ToString()}});
       return 2;
     }
+    // The same CA signs the tickets that let a staging node read from its peers.
+    auto issuer = PeerTicketIssuer::Load(config.peer_certificates.ca_certificate_file,
+                                         config.peer_certificates.ca_key_file);
+    if (!issuer) {
+      logger.Error("peer_ticket_issuer_failed", {{"error", issuer.error().ToString()}});
+      return 2;
+    }
+    peer_tickets = std::move(*issuer);
   }
   WebhookServing webhook;
   if (config.webhook.enabled) {
@@ -220,7 +230,8 @@ int RunOperator(const OperatorConfig& config, core::ComponentRuntime& runtime) {
       .cache_workers = config.controllers.cache_workers,
       .reporting_instance = candidate_identity,
       .source_policy = config.source_policy,
-      .admission = config.admission};
+      .admission = config.admission,
+      .peer_tickets = peer_tickets};
 
   // The controllers exist only while this replica leads: built on gaining the lease, stopped
   // (workers drained, informers closed) when `stop` fires. /readyz turns true once their

@@ -81,7 +81,8 @@ s5cmd --endpoint-url "$S3_ENDPOINT_URL" cp "$model/*" "s3://$MODELPLANE_S3_BUCKE
 kubectl create namespace models >/dev/null
 kubectl create secret generic minio-readonly -n models \
   --from-literal=accessKeyId="$AWS_ACCESS_KEY_ID" --from-literal=secretAccessKey="$AWS_SECRET_ACCESS_KEY" >/dev/null
-"$MODELPLANE_BUILD/node-agent/modelplane-node-agent" manifest --from "s3://$MODELPLANE_S3_BUCKET/tiny-llama" \
+# The build e2e/real-node.sh packed into images (it builds build/release when none is named).
+"${MODELPLANE_BUILD:-$root/build/release}/node-agent/modelplane-node-agent" manifest --from "s3://$MODELPLANE_S3_BUCKET/tiny-llama" \
   --name tiny-llama --namespace models --endpoint "http://$REAL_NODE_HOST_IP:$REAL_NODE_MINIO_PORT" \
   --secret minio-readonly --engine vllm --engine-version "$vllm_version" \
   --model-name modelplane-bench/tiny-llama -o "$state/tiny-llama.yaml"

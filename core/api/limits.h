@@ -24,6 +24,8 @@ inline constexpr std::size_t kMaxCacheSources = 32;
 // Peers named for one revision on one node: enough to spread a zone's reads, bounded so that a
 // ModelCache's size does not grow with the fleet.
 inline constexpr std::size_t kMaxRevisionPeers = 16;
+// A peer ticket's text (core/pki/peer_ticket.h, kMaxPeerTicketBytes).
+inline constexpr std::size_t kMaxPeerTicketLength = 2048;
 // The files a peer is named for when it holds only some of a revision's (through another).
 inline constexpr std::size_t kMaxPeerFiles = 256;
 inline constexpr std::size_t kMaxTiers = 8;

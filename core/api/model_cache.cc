@@ -50,6 +50,7 @@ Result<DesiredRevision> DesiredFromJson(const JsonObjectReader& reader) {
   MODELPLANE_JSON_TRY(ReadTimestamp(reader, "pinnedUntil", desired.pinned_until));
   MODELPLANE_JSON_TRY(
       reader.ObjectArray<PeerSource>("peers", desired.peers, kMaxRevisionPeers, PeerFromJson));
+  MODELPLANE_JSON_TRY(reader.String("peerTicket", desired.peer_ticket, kMaxPeerTicketLength));
   return desired;
 }
 
@@ -186,6 +187,7 @@ nlohmann::json ToJson(const ModelCacheSpec& spec) {
     if (!desired.reason.empty()) item["reason"] = desired.reason;
     SetTime(item, "pinnedUntil", desired.pinned_until);
     if (!desired.peers.empty()) item["peers"] = PeersToJson(desired.peers);
+    if (!desired.peer_ticket.empty()) item["peerTicket"] = desired.peer_ticket;
     revisions.push_back(std::move(item));
   }
   nlohmann::json out = {{"revisions", std::move(revisions)}};

@@ -116,6 +116,9 @@ struct DesiredRevision {
   std::optional<Timestamp> pinned_until;
   // Whom to read it from while the node does not hold it; empty once it does.
   std::vector<PeerSource> peers;
+  // With peers: the operator's ticket that lets this node read the revision's files from them
+  // (core/pki/peer_ticket.h); empty when the operator signs none.
+  std::string peer_ticket;
 
   friend bool operator==(const DesiredRevision&, const DesiredRevision&) = default;
 };

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <boost/beast/http/fields.hpp>
 #include <boost/beast/http/verb.hpp>
@@ -14,8 +15,9 @@ namespace modelplane::core {
 
 // The client certificate of a mutual-TLS connection, after it verified against the server's CA.
 struct PeerCertificate {
-  std::string subject;      // RFC 2253 form, e.g. "CN=node-7,O=modelplane"
-  std::string common_name;  // the subject's CN, empty when it has none
+  std::string subject;                 // RFC 2253 form, e.g. "CN=node-7,O=modelplane"
+  std::string common_name;             // the subject's CN, empty when it has none
+  std::vector<std::string> dns_names;  // its subjectAltName DNS entries
 };
 
 struct ServerRequest {

@@ -130,6 +130,16 @@ std::optional<PeerCertificate> GetPeerCertificate(SSL* ssl) {
     if (length > 0) peer.common_name.assign(reinterpret_cast<char*>(utf8), length);
     OPENSSL_free(utf8);
   }
+  auto* names = static_cast<GENERAL_NAMES*>(
+      X509_get_ext_d2i(certificate, NID_subject_alt_name, nullptr, nullptr));
+  for (int position = 0; names != nullptr && position < sk_GENERAL_NAME_num(names); ++position) {
+    const GENERAL_NAME* alternative = sk_GENERAL_NAME_value(names, position);
+    if (alternative->type != GEN_DNS) continue;
+    const ASN1_IA5STRING* dns = alternative->d.dNSName;
+    peer.dns_names.emplace_back(reinterpret_cast<const char*>(ASN1_STRING_get0_data(dns)),
+                                static_cast<std::size_t>(ASN1_STRING_length(dns)));
+  }
+  GENERAL_NAMES_free(names);
   return peer;
 }
 

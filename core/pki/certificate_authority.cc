@@ -8,6 +8,7 @@
 #include <openssl/rand.h>
 
 #include "core/pki/certificate_info.h"
+#include "core/pki/statement_signature.h"
 
 namespace modelplane::core {
 namespace {
@@ -180,6 +181,11 @@ Result<std::string> CertificateAuthority::Issue(const CertificateRequest& reques
   std::string pem = CertificatePem(raw);
   if (pem.empty()) return std::unexpected(OpenSslError(ErrorCode::kInternal, "certificate PEM"));
   return pem;
+}
+
+Result<std::string> CertificateAuthority::SignStatement(std::string_view context,
+                                                        std::string_view message) const {
+  return pki_internal::SignStatement(key_.get(), context, message);
 }
 
 std::string CertificateAuthority::private_key_pem() const {

@@ -37,6 +37,11 @@ class CertificateAuthority {
   [[nodiscard]] Result<std::string> Issue(const CertificateRequest& request,
                                           const IssueOptions& options) const;
 
+  // A statement signed with the CA's key (statement_signature.h), which those who trust the
+  // CA's certificate check with StatementVerifier.
+  [[nodiscard]] Result<std::string> SignStatement(std::string_view context,
+                                                  std::string_view message) const;
+
   [[nodiscard]] const std::string& certificate_pem() const { return certificate_pem_; }
   [[nodiscard]] std::string private_key_pem() const;
   [[nodiscard]] std::chrono::system_clock::time_point not_after() const { return not_after_; }

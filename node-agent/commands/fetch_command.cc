@@ -1,6 +1,7 @@
 #include "node-agent/commands/fetch_command.h"
 
 #include <algorithm>
+#include <cctype>
 #include <csignal>
 #include <cstdio>
 #include <memory>
@@ -13,8 +14,11 @@
 #include "core/clock/clock.h"
 #include "core/config/byte_size.h"
 #include "core/config/duration.h"
+#include "core/digest/file_set_tree.h"
+#include "core/io/bounded_file.h"
 #include "core/log/log_level.h"
 #include "core/log/logger.h"
+#include "core/pki/peer_ticket.h"
 #include "node-agent/commands/progress_line.h"
 #include "node-agent/commands/revision_file.h"
 #include "node-agent/fetch/fetch_engine.h"
@@ -34,6 +38,7 @@ struct FetchFlags {
   std::string peer_key;
   std::string peer_node;  // the node whose per-node certificate the peers must present
   std::string peer_token_key_file;
+  std::string peer_ticket_file;  // the operator's ticket for this node and revision
   bool peer_plain_http = false;
   bool skip_spec_sources = false;
   std::string secrets_directory;
@@ -90,8 +95,21 @@ int RunFetch(const FetchFlags& flags) {
     if (!key) return fail_usage(key.error());
     token_key = std::move(*key);
   }
+  PeerTicketHolding ticket;
+  if (!flags.peer_ticket_file.empty()) {
+    auto text = core::ReadBoundedFile(flags.peer_ticket_file,
+                                      core::kPeerTicketHeader.size() + core::kMaxPeerTicketBytes);
+    if (!text) return fail_usage(text.error().Wrap("--peer-ticket-file"));
+    std::vector<core::Sha256Bytes> digests;
+    for (const FetchFile& file : request->files) digests.push_back(file.sha256);
+    while (!text->empty() && std::isspace(static_cast<unsigned char>(text->back()))) {
+      text->pop_back();
+    }
+    ticket = {.ticket = std::move(*text),
+              .files = std::make_shared<const core::FileSetTree>(core::FileSetTree::Of(digests))};
+  }
   for (const std::string& peer : flags.peers) {
-    PeerRangeSourceOptions options{.endpoint = peer, .token_key = token_key};
+    PeerRangeSourceOptions options{.endpoint = peer, .token_key = token_key, .ticket = ticket};
     if (!flags.peer_plain_http) {
       options.tls = core::TlsClientOptions{.ca_file = flags.peer_ca,
                                            .certificate_chain_file = flags.peer_certificate,
@@ -189,6 +207,10 @@ Subcommand AddFetchCommand(CLI::App& parent) {
                   "docs/peer.md) instead of the address dialed");
   app->add_option("--peer-token-key-file", flags->peer_token_key_file,
                   "shared key that signs peer request tokens");
+  app->add_option("--peer-ticket-file", flags->peer_ticket_file,
+                  "the operator's peer ticket for this node and revision (a ModelCache entry's "
+                  "peerTicket), for peers that check scope (docs/peer.md)")
+      ->check(CLI::ExistingFile);
   app->add_flag("--peer-plain-http", flags->peer_plain_http,
                 "talk to peers over plain HTTP (loopback benchmarks only)");
   app->add_flag("--no-spec-sources", flags->skip_spec_sources,

@@ -392,8 +392,8 @@ core::Result<core::ReconcileResult> NodeController::Reconcile() {
       }
     }
     stager_->Want(loaded);
-    stager_->SetPeers(loaded.digest,
-                      PeerCandidatesFromSpec(*item.peers, loaded, options_.zone, self_endpoint));
+    stager_->SetPeers(loaded.digest, PeerCandidatesFromSpec(*item.peers, *item.peer_ticket, loaded,
+                                                            options_.zone, self_endpoint));
     if (auto state = stager_->State(loaded.digest)) {
       ApplyStagingState(*state, entry);
       if (state->phase == StagingPhase::kQueued || state->phase == StagingPhase::kStaging) {

@@ -15,8 +15,8 @@ NodeDemand PlanNodeDemand(const std::vector<core::api::DesiredRevision>& desired
     const std::string key =
         core::api::ObjectKey(entry.revision.namespace_name, entry.revision.name);
     if (wanted_keys.insert(key).second) {
-      demand.wanted.push_back(
-          {entry.revision, entry.digest, entry.reason, entry.pinned, entry.peers});
+      demand.wanted.push_back({entry.revision, entry.digest, entry.reason, entry.pinned,
+                               entry.peers, entry.peer_ticket});
     }
   }
   for (const core::Pod& pod : pods) {

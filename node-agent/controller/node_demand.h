@@ -27,6 +27,7 @@ struct WantedRevision {
   std::string reason;       // prestage, in-use, rollout or rollback
   bool pinned = false;      // and the pin has not lapsed
   std::vector<core::api::PeerSource> peers;  // whom the operator says to read it from
+  std::string peer_ticket;                   // what shows those peers it may (peer_ticket.h)
 };
 
 struct NodeDemand {

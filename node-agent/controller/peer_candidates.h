@@ -22,14 +22,16 @@ namespace modelplane::agent {
 struct PeerCandidate {
   std::string node_name;  // the identity its certificate must name
   std::string endpoint;
-  bool nearby = true;   // same zone
-  PeerHolding holding;  // never "everything": the blobs it holds or stages of the revision
+  bool nearby = true;        // same zone
+  PeerHolding holding;       // never "everything": the blobs it holds or stages of the revision
+  PeerTicketHolding ticket;  // the entry's ticket, if the operator wrote one
 };
 
-// Candidates for `revision` from the peers its spec entry names; a peer naming no file of the
-// revision, this node's own endpoint, or an unknown state is left out.
+// Candidates for `revision` from the peers its spec entry names, each with the entry's ticket
+// and the revision's file tree (which proves each blob asked for belongs to it); a peer naming
+// no file of the revision, this node's own endpoint, or an unknown state is left out.
 [[nodiscard]] std::vector<PeerCandidate> PeerCandidatesFromSpec(
-    const std::vector<core::api::PeerSource>& peers, const LoadedRevision& revision,
-    std::string_view zone, std::string_view self_endpoint);
+    const std::vector<core::api::PeerSource>& peers, std::string_view ticket,
+    const LoadedRevision& revision, std::string_view zone, std::string_view self_endpoint);
 
 }  // namespace modelplane::agent

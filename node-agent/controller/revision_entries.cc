@@ -96,7 +96,8 @@ WantedRevisionsPlan PlanWantedRevisions(
       plan.weights.ready[fact.key] = entry.digest;
     } else {
       plan.weights.unverified[fact.key] = entry.digest;
-      plan.to_stage.push_back({fact.key, &loaded, wanted.reason, &wanted.peers});
+      plan.to_stage.push_back(
+          {fact.key, &loaded, wanted.reason, &wanted.peers, &wanted.peer_ticket});
     }
     plan.entries[entry.digest] = entry;
   }

@@ -51,6 +51,7 @@ struct StagingCandidate {
   const LoadedRevision* loaded = nullptr;
   std::string reason;
   const std::vector<core::api::PeerSource>* peers = nullptr;
+  const std::string* peer_ticket = nullptr;
 };
 
 struct WantedRevisionsPlan {

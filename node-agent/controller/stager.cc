@@ -105,6 +105,7 @@ void Stager::UpdateRunningPeersLocked(Entry& entry) {
   for (const PeerCandidate& peer : entry.peers) {
     if (auto known = entry.running_peers.find(peer.endpoint); known != entry.running_peers.end()) {
       known->second->SetHolding(peer.holding);
+      known->second->SetTicket(peer.ticket);
       continue;
     }
     auto created = dependencies_.peers(peer);

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "core/api/model_revision.h"
+#include "core/pki/peer_ticket.h"
 #include "node-agent/peer/peer_protocol.h"
 
 namespace modelplane::agent {
@@ -51,7 +52,14 @@ PeerRangeSource::PeerRangeSource(PeerRangeSourceOptions options, const core::Clo
       name_(fmt::format("{}/{}", core::api::kTierPeer, options_.endpoint)),
       base_url_(fmt::format("{}://{}", options_.tls ? "https" : "http", options_.endpoint)),
       client_(std::move(client)),
-      holding_(std::make_shared<const PeerHolding>(options_.holding)) {}
+      holding_(std::make_shared<const PeerHolding>(options_.holding)),
+      ticket_(std::make_shared<const PeerTicketHolding>(options_.ticket)) {}
+
+void PeerRangeSource::SetTicket(PeerTicketHolding ticket) {
+  auto shared = std::make_shared<const PeerTicketHolding>(std::move(ticket));
+  std::lock_guard lock(holding_mutex_);
+  ticket_ = std::move(shared);
+}
 
 void PeerRangeSource::SetHolding(PeerHolding holding) {
   auto shared = std::make_shared<const PeerHolding>(std::move(holding));
@@ -114,6 +122,18 @@ core::Status PeerRangeSource::ReadRange(const SourceFile& file, std::uint64_t of
         SignPeerToken(*options_.token_key,
                       {.audience = options_.endpoint, .method = "GET", .path = path},
                       clock_.WallNow() + options_.token_lifetime));
+  }
+
+  std::shared_ptr<const PeerTicketHolding> ticket;
+  {
+    std::lock_guard lock(holding_mutex_);
+    ticket = ticket_;
+  }
+  if (!ticket->ticket.empty() && ticket->files) {
+    if (const auto proof = ticket->files->ProofOf(file.sha256)) {
+      request.headers.set(std::string(core::kPeerTicketHeader), ticket->ticket);
+      request.headers.set(std::string(core::kPeerProofHeader), core::FormatFileSetProof(*proof));
+    }
   }
 
   std::size_t filled = 0;

@@ -2,7 +2,8 @@
 // over core's HttpClient (keep-alive pool, TLS with the peer CA, mutual TLS or HMAC tokens).
 //
 // Errors follow the RangeSource contract: 404 -> kNotFound (the engine falls back to the next
-// source), 401 -> kUnauthenticated, 503/429 -> kThrottled (retryable), fewer bytes than asked ->
+// source), 401 -> kUnauthenticated, 403 -> kPermissionDenied (the peer's scope: the engine reads
+// the blob from another source), 503/429 -> kThrottled (retryable), fewer bytes than asked ->
 // kDataLoss, kDeadlineExceeded past ReadContext::deadline, kCancelled when its token fires,
 // kUnavailable for a peer that cannot be reached. The client does not retry by itself: the engine
 // owns retries, and a peer that is busy is better left for another source than waited on.
@@ -24,6 +25,7 @@
 #include <string>
 
 #include "core/clock/clock.h"
+#include "core/digest/file_set_tree.h"
 #include "core/digest/sha256.h"
 #include "core/http/http_client.h"
 #include "node-agent/fetch/range_source.h"
@@ -38,6 +40,14 @@ struct PeerHolding {
   bool everything = true;
   std::set<core::Sha256Bytes> ready;
   std::set<core::Sha256Bytes> staging;
+};
+
+// The operator's ticket for the revision being staged (core/pki/peer_ticket.h) and that
+// revision's file tree, which proves each blob asked for is one of its files; sent with every
+// request so that a peer that checks scope (peer_scope.h) serves it. Empty: none is sent.
+struct PeerTicketHolding {
+  std::string ticket;
+  std::shared_ptr<const core::FileSetTree> files;
 };
 
 struct PeerRangeSourceOptions {
@@ -55,6 +65,7 @@ struct PeerRangeSourceOptions {
   std::chrono::milliseconds stall_timeout{10'000};
   bool nearby = true;  // in this node's zone
   PeerHolding holding;
+  PeerTicketHolding ticket;
 };
 
 class PeerRangeSource final : public RangeSource {
@@ -74,6 +85,8 @@ class PeerRangeSource final : public RangeSource {
   // What the peer holds now, as the latest statuses say; a running fetch sees it at its next
   // choice of source.
   void SetHolding(PeerHolding holding);
+  // A renewed ticket (the operator renews it before it expires); the next request sends it.
+  void SetTicket(PeerTicketHolding ticket);
 
   [[nodiscard]] core::Status ReadRange(const SourceFile& file, std::uint64_t offset,
                                        std::span<std::byte> destination,
@@ -88,8 +101,9 @@ class PeerRangeSource final : public RangeSource {
   const std::string name_;
   const std::string base_url_;
   std::unique_ptr<core::HttpClient> client_;
-  mutable std::mutex holding_mutex_;
+  mutable std::mutex holding_mutex_;  // guards the pointers holding_ and ticket_
   std::shared_ptr<const PeerHolding> holding_;
+  std::shared_ptr<const PeerTicketHolding> ticket_;
 };
 
 }  // namespace modelplane::agent

@@ -16,11 +16,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/api/peer_identity.h"
 #include "core/http/byte_range.h"
 #include "core/http/http_server.h"
 #include "core/io/unique_fd.h"
+#include "core/pki/peer_ticket.h"
 #include "core/throttle/byte_throttle.h"
 #include "node-agent/peer/peer_protocol.h"
+#include "node-agent/peer/peer_scope.h"
 
 namespace modelplane::agent {
 namespace {
@@ -29,7 +32,7 @@ namespace http = boost::beast::http;
 using std::chrono::nanoseconds;
 
 // The statuses the blob handler answers; each gets its requests_total child up front.
-constexpr std::array<unsigned, 8> kCountedStatuses = {200, 206, 400, 401, 404, 416, 500, 503};
+constexpr std::array<unsigned, 9> kCountedStatuses = {200, 206, 400, 401, 403, 404, 416, 500, 503};
 
 // Throttle waits sleep at most this long before checking whether Stop() cut the stream.
 constexpr nanoseconds kSleepSlice = std::chrono::milliseconds(20);
@@ -67,7 +70,9 @@ class PeerServer::Impl {
                   std::max<std::uint64_t>(options_.max_upload_bytes_per_second / 50,
                                           options_.stream_chunk_size),
                   clock),
-        readers_(options_.max_readers, options_.reader_keep, clock) {}
+        readers_(options_.max_readers, options_.reader_keep, clock) {
+    if (options_.ticket_verifier) scope_.emplace(options_.ticket_verifier);
+  }
 
   [[nodiscard]] core::Status RegisterMetrics(core::MetricsRegistry& metrics) {
     auto bytes = metrics.AddCounter({.name = "modelplane_peer_bytes_served_total",
@@ -160,6 +165,7 @@ class PeerServer::Impl {
                   {"tls", options_.tls.has_value()},
                   {"mutual_tls", options_.tls && !options_.tls->client_ca_file.empty()},
                   {"tokens", options_.token_key.has_value()},
+                  {"peer_scope", scope_.has_value()},
                   {"max_upload_bytes_per_second", options_.max_upload_bytes_per_second},
                   {"max_streams", static_cast<std::uint64_t>(options_.max_streams)}});
     return core::Ok();
@@ -231,6 +237,27 @@ class PeerServer::Impl {
                            "no client certificate from the peer CA");
   }
 
+  // Ok, or why the node that asks may not read `blob` (peer_scope.h).
+  [[nodiscard]] core::Status CheckScope(const core::ServerRequest& request,
+                                        const core::Sha256Bytes& blob) const {
+    std::string node;
+    if (request.peer_certificate) {
+      for (const std::string& name : request.peer_certificate->dns_names) {
+        node = core::api::NodeOfPeerIdentity(name);
+        if (!node.empty()) break;
+      }
+    }
+    const auto header = [&](std::string_view name) {
+      const auto found = request.headers.find(boost::beast::string_view(name.data(), name.size()));
+      return found == request.headers.end() ? std::string_view() : AsView(found->value());
+    };
+    return scope_->Check({.node = node,
+                          .ticket = header(core::kPeerTicketHeader),
+                          .proof = header(core::kPeerProofHeader),
+                          .blob = blob},
+                         clock_.WallNow());
+  }
+
   core::ServerResponse Serve(const core::ServerRequest& request);
 
   const PeerServerOptions options_;
@@ -239,6 +266,7 @@ class PeerServer::Impl {
   const core::Clock& clock_;
   core::ByteThrottle throttle_;
   ReaderAdmission readers_;
+  std::optional<PeerScope> scope_;  // set when the server checks tickets
   std::atomic<std::size_t> streams_{0};
   std::atomic<bool> stopping_{false};
   std::atomic<std::int64_t> cut_at_ns_{0};
@@ -342,6 +370,11 @@ core::ServerResponse PeerServer::Impl::Serve(const core::ServerRequest& request)
   if (!digest || core::FormatDigest(*digest) != name) {
     return Answer(request, http::status::bad_request,
                   "expected /v1/blobs/sha256:<64 lower-case hex>");
+  }
+  if (scope_) {
+    if (auto allowed = CheckScope(request, *digest); !allowed) {
+      return Answer(request, http::status::forbidden, allowed.error().message());
+    }
   }
   if (stopping_.load()) return Answer(request, http::status::service_unavailable, "stopping");
 

@@ -4,8 +4,10 @@
 //   GET|HEAD /v1/blobs/sha256:<64 lower-case hex>   (single "Range: bytes=a-b" honoured)
 //
 // Answers: 200/206 with the bytes; 401 without credentials or with bad ones; 400 for a malformed
-// digest; 404 for a blob the catalog does not hold as verified; 416 for a range outside the blob;
-// 503 with Retry-After while the stream cap is reached or the server is stopping.
+// digest; 403 with a fixed reason when peer scope is on and the request's ticket does not cover
+// the blob for the node that asks (peer_scope.h); 404 for a blob the catalog does not hold as
+// verified; 416 for a range outside the blob; 503 with Retry-After while the stream cap is reached
+// or the server is stopping.
 //
 // Authentication: a client certificate that verifies against the cluster's peer CA (mutual TLS),
 // or an HMAC token (peer_token.h) signed for this server's endpoint(); either suffices when both
@@ -41,6 +43,7 @@
 #include "core/http/server_options.h"
 #include "core/log/logger.h"
 #include "core/metrics/metrics_registry.h"
+#include "core/pki/statement_signature.h"
 #include "node-agent/peer/peer_token.h"
 #include "node-agent/peer/reader_admission.h"
 #include "node-agent/store/blob_catalog.h"
@@ -61,6 +64,11 @@ struct PeerServerOptions {
   PeerTokenPolicy token_policy;
   // Without TLS, tokens travel in clear text and bytes can be read by anyone on the path.
   bool allow_plain_http = false;
+  // Peer scope (peer_scope.h): the peer CA's certificate(s), which verify the operator's
+  // tickets. Set, a blob is served only to a node whose certificate names it and whose ticket
+  // covers the blob (403 with the reason otherwise); tokens alone then open nothing, since they
+  // name no node. Unset: any authenticated peer reads any verified blob.
+  std::shared_ptr<const core::StatementVerifier> ticket_verifier;
 
   std::uint64_t max_upload_bytes_per_second = 0;  // 0: unlimited
   // A reader takes up to 8 streams of one peer (PeerRangeSourceOptions::max_concurrency), so 32

@@ -17,6 +17,7 @@
 #include "core/log/logger.h"
 #include "core/policy/source_policy.h"
 #include "operator/admission/source_rates.h"
+#include "operator/certificates/peer_ticket_issuer.h"
 #include "operator/controllers/controller_metrics.h"
 #include "operator/controllers/workload_inventory.h"
 
@@ -44,6 +45,8 @@ struct ControllerContext {
   // Each source's admission budget rate (null or empty while admission is off): rollouts'
   // predicted staging time.
   const SourceRates* source_rates = nullptr;
+  // Signs peer tickets (null: none are written).
+  const PeerTicketIssuer* peer_tickets = nullptr;
 };
 
 }  // namespace modelplane::controller

@@ -241,7 +241,8 @@ ControllerContext ControllerManager::Context(core::KubeClient& client, Controlle
           .metrics = metrics,
           .namespace_scope = options_.namespace_scope,
           .source_policy = options_.source_policy ? &*options_.source_policy : nullptr,
-          .source_rates = &source_rates_};
+          .source_rates = &source_rates_,
+          .peer_tickets = options_.peer_tickets.get()};
 }
 
 ControllerManager::~ControllerManager() {

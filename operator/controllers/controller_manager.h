@@ -55,6 +55,9 @@ struct ControllerOptions {
   std::optional<core::SourcePolicy> source_policy;
   // Budgets and grants for remote sources (admission/admission_controller.h).
   AdmissionOptions admission;
+  // Signs the peer tickets written beside each staging node's peers; null: none are written
+  // (peers that check scope then serve those nodes nothing).
+  std::shared_ptr<const PeerTicketIssuer> peer_tickets;
 };
 
 class ControllerManager {

@@ -11,6 +11,7 @@
 #include "core/api/model_revision_validation.h"
 #include "core/api/model_revocation.h"
 #include "core/api/revision_digest.h"
+#include "core/digest/file_set_tree.h"
 #include "core/json/json_lookup.h"
 #include "core/kube/builtin_types.h"
 #include "core/workqueue/run_concurrently.h"
@@ -71,6 +72,16 @@ std::map<std::string, std::int64_t> FileSizesOf(const core::ObjectPtr& revision)
     files[sha->get<std::string>()] = std::max<std::int64_t>(0, size->get<std::int64_t>());
   }
   return files;
+}
+
+// The root a peer ticket names: the tree over the revision's file digests, as the agent builds
+// it from the same list (node-agent/controller/peer_candidates.h).
+core::Sha256Bytes FilesRoot(const std::map<std::string, std::int64_t>& files) {
+  std::vector<core::Sha256Bytes> digests;
+  for (const auto& [sha, size] : files) {
+    if (auto digest = core::ParseDigest(sha)) digests.push_back(*digest);
+  }
+  return core::FileSetTree::Of(digests).root();
 }
 
 // status.totalBytes as this operator last wrote it; 0 when not yet.
@@ -287,6 +298,7 @@ void ModelRevisionController::PlanPeers(Plan& plan, const std::string& key) {
   for (const auto& [other_digest, part] : shared) add_holders(other_digest, part);
   if (holders.empty()) return;
   const PeerChoice choice(holders);
+  std::optional<core::Sha256Bytes> files_root;  // for tickets, computed once when first needed
   std::map<std::string, const DesiredNodeState*> states;
   for (const DesiredNodeState& state : plan.observation.nodes) states[state.node] = &state;
   for (auto& [node, intent] : plan.desired) {
@@ -297,16 +309,31 @@ void ModelRevisionController::PlanPeers(Plan& plan, const std::string& key) {
     }
     std::string zone;
     std::vector<api::PeerSource> previous;  // what the entry lists now: the choice is sticky
+    std::string previous_ticket;
     if (const core::ObjectPtr cache_object = context_.caches.store().Get(node)) {
       const auto cache = context_.parsed_caches.Get(cache_object);
       if (*cache && (*cache)->status) zone = (*cache)->status->zone;
       if (*cache) {
         for (const api::DesiredRevision& entry : (*cache)->spec.revisions) {
-          if (RevisionKey(entry.revision) == key) previous = entry.peers;
+          if (RevisionKey(entry.revision) != key) continue;
+          previous = entry.peers;
+          previous_ticket = entry.peer_ticket;
         }
       }
     }
     intent.peers = choice.Choose(node, zone, previous);
+    if (context_.peer_tickets == nullptr || intent.peers.empty()) continue;
+    if (!files_root) files_root = FilesRoot(files);
+    auto ticket = context_.peer_tickets->TicketFor(node, *files_root, previous_ticket,
+                                                   context_.clock.WallNow());
+    if (!ticket) {
+      // Without one the node reads from its sources instead; nothing else depends on it.
+      context_.logger.Warn(
+          "peer_ticket_failed",
+          {{"revision", key}, {"node", node}, {"error", ticket.error().ToString()}});
+      continue;
+    }
+    intent.peer_ticket = std::move(*ticket);
   }
 }
 
@@ -451,6 +478,7 @@ core::Status ModelRevisionController::SyncEntries(
       entry.pinned = wanted->second.pinned;
       entry.reason = wanted->second.reason;
       entry.peers = wanted->second.peers;
+      entry.peer_ticket = wanted->second.peer_ticket;
       // Seconds, as the API server keeps them: an unchanged pin compares equal when read back.
       if (wanted->second.pinned_until) {
         entry.pinned_until = std::chrono::floor<std::chrono::seconds>(*wanted->second.pinned_until);

@@ -48,6 +48,7 @@ class ModelRevisionController {
     bool pinned = false;
     std::optional<api::Timestamp> pinned_until;
     std::vector<api::PeerSource> peers;  // peer_choice.h; empty where the node holds it
+    std::string peer_ticket;             // with peers, when the operator signs tickets
   };
   struct Plan {
     RevisionObservation observation;

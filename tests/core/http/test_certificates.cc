@@ -32,11 +32,13 @@ Result<TestCertificateAuthority> TestCertificateAuthority::Create(const std::str
   return TestCertificateAuthority(std::move(*authority));
 }
 
-Result<PemPair> TestCertificateAuthority::Issue(const std::string& common_name) const {
+Result<PemPair> TestCertificateAuthority::Issue(const std::string& common_name,
+                                                const std::vector<std::string>& dns_names) const {
   auto key = PrivateKey::Generate();
   if (!key) return std::unexpected(key.error());
-  const CertificateNames names{
+  CertificateNames names{
       .common_name = common_name, .dns_names = {"localhost"}, .ip_addresses = {"127.0.0.1", "::1"}};
+  names.dns_names.insert(names.dns_names.end(), dns_names.begin(), dns_names.end());
   auto request_pem = MakeCertificateRequestPem(*key, names);
   if (!request_pem) return std::unexpected(request_pem.error());
   auto request = CertificateRequest::Parse(*request_pem);

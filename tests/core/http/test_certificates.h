@@ -9,6 +9,7 @@
 
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "core/error/error.h"
 #include "core/pki/certificate_authority.h"
@@ -24,9 +25,12 @@ class TestCertificateAuthority {
  public:
   [[nodiscard]] static Result<TestCertificateAuthority> Create(const std::string& common_name);
 
-  // A leaf usable as TLS server and client, valid for loopback addresses and "localhost".
-  [[nodiscard]] Result<PemPair> Issue(const std::string& common_name) const;
+  // A leaf usable as TLS server and client, valid for loopback addresses, "localhost" and
+  // `dns_names` (a node's peer identity, for instance).
+  [[nodiscard]] Result<PemPair> Issue(const std::string& common_name,
+                                      const std::vector<std::string>& dns_names = {}) const;
   [[nodiscard]] const std::string& certificate_pem() const { return authority_.certificate_pem(); }
+  [[nodiscard]] const CertificateAuthority& authority() const { return authority_; }
 
  private:
   explicit TestCertificateAuthority(CertificateAuthority authority)

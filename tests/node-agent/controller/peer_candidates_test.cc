@@ -1,5 +1,7 @@
 #include "node-agent/controller/peer_candidates.h"
 
+#include <array>
+
 #include <gtest/gtest.h>
 
 namespace modelplane::agent {
@@ -27,7 +29,7 @@ TEST(PeerCandidatesTest, EveryFileOfAWholeHolderInTheOperatorsOrder) {
       {{.node = "n1", .endpoint = "n1:7443", .zone = "z1", .state = "Ready"},
        {.node = "n2", .endpoint = "n2:7443", .zone = "z1", .state = "Staging"},
        {.node = "n3", .endpoint = "n3:7443", .zone = "z2", .state = "Ready"}},
-      Revision(), "z1", "self:7443");
+      "", Revision(), "z1", "self:7443");
   ASSERT_EQ(candidates.size(), 3u);
   EXPECT_EQ(candidates[0].node_name, "n1");
   EXPECT_EQ(candidates[0].holding.ready, (std::set{Blob('a'), Blob('b')}));
@@ -44,7 +46,7 @@ TEST(PeerCandidatesTest, AHolderThroughAnotherRevisionServesOnlyTheSharedFiles) 
                                                    .zone = "z1",
                                                    .state = "Ready",
                                                    .files = {Sha('b'), Sha('c')}}},
-                                                 Revision(), "z1", "self:7443");
+                                                 "", Revision(), "z1", "self:7443");
   ASSERT_EQ(candidates.size(), 1u);
   EXPECT_EQ(candidates[0].holding.ready, std::set{Blob('b')});  // c is not this revision's
 }
@@ -55,8 +57,31 @@ TEST(PeerCandidatesTest, ItselfUnknownStatesAndPeersWithNoFileOfItAreLeftOut) {
        {.node = "odd", .endpoint = "odd:7443", .state = "Evicting"},
        {.node = "none", .endpoint = "none:7443", .state = "Ready", .files = {Sha('c')}},
        {.node = "quiet", .endpoint = "", .state = "Ready"}},
-      Revision(), "z1", "self:7443");
+      "", Revision(), "z1", "self:7443");
   EXPECT_TRUE(candidates.empty());
+}
+
+TEST(PeerCandidatesTest, TheEntrysTicketGoesWithEveryPeerWithTheRevisionsFileTree) {
+  const auto candidates = PeerCandidatesFromSpec(
+      {{.node = "n1", .endpoint = "n1:7443", .zone = "z1", .state = "Ready"},
+       {.node = "n2", .endpoint = "n2:7443", .zone = "z2", .state = "Ready", .files = {Sha('b')}}},
+      "v1.ticket", Revision(), "z1", "self:7443");
+  ASSERT_EQ(candidates.size(), 2u);
+  for (const PeerCandidate& candidate : candidates) {
+    EXPECT_EQ(candidate.ticket.ticket, "v1.ticket");
+    ASSERT_NE(candidate.ticket.files, nullptr);
+    // The tree of every file of the revision, as the operator signed it: it proves a file a
+    // partial holder serves as well as any other.
+    const std::array files{Blob('a'), Blob('b')};
+    EXPECT_EQ(candidate.ticket.files->root(), core::FileSetTree::Of(files).root());
+    EXPECT_TRUE(candidate.ticket.files->ProofOf(Blob('b')).has_value());
+  }
+  const auto without = PeerCandidatesFromSpec(
+      {{.node = "n1", .endpoint = "n1:7443", .zone = "z1", .state = "Ready"}}, "", Revision(), "z1",
+      "self:7443");
+  ASSERT_EQ(without.size(), 1u);
+  EXPECT_TRUE(without[0].ticket.ticket.empty());
+  EXPECT_EQ(without[0].ticket.files, nullptr);
 }
 
 }  // namespace

@@ -141,7 +141,8 @@ nodeName: gpu-node-0
 cacheRoot: /var/cache/modelplane
 capacity: 500Gi
 fetch: {rangeSize: 16Mi, inFlight: 32, bufferPool: 512Mi, rangeTimeout: 30s, concurrentStagings: 3}
-peers: {port: 7443, tokenKeyFile: /etc/peer/key, maxUploadRate: 2Gi, maxStreams: 8, maxReaders: 1}
+peers: {port: 7443, tokenKeyFile: /etc/peer/key, maxUploadRate: 2Gi, maxStreams: 8, maxReaders: 1,
+        requireTickets: false}
 statusInterval: 2s
 )");
   ASSERT_TRUE(config) << config.error().ToString();
@@ -153,6 +154,8 @@ statusInterval: 2s
   EXPECT_EQ(config->peers.max_readers, 1);
   EXPECT_EQ(core::LoadConfigString<AgentConfig>("{}\n")->peers.max_readers, 4);
   EXPECT_FALSE(core::LoadConfigString<AgentConfig>("peers: {maxReaders: -1}\n"));
+  EXPECT_FALSE(config->peers.require_tickets);
+  EXPECT_TRUE(core::LoadConfigString<AgentConfig>("{}\n")->peers.require_tickets);
   EXPECT_EQ(config->status_interval, std::chrono::seconds(2));
   EXPECT_FALSE(core::LoadConfigString<AgentConfig>("fetch: {rangeSize: 1000}\n"));
   EXPECT_FALSE(core::LoadConfigString<AgentConfig>("fetch: {rangeSize: 8Mi, bufferPool: 4Mi}\n"));

@@ -18,6 +18,8 @@
 #include "core/api/object_key.h"
 #include "core/api/revision_digest.h"
 #include "core/metrics/metrics_registry.h"
+#include "core/pki/certificate_authority.h"
+#include "operator/certificates/peer_ticket_issuer.h"
 #include "operator/controllers/cache_entries.h"
 #include "operator/controllers/controller_manager.h"
 #include "tests/core/kube/cluster/cluster_fixture.h"
@@ -81,6 +83,13 @@ class ControllersTest : public core::testing::ClusterTest {
     auto logger = core::Logger::Create({.component = "operator-test"});
     ASSERT_TRUE(logger);
     logger_.emplace(std::move(*logger));
+    auto peer_ca = core::CertificateAuthority::Generate(
+        "operator-test peer CA", std::chrono::system_clock::now() + std::chrono::hours(24));
+    ASSERT_TRUE(peer_ca) << peer_ca.error().ToString();
+    peer_ca_certificate_ = peer_ca->certificate_pem();
+    auto issuer = PeerTicketIssuer::Create(std::move(*peer_ca));
+    ASSERT_TRUE(issuer) << issuer.error().ToString();
+    peer_tickets_ = std::move(*issuer);
     StartManager();
   }
 
@@ -96,7 +105,8 @@ class ControllersTest : public core::testing::ClusterTest {
             .reporting_instance = "operator-test",
             .source_policy = core::SourcePolicy{.object_stores = {{.buckets = allowed_buckets_,
                                                                    .node_credentials = true}}},
-            .admission = admission_options_},
+            .admission = admission_options_,
+            .peer_tickets = peer_tickets_},
         *metrics_, *logger_, clock_);
     core::CancellationToken never;
     ASSERT_TRUE(manager_->Start(never));
@@ -195,6 +205,8 @@ class ControllersTest : public core::testing::ClusterTest {
   // Set by a derived fixture's constructor, before SetUp starts the controllers.
   std::vector<std::string> allowed_buckets_ = {"models"};
   AdmissionOptions admission_options_;
+  std::shared_ptr<const PeerTicketIssuer> peer_tickets_;  // a throwaway peer CA's
+  std::string peer_ca_certificate_;
   core::MetricsRegistry registry_;
   std::optional<ControllerMetrics> metrics_;
   std::optional<core::Logger> logger_;

@@ -3,6 +3,8 @@
 // its own namespace; ModelCaches and Nodes are cluster-wide, as in production. Assertions are on
 // the state of the world, polled with bounded waits.
 #include "core/api/timestamp.h"
+#include "core/digest/file_set_tree.h"
+#include "core/pki/peer_ticket.h"
 #include "tests/operator/controllers/controllers_fixture.h"
 
 namespace modelplane::controller {
@@ -255,8 +257,32 @@ TEST_F(ControllersTest, EntriesNamePeersAndHoldingsSayWhereElseADigestIsAndWheth
         },
         kWait))
         << node << ": " << entry_of(node).dump();
+    // Beside its peers, the operator's ticket: signed with the peer CA, for this node and the
+    // revision's files, so the holder serves it exactly them (docs/peer.md, "Peer scope").
+    const std::string ticket = entry_of(node).value("peerTicket", "");
+    auto verifier = core::StatementVerifier::FromCertificatePem(peer_ca_certificate_);
+    ASSERT_TRUE(verifier);
+    auto read = core::ReadPeerTicket(*verifier, ticket);
+    ASSERT_TRUE(read) << node << ": " << read.error().ToString();
+    EXPECT_EQ(read->node, node);
+    const std::array files{*core::ParseDigest("sha256:" + std::string(64, '1')),
+                           *core::ParseDigest("sha256:" + std::string(64, '2'))};
+    EXPECT_EQ(read->files_root, core::FileSetTree::Of(files).root());
+    EXPECT_GT(read->expires, std::chrono::system_clock::now() + std::chrono::minutes(50));
   }
   EXPECT_FALSE(entry_of(holder).contains("peers")) << "the holder reads from no one";
+  EXPECT_FALSE(entry_of(holder).contains("peerTicket"));
+  // Later passes keep a ticket that has most of its life left: no write per pass.
+  std::map<std::string, std::string> tickets;
+  for (const std::string& node : chosen) tickets[node] = entry_of(node).value("peerTicket", "");
+  const std::uint64_t passes = RevisionPassesReturned();
+  ASSERT_TRUE(client_->Patch(core::resources::ModelRevisions(), namespace_, name,
+                             core::PatchType::kMerge,
+                             {{"metadata", {{"labels", {{"pass", "again"}}}}}}));
+  ASSERT_TRUE(WaitUntil([&] { return RevisionPassesReturned() > passes; }, kWait));
+  for (const std::string& node : chosen) {
+    EXPECT_EQ(entry_of(node).value("peerTicket", ""), tickets[node]) << node;
+  }
 
   const auto holding = [&] {
     for (const json& item : cache_spec(holder).value("holdings", json::array())) {
