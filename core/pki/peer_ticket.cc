@@ -1,5 +1,6 @@
 #include "core/pki/peer_ticket.h"
 
+#include <algorithm>
 #include <charconv>
 
 #include "core/text/base64.h"
