@@ -582,6 +582,36 @@ PY
     { echo "extender.tls.enabled=false still renders TLS parts"; return 1; }
 }
 
+# The operator's ports: credentials on a listener of their own that only the release's node
+# agents may reach (so no other pod can fill it with bad tokens), the webhook and admin ports
+# open, the agents' credentials URL on the Service port of that listener.
+check_operator_network_policy() {
+  local operator="${RELEASE}-modelplane-operator" policy
+  policy="$(kubectl -n "${NS}" get networkpolicy "${operator}" -o json)"
+  python3 - "${policy}" <<'PY'
+import json, sys
+spec = json.loads(sys.argv[1])["spec"]
+rules = {rule["ports"][0]["port"]: rule.get("from") for rule in spec["ingress"]}
+assert set(rules) == {"admin", "webhook", "credentials"}, rules
+assert rules["admin"] is None and rules["webhook"] is None, rules
+(agents,) = rules["credentials"]
+assert agents["podSelector"]["matchLabels"]["app.kubernetes.io/component"] == "node-agent", agents
+print("operator NetworkPolicy: credentials from the node agents only; webhook and admin open")
+PY
+  kubectl -n "${NS}" get configmap "${operator}" -o jsonpath='{.data.operator\.yaml}' |
+    grep -qx '  port: 8445' || { echo "the operator's credentials listener is not on 8445"; return 1; }
+  kubectl -n "${NS}" get svc "${RELEASE}-modelplane-webhook" \
+    -o jsonpath='{.spec.ports[?(@.name=="credentials")].port}' | grep -qx 8445 ||
+    { echo "the webhook Service has no credentials port"; return 1; }
+  kubectl -n "${NS}" get configmap "${RELEASE}-modelplane-node-agent" -o yaml |
+    grep -qF "url: https://${RELEASE}-modelplane-webhook.${NS}.svc:8445" ||
+    { echo "the agents do not call the credentials port"; return 1; }
+  # An operator outside the cluster (webhook.url): credentials stay on the webhook's port.
+  render external-operator --set operator.webhook.url=https://operator.example:9443
+  ! grep -q "8445" "${WORK}/external-operator.yaml" ||
+    { echo "webhook.url still renders a credentials listener"; return 1; }
+}
+
 check_uninstall() {
   helm uninstall "${RELEASE}" --namespace "${NS}" --wait --timeout 60s
   [[ -z "$(kubectl get clusterrole,clusterrolebinding,validatingadmissionpolicy,mutatingwebhookconfiguration -o name | grep "${RELEASE}-modelplane" || true)" ]]
@@ -606,6 +636,7 @@ check "node agents may set only weights-ready, only on their node's pods" check_
 check "a pod's revision annotation cannot change after creation (admission policy)" check_pod_revision_policy
 check "the admission webhook: configuration, certificate, kept on upgrade" check_webhook
 check "scheduler to extender: mutual TLS, pod address, NetworkPolicy" check_extender_tls
+check "the operator's ports: credentials from the node agents only" check_operator_network_policy
 check "helm uninstall removes the release" check_uninstall
 echo "${PASSED} passed, ${FAILED} failed"
 (( FAILED == 0 ))

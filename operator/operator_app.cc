@@ -39,9 +39,11 @@ struct WebhookServing {
   std::unique_ptr<RevisionWebhook> revision_webhook;
   std::unique_ptr<CredentialsService> credentials;  // set when credentials.enabled
   std::unique_ptr<core::HttpServer> server;
+  std::unique_ptr<core::HttpServer> credentials_server;  // set with credentials.port
   std::thread syncer;
 
   ~WebhookServing() {
+    if (credentials_server) credentials_server->Stop();
     if (server) server->Stop();
     if (revisions) revisions->Stop();
     if (syncer.joinable()) syncer.join();
@@ -82,22 +84,39 @@ core::Status StartWebhook(const OperatorConfig& config, core::ComponentRuntime& 
   core::Router router;
   serving.webhook->AddRoutes(router);
   serving.revision_webhook->AddRoutes(router);
-  if (config.credentials.enabled) {
+  const CredentialsConfig& credentials_settings = config.credentials;
+  // On a listener of its own when a port is set: its threads, and a port a NetworkPolicy can
+  // open to the agents alone.
+  const bool own_listener = credentials_settings.port.has_value();
+  core::Router credentials_router;
+  if (credentials_settings.enabled) {
+    const int threads = own_listener ? credentials_settings.threads : settings.threads;
     auto credentials = CredentialsService::Create(
         *connection.client,
-        {.audience = config.credentials.audience,
-         .agent = {.namespace_name = config.credentials.agent_namespace,
-                   .name = config.credentials.agent_service_account},
+        {.audience = credentials_settings.audience,
+         .agent = {.namespace_name = credentials_settings.agent_namespace,
+                   .name = credentials_settings.agent_service_account},
          .policy = config.source_policy ? &*config.source_policy : nullptr,
-         .max_in_flight = std::max(1, settings.threads - 1)},
+         .max_in_flight = std::max(1, threads - 1)},
         runtime.logger().WithComponent("operator.credentials"), runtime.metrics());
     if (!credentials) return std::unexpected(credentials.error());
     serving.credentials = std::move(*credentials);
-    serving.credentials->AddRoutes(router);
+    serving.credentials->AddRoutes(own_listener ? credentials_router : router);
   }
+  core::ServerOptions credentials_options = options;
   auto server = core::HttpServer::Create(std::move(options), std::move(router));
   if (!server) return std::unexpected(server.error());
   serving.server = std::move(*server);
+  if (credentials_settings.enabled && own_listener) {
+    credentials_options.port = *credentials_settings.port;
+    credentials_options.threads = credentials_settings.threads;
+    credentials_options.body_limit = kMaxCredentialsRequestBytes;
+    credentials_options.readiness = nullptr;
+    auto credentials_server =
+        core::HttpServer::Create(std::move(credentials_options), std::move(credentials_router));
+    if (!credentials_server) return std::unexpected(credentials_server.error());
+    serving.credentials_server = std::move(*credentials_server);
+  }
   serving.revisions->Start();
   serving.syncer = std::thread([&serving, &runtime] {
     if (core::WaitForCacheSync({serving.revisions.get()}, runtime.shutdown(), runtime.clock())) {
@@ -111,7 +130,10 @@ core::Status StartWebhook(const OperatorConfig& config, core::ComponentRuntime& 
        {"path", std::string(kPodWebhookPath)},
        {"revision_path", std::string(kRevisionWebhookPath)},
        {"credentials_path",
-        config.credentials.enabled ? std::string(kCredentialsPathPrefix) : std::string("-")}});
+        config.credentials.enabled ? std::string(kCredentialsPathPrefix) : std::string("-")},
+       {"credentials_port",
+        static_cast<std::int64_t>(serving.credentials_server ? serving.credentials_server->port()
+                                                             : serving.server->port())}});
   return core::Ok();
 }
 

@@ -46,6 +46,8 @@ void BindConfig(core::ConfigMap& map, RolloutGatesConfig& config) {
 
 void BindConfig(core::ConfigMap& map, CredentialsConfig& config) {
   map.Optional("enabled", config.enabled);
+  map.Optional("port", config.port);  // 0: the kernel picks (tests); the log line says which
+  map.Optional("threads", config.threads, core::InRange(2, 64));
   map.Optional("audience", config.audience);
   map.Optional("agentNamespace", config.agent_namespace);
   map.Optional("agentServiceAccount", config.agent_service_account);
@@ -86,7 +88,7 @@ void BindConfig(core::ConfigMap& map, OperatorConfig& config) {
   map.Optional("rolloutGates", config.rollout_gates);
   map.Optional("credentials", config.credentials);
   if (config.credentials.enabled && !config.webhook.enabled) {
-    map.Fail("credentials are served on the webhook's TLS server: enable webhook");
+    map.Fail("credentials are served with the webhook's TLS certificate: enable webhook");
   }
   map.Optional("peerCertificates", config.peer_certificates);
   map.Optional("admission", config.admission);

@@ -57,6 +57,12 @@ struct RolloutGatesConfig {
 // served on the webhook's TLS server: GET /credentials/v1/<namespace>/<secret>.
 struct CredentialsConfig {
   bool enabled = false;
+  // A listener of its own (the webhook's address, certificate and key), so that a
+  // NetworkPolicy can admit only agents to it while the API server reaches the webhook, and a
+  // flood of credential requests cannot take admission's threads. Absent: served on the
+  // webhook's port (one thread fewer than the webhook has).
+  std::optional<std::uint16_t> port;
+  int threads = 4;  // with `port`: at most threads - 1 requests in flight (one per client)
   std::string audience = "modelplane-operator";  // the agents' projected tokens' audience
   std::string agent_namespace = "modelplane-system";
   std::string agent_service_account = "modelplane-node-agent";

@@ -16,6 +16,13 @@ def seconds(text: str) -> float:
     return datetime.datetime.fromisoformat(text).timestamp()
 
 
+def go_duration_seconds(text: str) -> float:
+    """Seconds in a Go duration string such as "1m25.304s" or "850ms"."""
+    units = {"h": 3600, "m": 60, "s": 1, "ms": 1e-3, "us": 1e-6, "µs": 1e-6}
+    return sum(float(number) * units[unit]
+               for number, unit in re.findall(r"([0-9.]+)(h|ms|us|µs|m|s)", text))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--state", type=pathlib.Path, required=True)
@@ -38,9 +45,9 @@ def main() -> None:
     events = json.loads((args.state / "events.json").read_text())["items"]
     pull = next((e["message"] for e in events if e["reason"] == "Pulled"
                  and e["involvedObject"]["name"] == pod["metadata"]["name"]), "")
-    pull_seconds = re.search(r" in ([0-9.]+)(m?s) ", pull)
-    pulled = (float(pull_seconds.group(1)) / (1000 if pull_seconds.group(2) == "ms" else 1)
-              if pull_seconds else None)
+    # kubelet writes Go durations: "in 850ms", "in 1m25.304s (1m25.304s including waiting)".
+    pull_duration = re.search(r" in ((?:[0-9.]+(?:h|m|s|ms|us|µs))+)", pull)
+    pulled = go_duration_seconds(pull_duration.group(1)) if pull_duration else None
 
     engine = {}
     marks = {"model_load_started": "Starting to load model",

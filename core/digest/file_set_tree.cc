@@ -124,7 +124,8 @@ std::string FormatFileSetProof(const FileSetProof& proof) {
 
 Result<FileSetProof> ParseFileSetProof(std::string_view text) {
   const auto invalid = [](std::string_view why) -> Result<FileSetProof> {
-    return MakeError(ErrorCode::kInvalidArgument, std::string("file-set proof: ") + std::string(why));
+    return MakeError(ErrorCode::kInvalidArgument,
+                     std::string("file-set proof: ") + std::string(why));
   };
   // The longest well-formed proof: two 20-digit numbers, two dots and 32 hashes in base64.
   constexpr std::size_t kMaxText = 2 * 20 + 2 + (kMaxFileSetProofHashes * 32 + 2) / 3 * 4;

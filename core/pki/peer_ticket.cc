@@ -40,9 +40,8 @@ Result<std::string> SignPeerTicket(const CertificateAuthority& authority,
     return MakeError(ErrorCode::kInvalidArgument,
                      "peer ticket: '" + ticket.node + "' is not a node name");
   }
-  const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(
-                           ticket.expires.time_since_epoch())
-                           .count();
+  const auto seconds =
+      std::chrono::duration_cast<std::chrono::seconds>(ticket.expires.time_since_epoch()).count();
   const std::string payload =
       ticket.node + "\n" + ToHex(ticket.files_root) + "\n" + std::to_string(seconds);
   auto signature = authority.SignStatement(kContext, payload);
@@ -73,13 +72,13 @@ Result<PeerTicket> ReadPeerTicket(const StatementVerifier& verifier, std::string
       node_end == std::string::npos ? node_end : payload->find('\n', node_end + 1);
   if (root_end == std::string::npos) return std::unexpected(Refused("malformed statement"));
   PeerTicket ticket{.node = payload->substr(0, node_end)};
-  const std::string_view root = std::string_view(*payload).substr(node_end + 1, root_end - node_end - 1);
+  const std::string_view root =
+      std::string_view(*payload).substr(node_end + 1, root_end - node_end - 1);
   const std::string_view expiry = std::string_view(*payload).substr(root_end + 1);
   std::int64_t seconds = 0;
   const auto [end, error] = std::from_chars(expiry.data(), expiry.data() + expiry.size(), seconds);
-  if (!IsNodeName(ticket.node) || root.size() != 64 ||
-      !DecodeHex(root, ticket.files_root) || error != std::errc() ||
-      end != expiry.data() + expiry.size() || seconds <= 0) {
+  if (!IsNodeName(ticket.node) || root.size() != 64 || !DecodeHex(root, ticket.files_root) ||
+      error != std::errc() || end != expiry.data() + expiry.size() || seconds <= 0) {
     return std::unexpected(Refused("malformed statement"));
   }
   ticket.expires = std::chrono::system_clock::time_point(std::chrono::seconds(seconds));

@@ -88,10 +88,9 @@ bool StatementVerifier::Verify(std::string_view context, std::string_view messag
       ERR_clear_error();
       continue;
     }
-    const int verified =
-        EVP_DigestVerify(digest.get(), reinterpret_cast<const unsigned char*>(signature.data()),
-                         signature.size(), reinterpret_cast<const unsigned char*>(bytes.data()),
-                         bytes.size());
+    const int verified = EVP_DigestVerify(
+        digest.get(), reinterpret_cast<const unsigned char*>(signature.data()), signature.size(),
+        reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size());
     ERR_clear_error();
     if (verified == 1) return true;
   }

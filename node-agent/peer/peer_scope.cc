@@ -36,8 +36,8 @@ core::Result<core::PeerTicket> PeerScope::Read(std::string_view text) const {
 core::Status PeerScope::Check(const PeerScopeRequest& request,
                               std::chrono::system_clock::time_point now) const {
   if (request.node.empty()) {
-    return std::unexpected(Refusal(kPeerScopeNoNodeIdentity,
-                                   "only a node's own peer certificate can show a ticket"));
+    return std::unexpected(
+        Refusal(kPeerScopeNoNodeIdentity, "only a node's own peer certificate can show a ticket"));
   }
   if (request.ticket.empty()) {
     return std::unexpected(Refusal(
@@ -48,15 +48,16 @@ core::Status PeerScope::Check(const PeerScopeRequest& request,
   auto ticket = Read(request.ticket);
   if (!ticket) return std::unexpected(Refusal(kPeerScopeTicketInvalid, ticket.error().message()));
   if (ticket->node != request.node) {
-    return std::unexpected(Refusal(kPeerScopeTicketForAnotherNode,
-                                   fmt::format("the ticket names node {}, the certificate {}",
-                                               ticket->node, request.node)));
+    return std::unexpected(Refusal(
+        kPeerScopeTicketForAnotherNode,
+        fmt::format("the ticket names node {}, the certificate {}", ticket->node, request.node)));
   }
   if (now > ticket->expires + clock_skew_) {
     return std::unexpected(Refusal(
         kPeerScopeTicketExpired,
-        fmt::format("the ticket expired {} s ago",
-                    std::chrono::duration_cast<std::chrono::seconds>(now - ticket->expires).count())));
+        fmt::format(
+            "the ticket expired {} s ago",
+            std::chrono::duration_cast<std::chrono::seconds>(now - ticket->expires).count())));
   }
   if (request.proof.empty()) {
     return std::unexpected(Refusal(kPeerScopeBlobNotInTicket, "no proof that the blob is covered"));
@@ -64,10 +65,9 @@ core::Status PeerScope::Check(const PeerScopeRequest& request,
   auto proof = core::ParseFileSetProof(request.proof);
   if (!proof) return std::unexpected(Refusal(kPeerScopeBlobNotInTicket, proof.error().message()));
   if (!core::VerifyFileSetProof(ticket->files_root, request.blob, *proof)) {
-    return std::unexpected(Refusal(
-        kPeerScopeBlobNotInTicket,
-        fmt::format("{} is not a file of the revision the ticket covers",
-                    core::FormatDigest(request.blob))));
+    return std::unexpected(Refusal(kPeerScopeBlobNotInTicket,
+                                   fmt::format("{} is not a file of the revision the ticket covers",
+                                               core::FormatDigest(request.blob))));
   }
   return core::Ok();
 }

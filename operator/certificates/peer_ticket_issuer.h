@@ -34,10 +34,9 @@ class PeerTicketIssuer {
 
   // `previous` when it is this issuer's ticket for `node` and `files_root` with more than half
   // its lifetime left at `now`; a new ticket otherwise.
-  [[nodiscard]] core::Result<std::string> TicketFor(const std::string& node,
-                                                    const core::Sha256Bytes& files_root,
-                                                    std::string_view previous,
-                                                    std::chrono::system_clock::time_point now) const;
+  [[nodiscard]] core::Result<std::string> TicketFor(
+      const std::string& node, const core::Sha256Bytes& files_root, std::string_view previous,
+      std::chrono::system_clock::time_point now) const;
 
  private:
   PeerTicketIssuer(core::CertificateAuthority authority, core::StatementVerifier verifier)

@@ -1,6 +1,7 @@
-// The operator's object-store credentials endpoint for node agents, served on the webhook's TLS
-// server: GET /credentials/v1/<namespace>/<secret> with "Authorization: Bearer <token>", the
-// agent pod's projected ServiceAccount token for `audience`.
+// The operator's object-store credentials endpoint for node agents, served with the webhook's
+// TLS certificate, on a listener of its own (credentials.port, which a NetworkPolicy opens to
+// the agents only) or on the webhook's: GET /credentials/v1/<namespace>/<secret> with
+// "Authorization: Bearer <token>", the agent pod's projected ServiceAccount token for `audience`.
 //
 // Each request: a TokenReview (the API server checks the token and its audience; the review
 // must confirm the audience), then a GET of the pod the token is bound to (the API server
@@ -14,14 +15,15 @@
 // for another account, a token bound to no node, or a Secret the node may not have; 404 for a
 // missing Secret or key; 503 when the API server could not be asked (the agent retries). The
 // log names node, namespace, Secret and revision, never a key or a token.
-// The handler shares the webhook server's threads and holds one for a TokenReview and a few
-// GETs, so at most max_in_flight requests are answered at once, and at most
+// On the webhook's listener the handler shares its threads and holds one for a TokenReview and
+// a few GETs, so at most max_in_flight requests are answered at once, and at most
 // max_in_flight_per_client from one address (client_admission.h); the others get 503 with
 // Retry-After at once, before any TokenReview: a node that floods the endpoint, or a pod sending
 // bad tokens, cannot hold every thread admission needs nor crowd out the other agents.
 // Thread safety: Handle may run on any number of server threads at once.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <string_view>
 
@@ -37,6 +39,8 @@
 namespace modelplane::controller {
 
 inline constexpr std::string_view kCredentialsPathPrefix = "/credentials/v1/";
+// Requests are GETs: a body is never needed, so a small bound on its own listener.
+inline constexpr std::size_t kMaxCredentialsRequestBytes = 4 * 1024;
 
 struct CredentialsServiceOptions {
   std::string audience;

@@ -68,5 +68,22 @@ TEST(OperatorConfigTest, WebhookSection) {
   }
 }
 
+TEST(OperatorConfigTest, CredentialsOnTheWebhooksPortOrAListenerOfTheirOwn) {
+  auto shared = core::LoadConfigString<OperatorConfig>(
+      "webhook: {enabled: true}\ncredentials: {enabled: true}\n");
+  ASSERT_TRUE(shared.has_value()) << shared.error().ToString();
+  EXPECT_FALSE(shared->credentials.port.has_value());
+  auto own = core::LoadConfigString<OperatorConfig>(
+      "webhook: {enabled: true}\ncredentials: {enabled: true, port: 8445, threads: 6}\n");
+  ASSERT_TRUE(own.has_value()) << own.error().ToString();
+  EXPECT_EQ(own->credentials.port, 8445);
+  EXPECT_EQ(own->credentials.threads, 6);
+  for (const char* bad : {"webhook: {enabled: true}\ncredentials: {enabled: true, threads: 1}\n",
+                          "webhook: {enabled: true}\ncredentials: {port: 70000}\n",
+                          "credentials: {enabled: true, port: 8445}\n"}) {
+    EXPECT_FALSE(core::LoadConfigString<OperatorConfig>(bad).has_value()) << bad;
+  }
+}
+
 }  // namespace
 }  // namespace modelplane::controller

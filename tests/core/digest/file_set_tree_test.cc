@@ -12,7 +12,9 @@
 namespace modelplane::core {
 namespace {
 
-Sha256Bytes DigestNumber(int number) { return Sha256Of("file-" + std::to_string(number)); }
+Sha256Bytes DigestNumber(int number) {
+  return Sha256Of("file-" + std::to_string(number));
+}
 
 std::vector<Sha256Bytes> Digests(int count) {
   std::vector<Sha256Bytes> digests;

@@ -3,10 +3,11 @@
 #include <chrono>
 #include <string>
 
-#include <gtest/gtest.h>
 #include <openssl/pem.h>
 #include <openssl/rsa.h>
 #include <openssl/x509v3.h>
+
+#include <gtest/gtest.h>
 
 #include "core/digest/file_set_tree.h"
 #include "core/pki/certificate_authority.h"
@@ -89,8 +90,7 @@ TEST(PeerTicketTest, AnotherCasTicketIsRefusedButABundleWithBothAccepts) {
   EXPECT_EQ(refused.error().code(), ErrorCode::kUnauthenticated);
   EXPECT_NE(refused.error().message().find("does not verify"), std::string::npos);
   // A CA being rotated: agents trust both certificates for a while.
-  EXPECT_TRUE(
-      ReadPeerTicket(VerifierOf(ours.certificate_pem() + theirs.certificate_pem()), text));
+  EXPECT_TRUE(ReadPeerTicket(VerifierOf(ours.certificate_pem() + theirs.certificate_pem()), text));
 }
 
 TEST(PeerTicketTest, AnyChangeToTheStatementBreaksTheSignature) {
@@ -105,8 +105,8 @@ TEST(PeerTicketTest, AnyChangeToTheStatementBreaksTheSignature) {
   };
   const std::string hex(64, 'a');
   for (const std::string& statement :
-       {std::string("gpu-node-8.zone-a\n") + hex + "\n1", std::string("gpu-node-7.zone-a\n") +
-                                                              hex + "\n99999999999"}) {
+       {std::string("gpu-node-8.zone-a\n") + hex + "\n1",
+        std::string("gpu-node-7.zone-a\n") + hex + "\n99999999999"}) {
     auto read = ReadPeerTicket(verifier, with_statement(statement));
     ASSERT_FALSE(read);
     EXPECT_EQ(read.error().code(), ErrorCode::kUnauthenticated);

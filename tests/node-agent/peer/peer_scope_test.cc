@@ -39,9 +39,8 @@ class PeerScopeTest : public ::testing::Test {
 
   std::string Ticket(const std::string& node, const core::FileSetTree& files,
                      system_clock::time_point expires) const {
-    auto ticket = core::SignPeerTicket(authority_->authority(), {.node = node,
-                                                                 .files_root = files.root(),
-                                                                 .expires = expires});
+    auto ticket = core::SignPeerTicket(
+        authority_->authority(), {.node = node, .files_root = files.root(), .expires = expires});
     EXPECT_TRUE(ticket) << ticket.error().ToString();
     return ticket.value_or("");
   }
@@ -54,9 +53,8 @@ class PeerScopeTest : public ::testing::Test {
 
   std::optional<core::testing::TestCertificateAuthority> authority_;
   std::shared_ptr<const core::StatementVerifier> verifier_;
-  const std::vector<core::Sha256Bytes> revision_ = {core::Sha256Of("shard-1"),
-                                                    core::Sha256Of("shard-2"),
-                                                    core::Sha256Of("config")};
+  const std::vector<core::Sha256Bytes> revision_ = {
+      core::Sha256Of("shard-1"), core::Sha256Of("shard-2"), core::Sha256Of("config")};
   const core::FileSetTree files_ = core::FileSetTree::Of(revision_);
   const system_clock::time_point now_ = system_clock::now();
 };
@@ -66,8 +64,8 @@ TEST_F(PeerScopeTest, ATicketForTheAskingNodeOpensExactlyItsRevisionsFiles) {
   const std::string ticket = Ticket("node-a", files_, now_ + 1h);
   for (const core::Sha256Bytes& blob : revision_) {
     const std::string proof = core::FormatFileSetProof(*files_.ProofOf(blob));
-    EXPECT_EQ(Reason(scope.Check(
-                  {.node = "node-a", .ticket = ticket, .proof = proof, .blob = blob}, now_)),
+    EXPECT_EQ(Reason(scope.Check({.node = "node-a", .ticket = ticket, .proof = proof, .blob = blob},
+                                 now_)),
               "allowed");
   }
   // Another blob the peer holds (another revision's), with a proof that belongs to a file of
@@ -95,8 +93,9 @@ TEST_F(PeerScopeTest, EveryOtherRequestIsRefusedWithItsReason) {
   const std::string ticket = Ticket("node-a", files_, now_ + 1h);
   auto foreign_ca = core::testing::TestCertificateAuthority::Create("another CA");
   ASSERT_TRUE(foreign_ca);
-  const std::string forged = *core::SignPeerTicket(
-      foreign_ca->authority(), {.node = "node-a", .files_root = files_.root(), .expires = now_ + 1h});
+  const std::string forged =
+      *core::SignPeerTicket(foreign_ca->authority(),
+                            {.node = "node-a", .files_root = files_.root(), .expires = now_ + 1h});
 
   const auto check = [&](std::string_view node, std::string_view with_ticket,
                          std::string_view with_proof) {
@@ -122,9 +121,9 @@ TEST_F(PeerScopeTest, ARememberedTicketStillExpires) {
   const PeerScopeRequest request{.node = "node-a", .ticket = ticket, .proof = proof, .blob = blob};
   EXPECT_EQ(Reason(scope.Check(request, now_)), "allowed");
   EXPECT_EQ(Reason(scope.Check(request, now_ + 2min)), kPeerScopeTicketExpired);
-  EXPECT_EQ(Reason(scope.Check({.node = "node-b", .ticket = ticket, .proof = proof, .blob = blob},
-                               now_)),
-            kPeerScopeTicketForAnotherNode);
+  EXPECT_EQ(
+      Reason(scope.Check({.node = "node-b", .ticket = ticket, .proof = proof, .blob = blob}, now_)),
+      kPeerScopeTicketForAnotherNode);
 }
 
 // The server and the client as the agent runs them: per-node certificates naming

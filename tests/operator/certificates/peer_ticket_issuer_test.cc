@@ -34,7 +34,8 @@ class PeerTicketIssuerTest : public ::testing::Test {
   std::optional<core::StatementVerifier> verifier_;
   std::unique_ptr<PeerTicketIssuer> issuer_;
   const core::Sha256Bytes root_ = core::Sha256Of("root");
-  const system_clock::time_point now_ = std::chrono::floor<std::chrono::seconds>(system_clock::now());
+  const system_clock::time_point now_ =
+      std::chrono::floor<std::chrono::seconds>(system_clock::now());
 };
 
 TEST_F(PeerTicketIssuerTest, ANewTicketNamesTheNodeAndFilesForAnHour) {
