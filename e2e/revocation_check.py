@@ -48,28 +48,32 @@ def blob_path(cache_root, sha256):
     return os.path.join(cache_root, "blobs", "sha256", sha256.removeprefix("sha256:"))
 
 
-def peer_fetch(binary, state, manifest_path, node, port, client):
+def peer_fetch(binary, state, manifest_path, node, port, client, ticket_for=""):
     """True when the peer served the file; the client's output otherwise. Over mutual TLS as
-    `client` (a node of the scenario, with its own certificate and a ticket for the probe's file,
-    signed as the operator signs them: peers serve a node only what its ticket covers), checking
-    that the peer's certificate names its node."""
+    `client` (a node of the scenario, with its own certificate and a ticket for the probe's file
+    naming `ticket_for`, `client` by default, signed as the operator signs them: peers serve a
+    node only what its ticket covers; None: no ticket), checking that the peer's certificate
+    names its node."""
     with tempfile.TemporaryDirectory(prefix="revocation-fetch-") as cache_root:
         identity = f"{state}/agents/{client}/peer-identity/peer.pem"
         with open(manifest_path) as handle:
             digests = [f["sha256"] for f in json.load(handle)["spec"]["files"]]
-        ticket_path = os.path.join(cache_root, "ticket")
-        with open(ticket_path, "w") as handle:
-            handle.write(peer_ticket.sign(f"{state}/peer-ca.key", client, digests))
+        ticket_flags = []
+        if ticket_for is not None:
+            ticket_path = os.path.join(cache_root, "ticket")
+            with open(ticket_path, "w") as handle:
+                handle.write(peer_ticket.sign(f"{state}/peer-ca.key", ticket_for or client, digests))
+            ticket_flags = ["--peer-ticket-file", ticket_path]
         result = subprocess.run(
             [binary, "fetch", "--revision", manifest_path, "--cache-root", cache_root,
              "--peer", f"127.0.0.1:{port}", "--no-spec-sources",
              "--peer-ca", f"{state}/peer-ca.crt", "--peer-node", node,
-             "--peer-cert", identity, "--peer-key", identity, "--peer-ticket-file", ticket_path,
+             "--peer-cert", identity, "--peer-key", identity, *ticket_flags,
              "--range-timeout", "10s"],
             capture_output=True, text=True, timeout=120)
     if result.returncode == 0:
         return True, ""
-    return False, (result.stdout + result.stderr).strip().splitlines()[-1:] or ["(no output)"]
+    return False, (result.stdout + result.stderr).strip().splitlines()[-3:] or ["(no output)"]
 
 
 def pod_weights_ready(pod):
@@ -126,6 +130,15 @@ def main():
                  f"{smallest['path']}: {output}")
     print(f"  before: {holders[0][0]} served {smallest['path']} ({smallest['size']} bytes) to a "
           f"peer client; {len(holders)} of {len(fleet)} stores hold its {len(unique)} unique blobs")
+    # Peer scope on the real agents: the same node without a ticket, or showing another node's,
+    # is refused with the reason (docs/peer.md, "Peer scope").
+    for ticket_for, reason in ((None, "PeerTicketMissing"), (holders[0][0], "PeerTicketForAnotherNode")):
+        served, output = peer_fetch(args.agent_binary, args.state, manifest_path, holders[0][0],
+                                    holders[0][1], client, ticket_for)
+        if served or "403" not in " ".join(output) or reason not in " ".join(output):
+            sys.exit(f"FAIL: peer scope: {client} with {'no ticket' if ticket_for is None else ticket_for + chr(39) + 's ticket'} "
+                     f"was {'served' if served else 'refused otherwise'}: {output}")
+        print(f"  peer scope: {client} refused ({reason}) {'without a ticket' if ticket_for is None else 'with ' + ticket_for + chr(39) + 's ticket'}")
 
     name = f"e2e-{args.revision}"
     revocation = {"apiVersion": "modelplane.io/v1alpha1", "kind": "ModelRevocation",
