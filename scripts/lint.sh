@@ -34,7 +34,9 @@ while (($#)); do
   shift
 done
 
-mapfile -t files < <(git ls-files '*.cc' '*.h')
+# Tracked files and new ones git does not ignore: a file is formatted before its first commit,
+# not found unformatted by CI's clean clone.
+mapfile -t files < <(git ls-files --cached --others --exclude-standard '*.cc' '*.h')
 if ((!format)); then
   :
 elif [[ $mode == fix ]]; then
