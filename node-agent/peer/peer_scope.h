@@ -11,6 +11,7 @@
 // Thread safety: Check may be called from several threads at once.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <memory>
 #include <mutex>
@@ -32,6 +33,9 @@ inline constexpr std::string_view kPeerScopeTicketInvalid = "PeerTicketInvalid";
 inline constexpr std::string_view kPeerScopeTicketExpired = "PeerTicketExpired";
 inline constexpr std::string_view kPeerScopeTicketForAnotherNode = "PeerTicketForAnotherNode";
 inline constexpr std::string_view kPeerScopeBlobNotInTicket = "BlobNotInPeerTicket";
+inline constexpr std::array<std::string_view, 6> kPeerScopeReasons = {
+    kPeerScopeNoNodeIdentity,       kPeerScopeTicketMissing, kPeerScopeTicketInvalid,
+    kPeerScopeTicketForAnotherNode, kPeerScopeTicketExpired, kPeerScopeBlobNotInTicket};
 
 struct PeerScopeRequest {
   std::string_view node;    // the node the client certificate names; empty: none

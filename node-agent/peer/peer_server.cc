@@ -91,6 +91,18 @@ class PeerServer::Impl {
         {.name = "modelplane_peer_throttled_seconds_total",
          .help = "Time blob bodies waited for the upload bandwidth cap, summed over streams."});
     if (!throttled) return std::unexpected(throttled.error());
+    auto refusals = metrics.AddCounter(
+        {.name = "modelplane_peer_scope_refusals_total",
+         .help = "Blob requests refused by peer scope (403), by reason: a node without a "
+                 "ticket for the blob (PeerTicketMissing after an upgrade, for instance).",
+         .label_names = {"reason"},
+         .max_children = kPeerScopeReasons.size()});
+    if (!refusals) return std::unexpected(refusals.error());
+    for (std::size_t i = 0; i < kPeerScopeReasons.size(); ++i) {
+      auto child = (*refusals)->WithLabels({std::string(kPeerScopeReasons[i])});
+      if (!child) return std::unexpected(child.error());
+      scope_refusals_[i] = *child;
+    }
     for (std::size_t i = 0; i < kCountedStatuses.size(); ++i) {
       auto child = (*requests)->WithLabels({std::to_string(kCountedStatuses[i])});
       if (!child) return std::unexpected(child.error());
@@ -277,6 +289,7 @@ class PeerServer::Impl {
   std::optional<core::Counter> bytes_served_;
   std::optional<core::Gauge> streams_in_flight_gauge_;
   std::optional<core::Counter> throttled_seconds_;
+  std::array<std::optional<core::Counter>, kPeerScopeReasons.size()> scope_refusals_;
   // Last: destroyed (and stopped) first, while everything its handlers use still exists.
   std::unique_ptr<core::HttpServer> http_;
 };
@@ -373,7 +386,11 @@ core::ServerResponse PeerServer::Impl::Serve(const core::ServerRequest& request)
   }
   if (scope_) {
     if (auto allowed = CheckScope(request, *digest); !allowed) {
-      return Answer(request, http::status::forbidden, allowed.error().message());
+      const std::string& message = allowed.error().message();
+      for (std::size_t i = 0; i < kPeerScopeReasons.size(); ++i) {
+        if (message.starts_with(kPeerScopeReasons[i])) scope_refusals_[i]->Increment();
+      }
+      return Answer(request, http::status::forbidden, message);
     }
   }
   if (stopping_.load()) return Answer(request, http::status::service_unavailable, "stopping");

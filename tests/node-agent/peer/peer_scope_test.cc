@@ -217,6 +217,16 @@ TEST_F(PeerServerScopeTest, ANodeReadsWhatItsTicketCoversAndNothingElse) {
 
   const std::string log = cache_.log();
   EXPECT_NE(log.find(std::string(kPeerScopeTicketForAnotherNode)), std::string::npos) << log;
+  const std::string exposed = cache_.metrics().ExposeText();
+  EXPECT_NE(exposed.find("modelplane_peer_scope_refusals_total{reason=\"PeerTicketMissing\"} 2"),
+            std::string::npos)
+      << exposed;
+  EXPECT_NE(
+      exposed.find("modelplane_peer_scope_refusals_total{reason=\"PeerTicketForAnotherNode\"} 1"),
+      std::string::npos)
+      << exposed;
+  EXPECT_NE(exposed.find("modelplane_peer_requests_total{code=\"403\"} 3"), std::string::npos)
+      << exposed;
   EXPECT_NE(log.find(std::string(kPeerScopeTicketMissing)), std::string::npos) << log;
 }
 
