@@ -123,8 +123,11 @@ check_render_guards() {
   # ... and peer scope: a node reads from peers only what its operator-signed ticket covers.
   grep -q "requireTickets: true" <<<"${out}" || {
     echo "default peers do not require the operator's tickets"; return 1; }
-  helm template t "${CHART}" --set nodeAgent.peerCertificates.requireTickets=false |
-    grep -q "requireTickets: false" || { echo "requireTickets=false did not reach the agents"; return 1; }
+  # Rendered first, then searched: `helm template | grep -q` fails under pipefail whenever grep
+  # stops reading before helm has written everything.
+  out="$(helm template t "${CHART}" --set nodeAgent.peerCertificates.requireTickets=false)"
+  grep -q "requireTickets: false" <<<"${out}" ||
+    { echo "requireTickets=false did not reach the agents"; return 1; }
   if grep -q "plainHttp: true" <<<"${out}"; then echo "default peers over plain HTTP"; return 1; fi
   [[ $(grep -c "secretName: t-modelplane-peer-ca" <<<"${out}") == 2 ]] || {
     echo "the peer CA Secret is not mounted into exactly the operator and the agents"; return 1; }
@@ -598,13 +601,17 @@ assert rules["admin"] is None and rules["webhook"] is None, rules
 assert agents["podSelector"]["matchLabels"]["app.kubernetes.io/component"] == "node-agent", agents
 print("operator NetworkPolicy: credentials from the node agents only; webhook and admin open")
 PY
-  kubectl -n "${NS}" get configmap "${operator}" -o jsonpath='{.data.operator\.yaml}' |
-    grep -qx '  port: 8445' || { echo "the operator's credentials listener is not on 8445"; return 1; }
-  kubectl -n "${NS}" get svc "${RELEASE}-modelplane-webhook" \
-    -o jsonpath='{.spec.ports[?(@.name=="credentials")].port}' | grep -qx 8445 ||
-    { echo "the webhook Service has no credentials port"; return 1; }
-  kubectl -n "${NS}" get configmap "${RELEASE}-modelplane-node-agent" -o yaml |
-    grep -qF "url: https://${RELEASE}-modelplane-webhook.${NS}.svc:8445" ||
+  # Each answer read whole before it is searched (grep -q in a pipe fails under pipefail when it
+  # stops reading first).
+  local config service agents
+  config="$(kubectl -n "${NS}" get configmap "${operator}" -o jsonpath='{.data.operator\.yaml}')"
+  grep -qx '  port: 8445' <<<"${config}" ||
+    { echo "the operator's credentials listener is not on 8445"; return 1; }
+  service="$(kubectl -n "${NS}" get svc "${RELEASE}-modelplane-webhook" \
+    -o jsonpath='{.spec.ports[?(@.name=="credentials")].port}')"
+  [[ ${service} == 8445 ]] || { echo "the webhook Service has no credentials port"; return 1; }
+  agents="$(kubectl -n "${NS}" get configmap "${RELEASE}-modelplane-node-agent" -o yaml)"
+  grep -qF "url: https://${RELEASE}-modelplane-webhook.${NS}.svc:8445" <<<"${agents}" ||
     { echo "the agents do not call the credentials port"; return 1; }
   # An operator outside the cluster (webhook.url): credentials stay on the webhook's port.
   render external-operator --set operator.webhook.url=https://operator.example:9443
