@@ -7,6 +7,7 @@
 #include <openssl/pem.h>
 #include <openssl/rand.h>
 
+#include "core/io/bounded_file.h"
 #include "core/pki/certificate_info.h"
 #include "core/pki/statement_signature.h"
 
@@ -99,6 +100,15 @@ Result<CertificateAuthority> CertificateAuthority::FromPem(std::string_view cert
   if (!owned) return std::unexpected(OpenSslError(ErrorCode::kInternal, "EVP_PKEY_dup"));
   std::string pem = CertificatePem(certificate.get());
   return CertificateAuthority(std::move(certificate), std::move(owned), std::move(pem));
+}
+
+Result<CertificateAuthority> CertificateAuthority::FromFiles(const std::string& certificate_file,
+                                                             const std::string& key_file) {
+  auto certificate = ReadBoundedFile(certificate_file, kMaxPemBytes);
+  if (!certificate) return std::unexpected(certificate.error().Wrap("reading the CA"));
+  auto key = ReadBoundedFile(key_file, kMaxPemBytes);
+  if (!key) return std::unexpected(key.error().Wrap("reading the CA key"));
+  return FromPem(*certificate, *key);
 }
 
 Result<CertificateAuthority> CertificateAuthority::Generate(const std::string& common_name,

@@ -29,6 +29,10 @@ class CertificateAuthority {
   // CA (basicConstraints CA:TRUE) and the key must match it.
   [[nodiscard]] static Result<CertificateAuthority> FromPem(std::string_view certificate_pem,
                                                             std::string_view key_pem);
+  // The same from the two PEM files (a mounted Secret's tls.crt and tls.key), each read with a
+  // bound; errors name what could not be read.
+  [[nodiscard]] static Result<CertificateAuthority> FromFiles(const std::string& certificate_file,
+                                                              const std::string& key_file);
   // A new self-signed CA (tests, and the local demo's throwaway PKI).
   [[nodiscard]] static Result<CertificateAuthority> Generate(
       const std::string& common_name, std::chrono::system_clock::time_point not_after);

@@ -7,7 +7,6 @@
 
 #include "core/api/peer_identity.h"
 #include "core/api/timestamp.h"
-#include "core/io/bounded_file.h"
 #include "core/json/json_lookup.h"
 #include "core/kube/object_store.h"
 #include "core/kube/resource_type.h"
@@ -23,7 +22,6 @@ using Verdict = PeerCertificateDecision::Verdict;
 constexpr std::chrono::seconds kNodeWait{2};
 // Certificates start a little in the past: a peer whose clock runs behind still accepts them.
 constexpr std::chrono::minutes kBackdate{5};
-constexpr std::size_t kMaxCaFileBytes = 64 * 1024;
 
 std::string JoinAddresses(const std::vector<std::string>& addresses) {
   return addresses.empty() ? "-" : fmt::format("{}", fmt::join(addresses, ","));
@@ -38,11 +36,8 @@ core::Result<std::unique_ptr<PeerCertificateSigner>> PeerCertificateSigner::Crea
     return core::MakeError(core::ErrorCode::kInvalidArgument,
                            "the peer signer needs the node agent's ServiceAccount user name");
   }
-  auto certificate = core::ReadBoundedFile(options.ca_certificate_file, kMaxCaFileBytes);
-  if (!certificate) return std::unexpected(certificate.error().Wrap("reading the peer CA"));
-  auto key = core::ReadBoundedFile(options.ca_key_file, kMaxCaFileBytes);
-  if (!key) return std::unexpected(key.error().Wrap("reading the peer CA key"));
-  auto authority = core::CertificateAuthority::FromPem(*certificate, *key);
+  auto authority =
+      core::CertificateAuthority::FromFiles(options.ca_certificate_file, options.ca_key_file);
   if (!authority) return std::unexpected(authority.error().Wrap("loading the peer CA"));
   return std::unique_ptr<PeerCertificateSigner>(new PeerCertificateSigner(
       client, watcher, std::move(options), std::move(*authority), logger, clock));

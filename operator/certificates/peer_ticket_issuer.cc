@@ -1,14 +1,8 @@
 #include "operator/certificates/peer_ticket_issuer.h"
 
-#include "core/io/bounded_file.h"
 #include "core/pki/peer_ticket.h"
 
 namespace modelplane::controller {
-namespace {
-
-constexpr std::size_t kMaxPemFileBytes = 64 * 1024;
-
-}  // namespace
 
 core::Result<std::unique_ptr<PeerTicketIssuer>> PeerTicketIssuer::Create(
     core::CertificateAuthority authority) {
@@ -20,11 +14,7 @@ core::Result<std::unique_ptr<PeerTicketIssuer>> PeerTicketIssuer::Create(
 
 core::Result<std::unique_ptr<PeerTicketIssuer>> PeerTicketIssuer::Load(
     const std::string& ca_certificate_file, const std::string& ca_key_file) {
-  auto certificate = core::ReadBoundedFile(ca_certificate_file, kMaxPemFileBytes);
-  if (!certificate) return std::unexpected(certificate.error());
-  auto key = core::ReadBoundedFile(ca_key_file, kMaxPemFileBytes);
-  if (!key) return std::unexpected(key.error());
-  auto authority = core::CertificateAuthority::FromPem(*certificate, *key);
+  auto authority = core::CertificateAuthority::FromFiles(ca_certificate_file, ca_key_file);
   if (!authority) return std::unexpected(authority.error().Wrap("peer tickets"));
   return Create(std::move(*authority));
 }
