@@ -104,6 +104,13 @@ check_schema_rejects() {
   must_reject --set 'sourcePolicy.objectStores[0].endpoint=http://minio:9000'
   must_reject --set 'sourcePolicy.httpOrigins[0].url=http://models.internal/' \
     --set 'sourcePolicy.httpOrigins[0].addresses[0]=models.internal'
+  # A signer is a key or CAs with identities, never neither or a key with identities.
+  must_reject --set 'sourcePolicy.signatures.signers[0].name=release'
+  must_reject --set 'sourcePolicy.signatures.signers[0].name=release' \
+    --set 'sourcePolicy.signatures.signers[0].publicKey=not a key'
+  must_reject --set 'sourcePolicy.signatures.signers[0].name=release' \
+    --set-file "sourcePolicy.signatures.signers[0].publicKey=${REPO_DIR}/tests/core/signing/fixtures/key-p256.pub.pem" \
+    --set 'sourcePolicy.signatures.signers[0].identities[0]=release@corp.example'
 }
 
 # Peers over plain HTTP only with the test-only switch; the source policy reaches both configs.
@@ -143,6 +150,10 @@ check_render_guards() {
     --set 'sourcePolicy.objectStores[0].endpoint=http://minio.modelplane:9000' \
     --set 'sourcePolicy.objectStores[0].addresses[0]=10.96.0.0/12')"
   [[ $(grep -c -- "- 10.96.0.0/12" <<<"${out}") == 2 ]] || { echo "addresses not in both configs"; return 1; }
+  out="$(helm template t "${CHART}" --set 'sourcePolicy.signatures.required[0]=team-a' \
+    --set 'sourcePolicy.signatures.signers[0].name=release' \
+    --set-file "sourcePolicy.signatures.signers[0].publicKey=${REPO_DIR}/tests/core/signing/fixtures/key-p256.pub.pem")"
+  [[ $(grep -c "BEGIN PUBLIC KEY" <<<"${out}") == 2 ]] || { echo "signers not in both configs"; return 1; }
   grep -q "kind: ValidatingWebhookConfiguration" <<<"${out}"
 }
 

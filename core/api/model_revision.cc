@@ -106,6 +106,13 @@ Result<RetentionPolicy> RetentionFromJson(const JsonObjectReader& reader) {
   return retention;
 }
 
+Result<ModelSignature> SignatureFromJson(const JsonObjectReader& reader) {
+  ModelSignature signature;
+  MODELPLANE_JSON_TRY(
+      reader.String("bundle", signature.bundle, kMaxSignatureBundleLength, Presence::kRequired));
+  return signature;
+}
+
 Result<ModelRevisionSpec> RevisionSpecFromReader(const JsonObjectReader& reader) {
   ModelRevisionSpec spec;
   MODELPLANE_JSON_TRY(reader.String("modelName", spec.model_name, 253));
@@ -127,6 +134,8 @@ Result<ModelRevisionSpec> RevisionSpecFromReader(const JsonObjectReader& reader)
   MODELPLANE_JSON_TRY(
       reader.Object<RetentionPolicy>("retention", spec.retention, RetentionFromJson));
   MODELPLANE_JSON_TRY(reader.Bool("revoked", spec.revoked));
+  MODELPLANE_JSON_TRY(reader.ObjectArray<ModelSignature>("signatures", spec.signatures,
+                                                         kMaxSignatures, SignatureFromJson));
   return spec;
 }
 
@@ -163,6 +172,14 @@ Result<PurgeProgress> PurgeFromJson(const JsonObjectReader& reader) {
   MODELPLANE_JSON_TRY(reader.Int64("bytesHeld", purge.bytes_held));
   MODELPLANE_JSON_TRY(reader.StringList("nodes", purge.nodes, kMaxPurgeNodesListed, 253));
   return purge;
+}
+
+Result<SignedBy> SignedByFromJson(const JsonObjectReader& reader) {
+  SignedBy signed_by;
+  MODELPLANE_JSON_TRY(reader.String("signer", signed_by.signer, kMaxShortString));
+  MODELPLANE_JSON_TRY(reader.String("publicKey", signed_by.public_key, kMaxDigestLength));
+  MODELPLANE_JSON_TRY(reader.String("identity", signed_by.identity, kMaxShortString));
+  return signed_by;
 }
 
 Result<RevokedBy> RevokedByFromJson(const JsonObjectReader& reader) {
@@ -203,6 +220,8 @@ Result<ModelRevisionStatus> RevisionStatusFromReader(const JsonObjectReader& rea
   MODELPLANE_JSON_TRY(reader.Object<PurgeProgress>("purge", status.purge, PurgeFromJson));
   MODELPLANE_JSON_TRY(reader.Object<FetchedBytes>("fetchedBytes", status.fetched, FetchedFromJson));
   MODELPLANE_JSON_TRY(reader.Object<RevokedBy>("revokedBy", status.revoked_by, RevokedByFromJson));
+  MODELPLANE_JSON_TRY(
+      reader.ObjectArray<SignedBy>("signedBy", status.signed_by, kMaxSignatures, SignedByFromJson));
   return status;
 }
 
@@ -307,6 +326,13 @@ nlohmann::json ToJson(const ModelRevisionSpec& spec) {
     out["retention"] = std::move(retention);
   }
   out["revoked"] = spec.revoked;
+  if (!spec.signatures.empty()) {
+    nlohmann::json signatures = nlohmann::json::array();
+    for (const ModelSignature& signature : spec.signatures) {
+      signatures.push_back({{"bundle", signature.bundle}});
+    }
+    out["signatures"] = std::move(signatures);
+  }
   return out;
 }
 
@@ -363,6 +389,15 @@ nlohmann::json ToJson(const ModelRevisionStatus& status) {
     out["revokedBy"] = {{"name", status.revoked_by->name},
                         {"reason", status.revoked_by->reason},
                         {"force", status.revoked_by->force}};
+  }
+  if (!status.signed_by.empty()) {
+    nlohmann::json signed_by = nlohmann::json::array();
+    for (const SignedBy& signature : status.signed_by) {
+      nlohmann::json item = {{"signer", signature.signer}, {"publicKey", signature.public_key}};
+      if (!signature.identity.empty()) item["identity"] = signature.identity;
+      signed_by.push_back(std::move(item));
+    }
+    out["signedBy"] = std::move(signed_by);
   }
   return out;
 }

@@ -155,6 +155,15 @@ struct RetentionPolicy {
   friend bool operator==(const RetentionPolicy&, const RetentionPolicy&) = default;
 };
 
+// An OpenSSF model-signing signature: the Sigstore bundle (its JSON text) that `model_signing
+// sign key|certificate` writes. Its signed in-toto statement lists every file's sha256, which
+// must equal spec.files; core/signing verifies it against the source policy's signers.
+struct ModelSignature {
+  std::string bundle;
+
+  friend bool operator==(const ModelSignature&, const ModelSignature&) = default;
+};
+
 struct ModelRevisionSpec {
   std::string model_name;           // for humans
   std::string repository_revision;  // for humans
@@ -167,6 +176,7 @@ struct ModelRevisionSpec {
   std::optional<PrestagePolicy> prestage;
   std::optional<RetentionPolicy> retention;
   bool revoked = false;
+  std::vector<ModelSignature> signatures;  // not part of the digest: they say who vouches
 
   friend bool operator==(const ModelRevisionSpec&, const ModelRevisionSpec&) = default;
 };
@@ -235,6 +245,17 @@ struct RevokedBy {
   friend bool operator==(const RevokedBy&, const RevokedBy&) = default;
 };
 
+// A signature of spec.signatures that the operator verified against the source policy's
+// signers (core/signing). A ModelRevocation by key or identity covers the revision when every
+// one of these is by a revoked key or identity.
+struct SignedBy {
+  std::string signer;      // the policy's signer rule
+  std::string public_key;  // "sha256:<hex>" of the signing key's DER SubjectPublicKeyInfo
+  std::string identity;    // certificate signers: the certificate's subjectAltName that matched
+
+  friend bool operator==(const SignedBy&, const SignedBy&) = default;
+};
+
 struct ModelRevisionStatus {
   std::int64_t observed_generation = 0;
   std::string digest;
@@ -251,6 +272,7 @@ struct ModelRevisionStatus {
   std::optional<PurgeProgress> purge;  // while revoked
   std::optional<RevokedBy> revoked_by;
   std::optional<FetchedBytes> fetched;
+  std::vector<SignedBy> signed_by;
 
   friend bool operator==(const ModelRevisionStatus&, const ModelRevisionStatus&) = default;
 };

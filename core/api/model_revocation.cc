@@ -11,7 +11,9 @@ namespace {
 
 Result<ModelRevocationSpec> SpecFromReader(const JsonObjectReader& reader) {
   ModelRevocationSpec spec;
-  MODELPLANE_JSON_TRY(reader.String("digest", spec.digest, kMaxDigestLength, Presence::kRequired));
+  MODELPLANE_JSON_TRY(reader.String("digest", spec.digest, kMaxDigestLength));
+  MODELPLANE_JSON_TRY(reader.String("signingKey", spec.signing_key, kMaxDigestLength));
+  MODELPLANE_JSON_TRY(reader.String("signerIdentity", spec.signer_identity, kMaxShortString));
   MODELPLANE_JSON_TRY(reader.String("reason", spec.reason, kMaxShortString));
   MODELPLANE_JSON_TRY(reader.Bool("force", spec.force));
   return spec;
@@ -38,10 +40,27 @@ Result<ModelRevocation> ModelRevocationFromJson(const nlohmann::json& value) {
       reader->RequiredObject<ModelRevocationSpec>("spec", revocation.spec, SpecFromReader));
   MODELPLANE_JSON_TRY(
       reader->Object<ModelRevocationStatus>("status", revocation.status, StatusFromReader));
-  if (auto digest = ParseDigest(revocation.spec.digest); !digest) {
+  const ModelRevocationSpec& spec = revocation.spec;
+  auto refuse = [&](const std::string& problem) {
+    return Error(ErrorCode::kInvalidArgument,
+                 "ModelRevocation " + revocation.metadata.name + ": " + problem);
+  };
+  const int named = static_cast<int>(!spec.digest.empty()) +
+                    static_cast<int>(!spec.signing_key.empty()) +
+                    static_cast<int>(!spec.signer_identity.empty());
+  if (named != 1) {
     return std::unexpected(
-        Error(ErrorCode::kInvalidArgument, "ModelRevocation " + revocation.metadata.name +
-                                               ": spec.digest: " + digest.error().message()));
+        refuse("spec must name exactly one of digest, signingKey and signerIdentity"));
+  }
+  if (!spec.digest.empty()) {
+    if (auto digest = ParseDigest(spec.digest); !digest) {
+      return std::unexpected(refuse("spec.digest: " + digest.error().message()));
+    }
+  }
+  if (!spec.signing_key.empty()) {
+    if (auto key = ParseDigest(spec.signing_key); !key) {
+      return std::unexpected(refuse("spec.signingKey: " + key.error().message()));
+    }
   }
   return revocation;
 }
@@ -53,19 +72,24 @@ nlohmann::json ToJson(const ModelRevocationStatus& status) {
 }
 
 nlohmann::json ToJson(const ModelRevocation& revocation) {
-  nlohmann::json out = {{"apiVersion", kApiVersion},
-                        {"kind", kModelRevocationKind},
-                        {"metadata", ToJson(revocation.metadata)},
-                        {"spec",
-                         {{"digest", revocation.spec.digest},
-                          {"reason", revocation.spec.reason},
-                          {"force", revocation.spec.force}}}};
+  nlohmann::json out = {
+      {"apiVersion", kApiVersion},
+      {"kind", kModelRevocationKind},
+      {"metadata", ToJson(revocation.metadata)},
+      {"spec", {{"reason", revocation.spec.reason}, {"force", revocation.spec.force}}}};
+  nlohmann::json& spec = out["spec"];
+  if (!revocation.spec.digest.empty()) spec["digest"] = revocation.spec.digest;
+  if (!revocation.spec.signing_key.empty()) spec["signingKey"] = revocation.spec.signing_key;
+  if (!revocation.spec.signer_identity.empty()) {
+    spec["signerIdentity"] = revocation.spec.signer_identity;
+  }
   if (revocation.status) out["status"] = ToJson(*revocation.status);
   return out;
 }
 
 bool Covers(const ModelRevocationSpec& revocation, const Sha256Bytes& revision_digest,
             const ModelRevisionSpec& spec) {
+  if (revocation.digest.empty()) return false;
   const auto digest = ParseDigest(revocation.digest);
   if (!digest) return false;
   if (*digest == revision_digest) return true;
@@ -73,6 +97,43 @@ bool Covers(const ModelRevocationSpec& revocation, const Sha256Bytes& revision_d
     const auto file_digest = ParseDigest(file.sha256, /*allow_bare=*/true);
     return file_digest && *file_digest == *digest;
   });
+}
+
+bool RevokesSignature(const ModelRevocationSpec& revocation, const SignedBy& signature) {
+  if (!revocation.signing_key.empty()) return revocation.signing_key == signature.public_key;
+  if (!revocation.signer_identity.empty()) {
+    return revocation.signer_identity == signature.identity;
+  }
+  return false;
+}
+
+const ModelRevocation* CoveringRevocation(const std::vector<ModelRevocation>& revocations,
+                                          const Sha256Bytes& revision_digest,
+                                          const ModelRevisionSpec& spec,
+                                          const std::vector<SignedBy>& signed_by) {
+  const ModelRevocation* first = nullptr;
+  auto consider = [&](const ModelRevocation& revocation) {
+    if (first == nullptr || revocation.metadata.name < first->metadata.name) first = &revocation;
+  };
+  for (const ModelRevocation& revocation : revocations) {
+    if (Covers(revocation.spec, revision_digest, spec)) consider(revocation);
+  }
+  if (signed_by.empty()) return first;
+  // Signer revocations cover only together: each signature must be withdrawn by one of them.
+  for (const SignedBy& signature : signed_by) {
+    const auto found = std::ranges::find_if(revocations, [&](const ModelRevocation& revocation) {
+      return RevokesSignature(revocation.spec, signature);
+    });
+    if (found == revocations.end()) return first;
+  }
+  for (const ModelRevocation& revocation : revocations) {
+    if (std::ranges::any_of(signed_by, [&](const SignedBy& signature) {
+          return RevokesSignature(revocation.spec, signature);
+        })) {
+      consider(revocation);
+    }
+  }
+  return first;
 }
 
 bool IsRevoked(const ModelRevision& revision) {

@@ -330,6 +330,7 @@ void BindConfig(ConfigMap& map, SourcePolicy& policy) {
   map.Optional("objectStores", policy.object_stores);
   map.Optional("httpOrigins", policy.http_origins);
   map.Optional("credentials", policy.credentials);
+  map.Optional("signatures", policy.signatures);
   if (!map.ok()) return;
   for (const CredentialRule& rule : policy.credentials) {
     if (rule.secret_namespace.empty() && policy.credentials_namespace.empty()) {

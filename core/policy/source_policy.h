@@ -25,6 +25,9 @@
 //       - secret: models-readonly           # another namespace's Secret...
 //         secretNamespace: shared-keys      # ...here (absent: credentialsNamespace)
 //         namespaces: [team-a]              # ...that revisions in these namespaces may name
+//     signatures:                           # who may sign which namespaces' revisions, and
+//       required: [team-a]                  # which must be signed
+//       (core/signing/signature_policy.h) signers: [...]
 //
 // A revision's credentialsSecretRef names a Secret in the revision's own namespace unless it
 // says `namespace`; its own namespace's Secret is always allowed, another namespace's only when
@@ -49,6 +52,7 @@
 #include "core/config/config_map.h"
 #include "core/error/error.h"
 #include "core/http/address_policy.h"
+#include "core/signing/signature_policy.h"
 
 namespace modelplane::core {
 
@@ -84,6 +88,7 @@ struct SourcePolicy {
   std::vector<ObjectStoreRule> object_stores;
   std::vector<HttpOriginRule> http_origins;
   std::vector<CredentialRule> credentials;
+  SignaturePolicy signatures;
 };
 
 void BindConfig(ConfigMap& map, SharedFilesystemRule& rule);

@@ -285,7 +285,8 @@ core::Result<core::ReconcileResult> NodeController::Reconcile() {
       logger_.Warn("revision_read_failed", {{"error", read.error().ToString()}});
     }
     const std::vector<core::ObjectPtr> read = revisions_.Objects();
-    index_.Refresh(read);
+    index_.Refresh(read, options_.source_policy ? &options_.source_policy->signatures : nullptr,
+                   dependencies_.clock.WallNow());
     std::map<std::string, core::ObjectPtr> by_key;
     for (const core::ObjectPtr& object : read) by_key[core::ObjectStore::KeyOf(*object)] = object;
     const std::lock_guard lock(revoked_mutex_);

@@ -72,6 +72,7 @@ WantedRevisionsPlan PlanWantedRevisions(
     // the operator's hint, or not at all (a gated pod's revision has none).
     if (fact.indexed == nullptr || !fact.indexed->loaded) {
       entry.state = core::api::kCacheStateFailed;
+      if (fact.indexed != nullptr) entry.reason = fact.indexed->reason;
       entry.message = fact.indexed == nullptr ? fmt::format("ModelRevision {} not found", fact.key)
                                               : fmt::format("ModelRevision {} is invalid: {}",
                                                             fact.key, fact.indexed->problem);

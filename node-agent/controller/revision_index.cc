@@ -6,6 +6,8 @@
 #include "core/api/model_revision.h"
 #include "core/api/model_revocation.h"
 #include "core/api/object_key.h"
+#include "core/signing/model_signature_verifier.h"
+#include "core/signing/signature_time.h"
 
 namespace modelplane::agent {
 namespace {
@@ -21,7 +23,9 @@ std::string ResourceVersionOf(const nlohmann::json& object) {
 
 }  // namespace
 
-void RevisionIndex::Refresh(const std::vector<core::ObjectPtr>& objects) {
+void RevisionIndex::Refresh(const std::vector<core::ObjectPtr>& objects,
+                            const core::SignaturePolicy* signatures,
+                            std::chrono::system_clock::time_point now) {
   std::map<std::string, Entry> entries;
   for (const core::ObjectPtr& object : objects) {
     if (!object || !object->is_object()) continue;
@@ -36,10 +40,16 @@ void RevisionIndex::Refresh(const std::vector<core::ObjectPtr>& objects) {
     auto parsed = core::api::ModelRevisionFromJson(*object);
     auto loaded = parsed ? CheckRevision(std::move(*parsed))
                          : core::Result<LoadedRevision>(std::unexpected(parsed.error()));
-    if (loaded) {
-      entry.loaded = std::move(*loaded);
-    } else {
+    if (!loaded) {
       entry.problem = loaded.error().message();
+    } else if (auto signed_by = core::VerifyModelSignatures(
+                   signatures, loaded->revision.metadata.namespace_name, loaded->revision.spec,
+                   core::SignatureTime(loaded->revision, now));
+               !signed_by) {
+      entry.problem = signed_by.error().message;
+      entry.reason = signed_by.error().reason;
+    } else {
+      entry.loaded = std::move(*loaded);
     }
     entries.emplace(key, std::move(entry));
   }

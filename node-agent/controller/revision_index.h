@@ -7,6 +7,11 @@
 // digests this node holds (ModelCache spec.holdings) is fresher and wins: a holding's revoked
 // and forcePurge decide for its digest.
 //
+// Each revision's model signatures are verified here too (core/signing), against the agent's own
+// copy of the signature policy: a revision whose signatures do not verify, or that lacks one
+// its namespace requires, is invalid with a fixed reason, so it is neither staged, nor reported
+// Ready from bytes the node already holds, nor mounted.
+//
 // Revocation by digest: otherwise a digest counts as revoked when a ModelRevision with it is
 // revoked and none that is not revoked names it (another namespace's identical, unrevoked revision
 // keeps the bytes serving that namespace). A ModelRevocation covers every one of them: the operator
@@ -16,6 +21,7 @@
 // Thread safety: not thread-safe; the control loop's worker owns it.
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <optional>
 #include <set>
@@ -24,6 +30,7 @@
 
 #include "core/api/model_cache.h"
 #include "core/kube/object_store.h"
+#include "core/signing/signature_policy.h"
 #include "node-agent/revision/loaded_revision.h"
 #include "node-agent/store/revision_manifest.h"
 
@@ -35,10 +42,14 @@ class RevisionIndex {
     std::string resource_version;
     std::optional<LoadedRevision> loaded;  // nullopt: invalid
     std::string problem;                   // why it is invalid
+    std::string reason;                    // a fixed reason (Signature*), or empty
   };
 
-  // Rebuilds the index from the revisions read, reusing unchanged entries.
-  void Refresh(const std::vector<core::ObjectPtr>& objects);
+  // Rebuilds the index from the revisions read, reusing unchanged entries. `signatures`: the
+  // signature policy (null: none configured, so any signature is untrusted); `now` for
+  // revisions that carry no creationTimestamp (core/signing/signature_time.h).
+  void Refresh(const std::vector<core::ObjectPtr>& objects, const core::SignaturePolicy* signatures,
+               std::chrono::system_clock::time_point now);
   void SetHoldings(const std::vector<core::api::Holding>& holdings);
   // The operator's word on a digest this node holds; null when it has none.
   [[nodiscard]] const core::api::Holding* HoldingOf(const core::Sha256Bytes& digest) const;

@@ -4,9 +4,13 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
+#include "core/api/limits.h"
+#include "core/io/bounded_file.h"
 #include "node-agent/manifest/manifest_builder.h"
 #include "node-agent/manifest/manifest_yaml.h"
 #include "node-agent/sources/revision_sources.h"
@@ -30,6 +34,7 @@ struct ManifestFlags {
   int tensor_parallel = 1;
   std::size_t threads = 4;
   bool virtual_hosted = false;
+  std::vector<std::string> signatures;
   std::string output;
 };
 
@@ -102,6 +107,11 @@ int Run(const ManifestFlags& flags) {
   for (const std::string& skipped : listing->skipped) {
     std::cerr << "manifest: skipped " << skipped << " (no role)\n";
   }
+  for (const std::string& path : flags.signatures) {
+    auto bundle = core::ReadBoundedFile(path, core::api::kMaxSignatureBundleLength);
+    if (!bundle) return Fail(bundle.error().Wrap("reading the signature"));
+    defaults.signatures.push_back({.bundle = std::move(*bundle)});
+  }
   auto revision = BuildRevision(flags.name, flags.namespace_name, std::move(defaults),
                                 std::move(listing->files), std::move(source));
   if (!revision) return Fail(revision.error());
@@ -146,6 +156,11 @@ Subcommand AddManifestCommand(CLI::App& parent) {
   app->add_option("--tensor-parallel", flags->tensor_parallel, "spec.parallelism.tensorParallel")
       ->check(CLI::Range(1, 1024));
   app->add_option("--threads", flags->threads, "Files hashed at once")->check(CLI::Range(1, 256));
+  app->add_option("--signature", flags->signatures,
+                  "An OpenSSF model-signing bundle for the folder (model_signing sign ... "
+                  "--signature FILE), put into spec.signatures; repeat for a second")
+      ->expected(1, static_cast<int>(core::api::kMaxSignatures))
+      ->check(CLI::ExistingFile);
   app->add_option("-o,--output", flags->output, "Output file (default: stdout)");
   return Subcommand{.app = app, .run = [flags] { return Run(*flags); }};
 }

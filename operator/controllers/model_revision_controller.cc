@@ -14,6 +14,8 @@
 #include "core/digest/file_set_tree.h"
 #include "core/json/json_lookup.h"
 #include "core/kube/builtin_types.h"
+#include "core/signing/model_signature_verifier.h"
+#include "core/signing/signature_time.h"
 #include "core/workqueue/run_concurrently.h"
 #include "operator/controllers/cache_entries.h"
 #include "operator/controllers/held_copies.h"
@@ -148,9 +150,9 @@ core::Result<core::ReconcileResult> ModelRevisionController::Reconcile(const std
     const bool revoked = plan.observation.revoked;
     gates_.ReportBlocked(key, "Warning",
                          revoked ? "RevisionRevoked"
-                         : plan.observation.problems_reason == kReasonSourcePolicyDenied
-                             ? "RevisionSourcePolicyDenied"
-                             : "RevisionInvalid",
+                         : plan.observation.problems_reason == kReasonInvalidSpec
+                             ? "RevisionInvalid"
+                             : "Revision" + plan.observation.problems_reason,
                          revoked
                              ? fmt::format("ModelRevision {} is revoked; the pod stays gated", key)
                              : fmt::format("ModelRevision {} is invalid ({}); the pod stays gated",
@@ -210,6 +212,16 @@ ModelRevisionController::Plan ModelRevisionController::Observe(const json& raw, 
     observation.problems_reason = std::string(kReasonSourcePolicyDenied);
     return plan;
   }
+  auto signed_by = core::VerifyModelSignatures(
+      context_.source_policy ? &context_.source_policy->signatures : nullptr,
+      revision->metadata.namespace_name, spec,
+      core::SignatureTime(*revision, context_.clock.WallNow()));
+  if (!signed_by) {
+    observation.problems = {signed_by.error().message};
+    observation.problems_reason = signed_by.error().reason;
+    return plan;
+  }
+  observation.signed_by = std::move(*signed_by);
   auto digest = api::ComputeRevisionDigest(spec);
   if (!digest) {
     observation.problems = {digest.error().message()};
@@ -217,7 +229,7 @@ ModelRevisionController::Plan ModelRevisionController::Observe(const json& raw, 
   }
   observation.digest = *digest;
   for (const api::ModelFile& file : spec.files) observation.total_bytes += file.size;
-  observation.revoked_by = RevokedBy(*revision, observation.digest);
+  observation.revoked_by = RevokedBy(*revision, observation.digest, observation.signed_by);
   observation.revoked = spec.revoked || observation.revoked_by.has_value();
   observation.requested_nodes = spec.prestage ? spec.prestage->nodes : 0;
   if (observation.revoked && !deleting) {
@@ -337,11 +349,12 @@ void ModelRevisionController::PlanPeers(Plan& plan, const std::string& key) {
   }
 }
 
-std::optional<api::RevokedBy> ModelRevisionController::RevokedBy(const api::ModelRevision& revision,
-                                                                 const std::string& digest) const {
+std::optional<api::RevokedBy> ModelRevisionController::RevokedBy(
+    const api::ModelRevision& revision, const std::string& digest,
+    const std::vector<api::SignedBy>& signed_by) const {
   const auto revision_digest = core::ParseDigest(digest);
   if (!revision_digest) return std::nullopt;
-  std::optional<api::ModelRevocation> first;
+  std::vector<api::ModelRevocation> revocations;
   for (const core::ObjectPtr& object : context_.revocations.store().List()) {
     auto revocation = api::ModelRevocationFromJson(*object);
     if (!revocation) {
@@ -350,10 +363,11 @@ std::optional<api::RevokedBy> ModelRevisionController::RevokedBy(const api::Mode
                                                   {"error", revocation.error().ToString()}});
       continue;
     }
-    if (!api::Covers(revocation->spec, *revision_digest, revision.spec)) continue;
-    if (!first || revocation->metadata.name < first->metadata.name) first = std::move(*revocation);
+    revocations.push_back(std::move(*revocation));
   }
-  if (!first) return std::nullopt;
+  const api::ModelRevocation* first =
+      api::CoveringRevocation(revocations, *revision_digest, revision.spec, signed_by);
+  if (first == nullptr) return std::nullopt;
   return api::RevokedBy{
       .name = first->metadata.name, .reason = first->spec.reason, .force = first->spec.force};
 }

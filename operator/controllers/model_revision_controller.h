@@ -59,9 +59,11 @@ class ModelRevisionController {
 
   Plan Observe(const nlohmann::json& raw, bool deleting);
   // Revoked: the nodes whose caches still list the digest (the purge still to happen).
-  // The ModelRevocation that covers the revision, the first by name when several do.
+  // The ModelRevocation that covers the revision (api::CoveringRevocation), the first by name
+  // when several do.
   std::optional<api::RevokedBy> RevokedBy(const api::ModelRevision& revision,
-                                          const std::string& digest) const;
+                                          const std::string& digest,
+                                          const std::vector<api::SignedBy>& signed_by) const;
   void ObserveNodes(Plan& plan);
   // Whom each desired node that does not hold the revision yet reads it from (peer_choice.h).
   void PlanPeers(Plan& plan, const std::string& key);

@@ -95,7 +95,14 @@ api::ModelRevisionStatus BuildRevisionStatus(const RevisionObservation& observat
   }
   status.digest = observation.digest;
   status.workloads = observation.workloads;
-  set(kConditionValid, true, "Validated", "the spec passed validation; status.digest is its key");
+  status.signed_by = observation.signed_by;
+  std::vector<std::string> signers;
+  for (const api::SignedBy& signature : observation.signed_by) signers.push_back(signature.signer);
+  set(kConditionValid, true, "Validated",
+      signers.empty() ? std::string("the spec passed validation; status.digest is its key")
+                      : fmt::format("the spec passed validation and is signed by {}; "
+                                    "status.digest is its key",
+                                    fmt::join(signers, ", ")));
 
   std::vector<double> ready_seconds;
   std::vector<std::string> failures;
@@ -145,7 +152,7 @@ api::ModelRevisionStatus BuildRevisionStatus(const RevisionObservation& observat
     status.revoked_by = observation.revoked_by;
     set(kConditionReady, false, "Revoked",
         observation.revoked_by
-            ? fmt::format("ModelRevocation {} covers its digest ({}); no node is asked to hold it",
+            ? fmt::format("ModelRevocation {} covers it ({}); no node is asked to hold it",
                           observation.revoked_by->name,
                           observation.revoked_by->reason.empty() ? "no reason given"
                                                                  : observation.revoked_by->reason)

@@ -51,6 +51,7 @@ struct RevisionObservation {
   std::int64_t total_bytes = 0;
   bool revoked = false;                      // spec.revoked, or revoked_by
   std::optional<api::RevokedBy> revoked_by;  // the ModelRevocation that covers it
+  std::vector<api::SignedBy> signed_by;      // its verified signatures (core/signing)
   int requested_nodes = 0;                   // spec.prestage.nodes
   int ineligible_nodes = 0;                  // matching nodes left out (not Ready, cordoned, full)
   std::vector<DesiredNodeState> nodes;

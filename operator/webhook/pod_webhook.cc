@@ -10,6 +10,8 @@
 #include "core/api/object_key.h"
 #include "core/api/revision_digest.h"
 #include "core/metrics/histogram_buckets.h"
+#include "core/signing/model_signature_verifier.h"
+#include "core/signing/signature_time.h"
 #include "operator/webhook/admission_answer.h"
 
 namespace modelplane::controller {
@@ -86,6 +88,13 @@ RevisionLookup PodWebhook::Lookup(const std::string& namespace_name,
                                             revision->spec.sources);
       !allowed) {
     return {.state = RevisionLookup::State::kInvalid, .problem = allowed.error().message()};
+  }
+  if (auto signed_by = core::VerifyModelSignatures(
+          policy_ ? &policy_->signatures : nullptr, namespace_name, revision->spec,
+          core::SignatureTime(*revision, std::chrono::system_clock::now()));
+      !signed_by) {
+    return {.state = RevisionLookup::State::kInvalid,
+            .problem = fmt::format("{}: {}", signed_by.error().reason, signed_by.error().message)};
   }
   auto digest = core::api::ComputeRevisionDigest(revision->spec);
   if (!digest)

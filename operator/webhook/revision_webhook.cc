@@ -5,6 +5,8 @@
 #include "core/api/model_revision.h"
 #include "core/api/model_revision_validation.h"
 #include "core/api/object_key.h"
+#include "core/signing/model_signature_verifier.h"
+#include "core/signing/signature_time.h"
 #include "operator/webhook/admission_answer.h"
 
 namespace modelplane::controller {
@@ -34,6 +36,12 @@ AdmissionVerdict ReviewModelRevision(const nlohmann::json& object,
                                  : revision->metadata.namespace_name;
   if (auto allowed = core::AuthorizeSources(policy, where, revision->spec.sources); !allowed) {
     return Refuse(403, allowed.error().message());
+  }
+  auto signed_by =
+      core::VerifyModelSignatures(policy ? &policy->signatures : nullptr, where, revision->spec,
+                                  core::SignatureTime(*revision, std::chrono::system_clock::now()));
+  if (!signed_by) {
+    return Refuse(403, fmt::format("{}: {}", signed_by.error().reason, signed_by.error().message));
   }
   return {};
 }

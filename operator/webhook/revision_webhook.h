@@ -1,14 +1,17 @@
 // The validating admission webhook for ModelRevisions: kube-apiserver POSTs an AdmissionReview
 // for every ModelRevision CREATE (the ValidatingWebhookConfiguration sends no other operation)
 // and gets back allowed, or a refusal that names the broken rule: a spec the validator refuses
-// (core/api/model_revision_validation.h), or a source the administrator's source policy does
-// not allow (core/policy/source_policy.h).
+// (core/api/model_revision_validation.h), a source the administrator's source policy does
+// not allow (core/policy/source_policy.h), or a model signature that does not verify for the
+// revision's namespace, or is missing where the policy requires one
+// (core/signing/model_signature_verifier.h; the refusal starts with its fixed reason).
 //
-// Only CREATE is checked. A revision's sources are immutable (CEL on the CRD), and an UPDATE
-// must always go through: revoking a revision, or the operator removing its finalizer, after
-// the policy was narrowed. A revision that reached the API server some other way (the webhook
+// Only CREATE is checked. A revision's sources and signatures are immutable (CEL on the CRD), and
+// an UPDATE must always go through: revoking a revision, or the operator removing its finalizer,
+// after the policy was narrowed. A revision that reached the API server some other way (the webhook
 // down, created before the policy changed) is refused again by the operator's controller
-// (status Valid=False, SourcePolicyDenied) and by every node agent before it reads anything.
+// (status Valid=False, SourcePolicyDenied or a Signature* reason) and by every node agent
+// before it reads anything.
 // Thread safety: Handle may run on any number of server threads at once.
 #pragma once
 

@@ -110,4 +110,5 @@ sharedFilesystems: {{ toJson .Values.sourcePolicy.sharedFilesystems }}
 objectStores: {{ toJson .Values.sourcePolicy.objectStores }}
 httpOrigins: {{ toJson .Values.sourcePolicy.httpOrigins }}
 credentials: {{ toJson .Values.sourcePolicy.credentials }}
+signatures: {{ toJson (.Values.sourcePolicy.signatures | default dict) }}
 {{- end }}

@@ -17,10 +17,15 @@
 //
 // The same agent process checks the source policy: a revision whose shared-filesystem path lies
 // outside the allowed roots, or reaches out of them through a symlink, is not staged even though
-// the bytes there would verify, and nothing of it reaches the store.
+// the bytes there would verify, and nothing of it reaches the store. It verifies model
+// signatures too (bundles made by the real model_signing tool): a revision whose signature no
+// trusted signer made, made with an expired certificate, over a statement edited after signing,
+// or missing where its namespace requires one is refused with its reason and nothing of it is
+// read; a well-signed one stages.
 #include <gtest/gtest.h>
 
 #include "tests/node-agent/eviction/cluster/agent_eviction_cluster_fixture.h"
+#include "tests/support/signing_fixtures.h"
 
 namespace modelplane::agent {
 namespace {
@@ -360,6 +365,107 @@ TEST_F(AgentEvictionClusterTest, RevisionsThePolicyRefusesAreNotStagedAndNothing
       EXPECT_FALSE((*store)->HasBlob(core::Sha256Of(content))) << revision->name;
     }
   }
+}
+
+TEST_F(AgentEvictionClusterTest, SignaturesAreVerifiedBeforeAnythingIsRead) {
+  // The signed model on a share the policy allows: reading it would verify.
+  const std::filesystem::path share = base_ / "share";
+  std::filesystem::create_directories(share);
+  std::filesystem::copy(std::string(MODELPLANE_SOURCE_DIR) + "/tests/core/signing/fixtures/model",
+                        share / "model", std::filesystem::copy_options::recursive);
+  source_policy_ = fmt::format("\n  sharedFilesystems: [{{root: {}}}]\n{}", share.string(),
+                               modelplane::testing::SignaturePolicyYaml(2, {namespace_}));
+  // Each revision names the same signed files; the engine version (in the digest, not in the
+  // signed statement) keeps their digests apart.
+  // `bundle`: the bundle's text, empty for none.
+  auto create = [&](const std::string& name, const std::string& bundle) {
+    json spec = {
+        {"files", modelplane::testing::SignedModelFiles()},
+        {"format", "safetensors"},
+        {"engine", {{"name", "vllm"}, {"version", name}}},
+        {"sources", json::array({{{"name", "nfs"},
+                                  {"type", "sharedFilesystem"},
+                                  {"sharedFilesystem", {{"path", (share / "model").string()}}}}})}};
+    if (!bundle.empty()) {
+      spec["signatures"] = json::array({{{"bundle", bundle}}});
+    }
+    const json object = {{"apiVersion", "modelplane.io/v1alpha1"},
+                         {"kind", "ModelRevision"},
+                         {"metadata", {{"name", name}, {"namespace", namespace_}}},
+                         {"spec", spec}};
+    TestRevision revision{.name = name};
+    auto created = client_->Create(core::resources::ModelRevisions(), namespace_, object);
+    EXPECT_TRUE(created) << created.error().ToString();
+    if (!created) return revision;
+    auto loaded = CheckRevision(*core::api::ModelRevisionFromJson(*created));
+    EXPECT_TRUE(loaded) << loaded.error().ToString();
+    if (loaded) revision.digest = loaded->digest;
+    return revision;
+  };
+  using modelplane::testing::SigningFixture;
+  const TestRevision untrusted = create("untrusted", SigningFixture("bundle-key-untrusted.json"));
+  const TestRevision expired = create("expired", SigningFixture("bundle-certificate-expired.json"));
+  const TestRevision tampered =
+      create("tampered", modelplane::testing::TamperedSigningFixture("bundle-key-p256.json"));
+  const TestRevision unsigned_revision = create("unsigned", "");
+  ASSERT_FALSE(HasFailure());
+  CreateCache(node_,
+              json::array({Entry(untrusted, false, "prestage"), Entry(expired, false, "prestage"),
+                           Entry(tampered, false, "prestage"),
+                           Entry(unsigned_revision, false, "prestage")}));
+  ASSERT_FALSE(HasFatalFailure());
+  StartAgent();
+  ASSERT_FALSE(HasFatalFailure());
+
+  const std::vector<std::pair<const TestRevision*, std::string_view>> expected = {
+      {&untrusted, "SignatureUntrusted"},
+      {&expired, "SignatureCertificateExpired"},
+      {&tampered, "SignatureInvalid"},
+      {&unsigned_revision, "SignatureRequired"}};
+  std::optional<core::api::ModelCacheStatus> status;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        status = Status();
+        return status && std::ranges::all_of(expected, [&](const auto& item) {
+                 const auto* entry = Find(*status, *item.first);
+                 return entry != nullptr && entry->state == core::api::kCacheStateFailed;
+               });
+      },
+      kWait))
+      << Log();
+  for (const auto& [revision, reason] : expected) {
+    const auto* entry = Find(*status, *revision);
+    EXPECT_EQ(entry->reason, reason) << revision->name << ": " << entry->message;
+    EXPECT_EQ(entry->bytes_done, 0U) << revision->name;
+  }
+  StopAgent();  // the store is the agent's while it runs
+  {
+    auto store = CacheStore::Open({.root = base_ / "cache", .headroom_bytes = 0});
+    ASSERT_TRUE(store) << store.error().ToString();
+    for (const json& file : modelplane::testing::SignedModelFiles()) {
+      auto digest = core::ParseDigest(file["sha256"].get<std::string>());
+      ASSERT_TRUE(digest);
+      EXPECT_FALSE((*store)->HasBlob(*digest)) << file.dump();
+    }
+  }
+
+  // The same files under a trusted key's signature stage from that share.
+  const TestRevision trusted = create("trusted", SigningFixture("bundle-key-p256.json"));
+  ASSERT_FALSE(HasFailure());
+  auto patched =
+      client_->Patch(core::resources::ModelCaches(), "", node_, core::PatchType::kMerge,
+                     {{"spec", {{"revisions", json::array({Entry(trusted, false, "prestage")})}}}});
+  ASSERT_TRUE(patched) << patched.error().ToString();
+  StartAgent();
+  ASSERT_FALSE(HasFatalFailure());
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        status = Status();
+        const auto* entry = status ? Find(*status, trusted) : nullptr;
+        return entry != nullptr && entry->state == core::api::kCacheStateReady;
+      },
+      kWait))
+      << Log();
 }
 
 // The agent owns its ModelCache's status: when another writer replaces it (here a merge patch

@@ -17,6 +17,7 @@
 #include "tests/core/http/test_certificates.h"
 #include "tests/core/kube/cluster/cluster_fixture.h"
 #include "tests/support/child_process.h"
+#include "tests/support/signing_fixtures.h"
 
 namespace modelplane::controller {
 namespace {
@@ -98,8 +99,11 @@ class WebhookClusterTest : public core::testing::ClusterTest {
     log_ = directory_->path() + "/operator.log";
     std::ofstream(config_) << "admin: {address: 127.0.0.1, port: 0}\n"
                            << "kubernetes: {kubeconfig: " << kubeconfig_path_ << "}\n"
-                           << "sourcePolicy: {objectStores: [{buckets: [models], "
-                           << "nodeCredentials: true}]}\n"
+                           << "sourcePolicy:\n"
+                           << "  objectStores: [{buckets: [models], nodeCredentials: true}]\n"
+                           << modelplane::testing::SignaturePolicyYaml(
+                                  2, require_signatures_ ? std::vector<std::string>{namespace_}
+                                                         : std::vector<std::string>{})
                            << "leaderElection: {enabled: false}\n"
                            << "controllers: {namespace: " << namespace_ << "}\n"
                            << "webhook: {enabled: true, address: 127.0.0.1, port: 0, "
@@ -276,7 +280,8 @@ class WebhookClusterTest : public core::testing::ClusterTest {
   std::string log_;
   std::string port_;
   ChildProcess operator_;
-  std::string reported_node_;  // whose ModelCache status the test wrote, cleared afterwards
+  std::string reported_node_;        // whose ModelCache status the test wrote, cleared afterwards
+  bool require_signatures_ = false;  // the policy requires the test namespace's to be signed
 };
 
 TEST_F(WebhookClusterTest, AnAnnotationIsEnoughAndOtherPodsAreUntouched) {
@@ -462,6 +467,141 @@ TEST_F(WebhookClusterTest, WithTheWebhookDownAnnotatedPodsAreRefusedAndOthersAdm
   EXPECT_THAT(refused.error().message(), HasSubstr("pods.modelplane.io"));
   auto admitted = CreatePod(ServingPod(namespace_, "plain", ""), false);
   EXPECT_TRUE(admitted) << admitted.error().ToString();
+}
+
+// The same operator with a source policy that requires the test namespace's revisions to be
+// signed (tests/core/signing/fixtures: bundles made by the real model_signing tool).
+class SignedRevisionsClusterTest : public WebhookClusterTest {
+ protected:
+  void SetUp() override {
+    require_signatures_ = true;
+    WebhookClusterTest::SetUp();
+  }
+
+  json SignedRevision(const std::string& name, const std::string& bundle_fixture) {
+    json revision = Revision(namespace_, name);
+    revision["spec"]["files"] = modelplane::testing::SignedModelFiles();
+    if (!bundle_fixture.empty()) {
+      revision["spec"]["signatures"] =
+          json::array({{{"bundle", modelplane::testing::SigningFixture(bundle_fixture)}}});
+    }
+    return revision;
+  }
+
+  // The revision's status once the operator has written its Valid condition.
+  json StatusOnceValidated(const std::string& name) {
+    json status;
+    WaitUntil(
+        [&] {
+          auto object = client_->Get(core::resources::ModelRevisions(), namespace_, name);
+          if (!object) return false;
+          status = object->value("status", json::object());
+          for (const json& condition : status.value("conditions", json::array())) {
+            if (condition.value("type", "") == "Valid") return true;
+          }
+          return false;
+        },
+        kWait);
+    return status;
+  }
+
+  static json Condition(const json& status, const std::string& type) {
+    for (const json& condition : status.value("conditions", json::array())) {
+      if (condition.value("type", "") == type) return condition;
+    }
+    return json::object();
+  }
+};
+
+TEST_F(SignedRevisionsClusterTest, OnlyRevisionsTheTrustedSignersVouchForAreAdmitted) {
+  // Refused at admission, each with its fixed reason first.
+  const std::vector<std::pair<std::string, std::string>> refusals = {
+      {"", "SignatureRequired"},
+      {"bundle-key-untrusted.json", "SignatureUntrusted"},
+      {"bundle-certificate-other-ca.json", "SignatureUntrusted"},
+      {"bundle-certificate-expired.json", "SignatureCertificateExpired"},
+  };
+  for (const auto& [fixture, reason] : refusals) {
+    auto refused = CreateRevision(SignedRevision("refused", fixture));
+    ASSERT_FALSE(refused) << fixture << " was admitted";
+    EXPECT_THAT(refused.error().message(), HasSubstr(reason)) << fixture;
+  }
+  // A statement edited after signing (one digest changed), and a good signature over files the
+  // revision does not name.
+  json tampered = SignedRevision("tampered", "");
+  tampered["spec"]["signatures"] = json::array(
+      {{{"bundle", modelplane::testing::TamperedSigningFixture("bundle-key-p256.json")}}});
+  auto invalid = CreateRevision(tampered);
+  ASSERT_FALSE(invalid);
+  EXPECT_THAT(invalid.error().message(), HasSubstr("SignatureInvalid"));
+  json other_files = SignedRevision("other-files", "bundle-key-p256.json");
+  other_files["spec"]["files"][0]["sha256"] = "sha256:" + std::string(64, 'e');
+  auto mismatch = CreateRevision(other_files);
+  ASSERT_FALSE(mismatch);
+  EXPECT_THAT(mismatch.error().message(), HasSubstr("SignatureFilesMismatch"));
+
+  // Admitted, and the operator records who vouches for each.
+  ASSERT_TRUE(CreateRevision(SignedRevision("by-key", "bundle-key-p256.json")));
+  ASSERT_TRUE(CreateRevision(SignedRevision("by-certificate", "bundle-certificate.json")));
+  const json by_key = StatusOnceValidated("by-key");
+  EXPECT_EQ(Condition(by_key, "Valid").value("status", ""), "True") << by_key.dump();
+  ASSERT_EQ(by_key.value("signedBy", json::array()).size(), 1U) << by_key.dump();
+  EXPECT_EQ(by_key["signedBy"][0]["signer"], modelplane::testing::kFixtureKeySigner);
+  const std::string key = modelplane::testing::FixtureKeyFingerprint("key-p256");
+  EXPECT_EQ(by_key["signedBy"][0]["publicKey"], key);
+  const json by_certificate = StatusOnceValidated("by-certificate");
+  ASSERT_EQ(by_certificate.value("signedBy", json::array()).size(), 1U) << by_certificate.dump();
+  EXPECT_EQ(by_certificate["signedBy"][0]["signer"],
+            modelplane::testing::kFixtureCertificateSigner);
+  EXPECT_EQ(by_certificate["signedBy"][0]["identity"], modelplane::testing::kFixtureIdentity);
+}
+
+TEST_F(SignedRevisionsClusterTest, AroundAdmissionTheOperatorRefusesAndAKeyRevocationRevokes) {
+  json untrusted = SignedRevision("untrusted", "bundle-key-untrusted.json");
+  untrusted["metadata"]["labels"] = {{kAroundAdmission, "true"}};
+  untrusted["spec"]["prestage"] = {{"nodes", 1}};
+  ASSERT_TRUE(CreateRevision(untrusted));
+  const json refused = StatusOnceValidated("untrusted");
+  EXPECT_EQ(Condition(refused, "Valid").value("status", ""), "False") << refused.dump();
+  EXPECT_EQ(Condition(refused, "Valid").value("reason", ""), "SignatureUntrusted");
+  auto caches = client_->ListAll(core::resources::ModelCaches(), "", {});
+  ASSERT_TRUE(caches);
+  for (const json& cache : caches->items) {
+    for (const json& entry : cache["spec"].value("revisions", json::array())) {
+      EXPECT_NE(entry["revision"].value("name", ""), "untrusted") << cache.dump();
+    }
+  }
+  auto pod = CreatePod(ServingPod(namespace_, "untrusted-0", "untrusted"));
+  ASSERT_FALSE(pod);
+  EXPECT_THAT(pod.error().message(), HasSubstr("SignatureUntrusted"));
+
+  // Revoking the release key revokes what only it signed, not what the PKI signed.
+  ASSERT_TRUE(CreateRevision(SignedRevision("by-key", "bundle-key-p256.json")));
+  ASSERT_TRUE(CreateRevision(SignedRevision("by-certificate", "bundle-certificate.json")));
+  ASSERT_FALSE(StatusOnceValidated("by-key").empty());
+  const std::string revocation_name = namespace_ + "-release-key";
+  const json revocation = {{"apiVersion", "modelplane.io/v1alpha1"},
+                           {"kind", "ModelRevocation"},
+                           {"metadata", {{"name", revocation_name}}},
+                           {"spec",
+                            {{"signingKey", modelplane::testing::FixtureKeyFingerprint("key-p256")},
+                             {"reason", "release key leaked"}}}};
+  ASSERT_TRUE(client_->Create(core::resources::ModelRevocations(), "", revocation));
+  json revoked;
+  const bool covered = WaitUntil(
+      [&] {
+        auto object = client_->Get(core::resources::ModelRevisions(), namespace_, "by-key");
+        if (!object) return false;
+        revoked = object->value("status", json::object());
+        return revoked.value("phase", "") == "Revoked";
+      },
+      kWait);
+  const json still = StatusOnceValidated("by-certificate");
+  (void)client_->Delete(core::resources::ModelRevocations(), "", revocation_name);
+  ASSERT_TRUE(covered) << revoked.dump() << ReadFile(log_);
+  EXPECT_EQ(revoked["revokedBy"]["name"], revocation_name);
+  EXPECT_NE(still.value("phase", ""), "Revoked") << still.dump();
+  EXPECT_FALSE(still.contains("revokedBy")) << still.dump();
 }
 
 }  // namespace
