@@ -198,11 +198,18 @@ say "Starting 2 node agents, then modelplane-operator and modelplane-scheduler-e
 # own keys (AWS_* from cluster.sh env); shared filesystems only below the state folder's share.
 # MinIO listens on loopback, a special-purpose range the agents connect to only because the rule
 # lists it in `addresses`.
+# Revisions of `models` may be signed by the scenario's release key (OpenSSF model signing; the
+# key signs llama-r1 below with the real model_signing tool).
 mkdir -p "$state/share"
+openssl ecparam -name prime256v1 -genkey -noout -out "$state/release.key" 2>/dev/null &&
+  openssl ec -in "$state/release.key" -pubout -out "$state/release.pub" 2>/dev/null ||
+  fail "openssl could not make the release key"
+release_key=$(awk '{printf "%s\\n", $0}' "$state/release.pub")
 source_policy="{credentialsNamespace: modelplane-system, \
 objectStores: [{endpoint: \"$S3_ENDPOINT_URL\", buckets: [$MODELPLANE_S3_BUCKET], nodeCredentials: true, \
 addresses: [127.0.0.0/8]}], \
-sharedFilesystems: [{root: $state/share}]}"
+sharedFilesystems: [{root: $state/share}], \
+signatures: {signers: [{name: scenario-release, publicKey: \"$release_key\", namespaces: [models]}]}}"
 cat >"$state/operator.yaml" <<YAML
 admin: {address: 127.0.0.1, port: 0}
 kubernetes: {kubeconfig: $state/identities/operator.kubeconfig}
@@ -322,6 +329,11 @@ cat >>"$state/llama-r1.yaml" <<YAML
     nodeSelector:
       modelplane.io/gpu: "true"
 YAML
+# Signed with the real model_signing tool (PyPI model-signing) over the folder the revision lists.
+"$root/.venv/bin/model_signing" sign key --private_key "$state/release.key" \
+  --signature "$state/llama-r1.sig" "$checkpoint" >"$state/logs/model-signing.log" 2>&1 ||
+  fail "model_signing could not sign the checkpoint: $(tail -n 3 "$state/logs/model-signing.log")"
+printf '  signatures:\n  - bundle: |\n      %s\n' "$(tr -d '\n' <"$state/llama-r1.sig")" >>"$state/llama-r1.yaml"
 total_bytes=$(python3 -c 'import json,sys; print(sum(f["size"] for f in json.load(open(sys.argv[1]))["files"]))' \
   <(python3 e2e/checkpoint/generate.py --out "$checkpoint" --size "$size" --shards 4 --seed 11 --summary))
 echo "  $total_bytes bytes in $(ls "$checkpoint" | wc -l) files"
@@ -334,6 +346,9 @@ revision_ready() {
 }
 wait_for 600 "llama-r1 Ready on 2 nodes" revision_ready
 pass "llama-r1 Ready 2/2 after $((SECONDS - applied_at)) s"
+signer=$(kubectl get modelrevision llama-r1 -n models -o jsonpath='{.status.signedBy[0].signer}')
+[[ $signer == scenario-release ]] || fail "llama-r1's signature was not verified (signedBy: '$signer')"
+pass "llama-r1's model_signing bundle verified: signed by $signer ($(kubectl get modelrevision llama-r1 -n models -o jsonpath='{.status.signedBy[0].publicKey}' | cut -c1-23)...)"
 grep -q 'credentials_served.*namespace=models.*secret=minio-readonly' "$state/logs/modelplane-operator.log" ||
   fail "the operator served no agent Secret models/minio-readonly"
 grep -q 'secret_credentials_fetched.*secret=minio-readonly' "$state"/logs/modelplane-node-agent-*.log ||
@@ -613,6 +628,16 @@ if kubectl apply -n models -f "$state/llama-bad.yaml" >"$state/bad-apply.txt" 2>
 else
   pass "llama-bad refused at admission: $(head -c 200 "$state/bad-apply.txt")"
 fi
+# Valid, but its signature lists other bytes than its files: a swapped shard.
+sed -e 's/name: "llama-r1"/name: "llama-forged"/' \
+  -e '0,/sha256: "sha256:[0-9a-f]*"/s//sha256: "sha256:eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee"/' \
+  "$state/llama-r1.yaml" >"$state/llama-forged.yaml"
+if kubectl apply -n models -f "$state/llama-forged.yaml" >"$state/forged-apply.txt" 2>&1; then
+  fail "the validating webhook let llama-forged (a file its signature does not list) in"
+fi
+grep -q "SignatureFilesMismatch" "$state/forged-apply.txt" ||
+  fail "llama-forged refused without the signature's reason: $(cat "$state/forged-apply.txt")"
+pass "llama-forged refused at admission: $(grep -o 'SignatureFilesMismatch.*' "$state/forged-apply.txt" | head -c 160)"
 # Valid to the API server's schema but not to the operator: a shared-filesystem path with "..".
 python3 - "$state/llama-r1.yaml" >"$state/llama-escape.yaml" <<'PY'
 import sys

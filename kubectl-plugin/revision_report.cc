@@ -160,6 +160,25 @@ core::Result<std::string> RenderRevisionStatus(const nlohmann::json& object,
                                              revision.spec.prestage->nodes == 1 ? "" : "s",
                                              selector.empty() ? "" : " matching " + selector));
   }
+  if (!revision.spec.signatures.empty()) {
+    // What the operator verified, not what the bundles claim: unverified until it says so.
+    std::vector<std::string> signers;
+    if (status != nullptr) {
+      signers.reserve(status->signed_by.size());
+      for (const api::SignedBy& signature : status->signed_by) {
+        signers.push_back(signature.identity.empty()
+                              ? fmt::format("{} (key {})", signature.signer, signature.public_key)
+                              : fmt::format("{} ({}, key {})", signature.signer, signature.identity,
+                                            signature.public_key));
+      }
+    }
+    out += WrappedFieldLine(
+        "Signed-by", signers.empty()
+                         ? fmt::format("unverified ({} signature{}; see the Valid condition)",
+                                       revision.spec.signatures.size(),
+                                       revision.spec.signatures.size() == 1 ? "" : "s")
+                         : fmt::format("{}", fmt::join(signers, "; ")));
+  }
   if (api::IsRevoked(revision)) {
     std::string purge = "yes; purge progress unknown (the operator has not reported it)";
     if (status != nullptr && status->purge) {

@@ -12,7 +12,8 @@ set -euo pipefail
 SECONDS_PER_FUZZER="${1:-30}"
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${ROOT}/build/fuzz"
-FUZZERS=(safetensors_header_fuzzer api_json_fuzzer admission_review_fuzzer extender_request_fuzzer)
+FUZZERS=(safetensors_header_fuzzer api_json_fuzzer admission_review_fuzzer extender_request_fuzzer
+         model_signature_fuzzer)
 JOBS="${MODELPLANE_FUZZ_BUILD_JOBS:-2}"
 
 CC_BIN="${CC:-clang-16}"

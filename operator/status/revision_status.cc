@@ -97,6 +97,7 @@ api::ModelRevisionStatus BuildRevisionStatus(const RevisionObservation& observat
   status.workloads = observation.workloads;
   status.signed_by = observation.signed_by;
   std::vector<std::string> signers;
+  signers.reserve(observation.signed_by.size());
   for (const api::SignedBy& signature : observation.signed_by) signers.push_back(signature.signer);
   set(kConditionValid, true, "Validated",
       signers.empty() ? std::string("the spec passed validation; status.digest is its key")

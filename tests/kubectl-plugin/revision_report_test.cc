@@ -143,6 +143,25 @@ TEST(RevisionReportTest, UnlistableCachesFallBackToTheRevisionsStatus) {
   EXPECT_NE(text.find("ModelCaches could not be listed (not allowed"), std::string::npos) << text;
 }
 
+TEST(RevisionReportTest, ASignedRevisionShowsWhoTheOperatorVerified) {
+  nlohmann::json revision = testing::Revision();
+  revision["spec"]["signatures"] = nlohmann::json::array({{{"bundle", "{}"}}});
+  const std::string unverified = Render(revision, {});
+  EXPECT_NE(unverified.find("Signed-by:      unverified (1 signature; see the Valid condition)"),
+            std::string::npos)
+      << unverified;
+  revision["status"] = {{"digest", testing::kDigest},
+                        {"phase", "Ready"},
+                        {"signedBy", nlohmann::json::array({{{"signer", "release-pki"},
+                                                             {"publicKey", "sha256:ab"},
+                                                             {"identity", "release@corp"}}})}};
+  const std::string text = Render(revision, {});
+  EXPECT_NE(text.find("Signed-by:      release-pki (release@corp, key sha256:ab)"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(Render(testing::Revision(), {}).find("Signed-by"), std::string::npos);
+}
+
 TEST(RevisionReportTest, ARevokedRevisionShowsItsPurge) {
   nlohmann::json revision = testing::Revision();
   revision["spec"]["revoked"] = true;

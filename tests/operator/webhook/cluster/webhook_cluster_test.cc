@@ -269,6 +269,17 @@ class WebhookClusterTest : public core::testing::ClusterTest {
         kWait);
   }
 
+  // No ModelCache spec names the revision: the operator asked no node to stage it.
+  void ExpectNoNodeAskedToStage(const std::string& revision) {
+    auto caches = client_->ListAll(core::resources::ModelCaches(), "", {});
+    ASSERT_TRUE(caches) << caches.error().ToString();
+    for (const json& cache : caches->items) {
+      for (const json& entry : cache["spec"].value("revisions", json::array())) {
+        EXPECT_NE(entry["revision"].value("name", ""), revision) << cache.dump();
+      }
+    }
+  }
+
   json GetPod(const std::string& name) {
     auto pod = client_->Get(core::resources::Pods(), namespace_, name);
     return pod ? *pod : json();
@@ -401,14 +412,7 @@ TEST_F(WebhookClusterTest, ARevisionAroundAdmissionIsDeniedByTheOperatorAndItsPo
   EXPECT_EQ(valid["status"], "False");
   EXPECT_EQ(valid["reason"], "SourcePolicyDenied");
   EXPECT_THAT(valid["message"].get<std::string>(), HasSubstr("sharedFilesystems"));
-  // No node is asked to stage it.
-  auto caches = client_->ListAll(core::resources::ModelCaches(), "", {});
-  ASSERT_TRUE(caches);
-  for (const json& cache : caches->items) {
-    for (const json& entry : cache["spec"].value("revisions", json::array())) {
-      EXPECT_NE(entry["revision"].value("name", ""), "llama-around") << cache.dump();
-    }
-  }
+  ExpectNoNodeAskedToStage("llama-around");
   auto pod = CreatePod(ServingPod(namespace_, "around-0", "llama-around"));
   ASSERT_FALSE(pod);
   EXPECT_THAT(pod.error().message(), HasSubstr("source policy"));
@@ -564,13 +568,7 @@ TEST_F(SignedRevisionsClusterTest, AroundAdmissionTheOperatorRefusesAndAKeyRevoc
   const json refused = StatusOnceValidated("untrusted");
   EXPECT_EQ(Condition(refused, "Valid").value("status", ""), "False") << refused.dump();
   EXPECT_EQ(Condition(refused, "Valid").value("reason", ""), "SignatureUntrusted");
-  auto caches = client_->ListAll(core::resources::ModelCaches(), "", {});
-  ASSERT_TRUE(caches);
-  for (const json& cache : caches->items) {
-    for (const json& entry : cache["spec"].value("revisions", json::array())) {
-      EXPECT_NE(entry["revision"].value("name", ""), "untrusted") << cache.dump();
-    }
-  }
+  ExpectNoNodeAskedToStage("untrusted");
   auto pod = CreatePod(ServingPod(namespace_, "untrusted-0", "untrusted"));
   ASSERT_FALSE(pod);
   EXPECT_THAT(pod.error().message(), HasSubstr("SignatureUntrusted"));
