@@ -1,5 +1,6 @@
 // Manifests from a folder: roles, digests (checked against the checkpoint generator's own
 // summary), symlink rules, and YAML that core/api parses and validates.
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -12,6 +13,7 @@
 
 #include "core/api/model_revision_validation.h"
 #include "core/digest/sha256.h"
+#include "core/signing/model_signature_verifier.h"
 #include "node-agent/manifest/file_roles.h"
 #include "node-agent/manifest/manifest_builder.h"
 #include "node-agent/manifest/manifest_command.h"
@@ -166,6 +168,54 @@ TEST(ManifestCommand, WritesAValidManifestFile) {
   EXPECT_EQ(parsed->spec.files.size(), 2u);
   EXPECT_EQ(parsed->spec.sources.at(0).type, "sharedFilesystem");
   EXPECT_TRUE(core::api::ValidateModelRevisionSpec(parsed->spec).empty());
+}
+
+// The model-signing fixtures (tests/core/signing/fixtures): a folder and the bundle the real
+// model_signing tool made for it. The manifest of the folder carries the bundle, and the files
+// it lists are exactly the ones the bundle signed.
+TEST(ManifestCommand, PutsASignatureIntoSpecSignaturesThatMatchesTheFiles) {
+  const std::string fixtures = std::string(MODELPLANE_SOURCE_DIR) + "/tests/core/signing/fixtures";
+  TempFolder folder;
+  const std::string output = folder.path() + "/out.yaml";
+  CLI::App app;
+  Subcommand command = AddManifestCommand(app);
+  app.parse(fmt::format("manifest --from {}/model --name r1 -o {} --signature {}/{}", fixtures,
+                        output, fixtures, "bundle-key-p256.json"),
+            false);
+  ASSERT_TRUE(command.app->parsed());
+  EXPECT_EQ(command.run(), 0);
+  std::ifstream in(output);
+  std::stringstream text;
+  text << in.rdbuf();
+  auto parsed = RevisionFromYaml(text.str());
+  ASSERT_TRUE(parsed.has_value()) << parsed.error().ToString() << text.str();
+  ASSERT_EQ(parsed->spec.signatures.size(), 1U);
+  std::ifstream bundle_file(fixtures + "/bundle-key-p256.json");
+  std::stringstream bundle;
+  bundle << bundle_file.rdbuf();
+  EXPECT_EQ(parsed->spec.signatures[0].bundle, bundle.str());
+
+  std::ifstream key_file(fixtures + "/key-p256.pub.pem");
+  std::stringstream key;
+  key << key_file.rdbuf();
+  core::SignaturePolicy policy;
+  policy.signers.push_back({.name = "release", .public_key = key.str()});
+  auto verified = core::VerifyModelSignatures(&policy, "default", parsed->spec,
+                                              std::chrono::system_clock::now());
+  ASSERT_TRUE(verified) << verified.error().reason << ": " << verified.error().message;
+  ASSERT_EQ(verified->size(), 1U);
+  EXPECT_EQ((*verified)[0].signer, "release");
+}
+
+TEST(ManifestCommand, RefusesAMissingSignatureFile) {
+  TempFolder folder;
+  folder.Write("m/config.json", "{}");
+  CLI::App app;
+  const Subcommand command = AddManifestCommand(app);
+  EXPECT_THROW(app.parse(fmt::format("manifest --from {}/m --name r1 --signature {}/none.sig",
+                                     folder.path(), folder.path()),
+                         false),
+               CLI::ValidationError);
 }
 
 }  // namespace
