@@ -13,6 +13,8 @@
 #include "core/kube/api_status.h"
 #include "core/kube/builtin_types.h"
 #include "core/kube/resource_type.h"
+#include "core/signing/model_signature_verifier.h"
+#include "core/signing/signature_time.h"
 #include "core/workqueue/rate_limiter.h"
 #include "node-agent/controller/node_demand.h"
 #include "node-agent/controller/peer_candidates.h"
@@ -163,6 +165,17 @@ RevisionStatus NodeController::ResolveRevision(std::string_view namespace_name,
                        : core::Result<LoadedRevision>(std::unexpected(parsed.error()));
   if (!loaded) {
     status.problem = "invalid: " + loaded.error().message();
+    return status;
+  }
+  // Signatures as the loop's index checks them: bytes held for another namespace's revision do
+  // not make this one mountable.
+  if (auto signed_by = core::VerifyModelSignatures(
+          options_.source_policy ? &options_.source_policy->signatures : nullptr,
+          loaded->revision.metadata.namespace_name, loaded->revision.spec,
+          core::SignatureTime(loaded->revision, dependencies_.clock.WallNow()));
+      !signed_by) {
+    status.problem =
+        fmt::format("invalid: {}: {}", signed_by.error().reason, signed_by.error().message);
     return status;
   }
   status.known = true;

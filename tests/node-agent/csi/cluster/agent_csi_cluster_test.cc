@@ -26,6 +26,7 @@
 #include "tests/node-agent/csi/staged_revision.h"
 #include "tests/node-agent/node_agent_process.h"
 #include "tests/support/child_process.h"
+#include "tests/support/signing_fixtures.h"
 
 namespace modelplane::agent {
 namespace {
@@ -356,6 +357,26 @@ TEST_F(AgentCsiClusterTest, PublishResolvesInThePodsNamespaceAndStopsOnceRevoked
   // The mount made before the revocation is the pod's until kubelet unpublishes it.
   ASSERT_TRUE(Unpublish("csi-1", "server-0").ok());
   EXPECT_FALSE(std::filesystem::exists(Target("server-0")));
+}
+
+// The same files (so the same digest, held Ready here) under a signature no signer of the
+// agent's policy made: the bytes on the node do not make that revision mountable.
+TEST_F(AgentCsiClusterTest, ARevisionWhoseSignatureDoesNotVerifyIsNotMounted) {
+  auto original = client_->Get(core::resources::ModelRevisions(), namespace_, "llama-r1");
+  ASSERT_TRUE(original) << original.error().ToString();
+  json signed_copy = {{"apiVersion", "modelplane.io/v1alpha1"},
+                      {"kind", "ModelRevision"},
+                      {"metadata", {{"name", "llama-signed"}, {"namespace", namespace_}}},
+                      {"spec", (*original)["spec"]}};
+  signed_copy["spec"]["signatures"] = json::array(
+      {{{"bundle", ::modelplane::testing::SigningFixture("bundle-key-untrusted.json")}}});
+  auto created = client_->Create(core::resources::ModelRevisions(), namespace_, signed_copy);
+  ASSERT_TRUE(created) << created.error().ToString();
+  const grpc::Status refused = Publish("csi-5", "server-5", namespace_, "llama-signed");
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_NE(refused.error_message().find("SignatureUntrusted"), std::string::npos)
+      << refused.error_message();
+  EXPECT_FALSE(std::filesystem::exists(Target("server-5") + "/config.json"));
 }
 
 TEST_F(AgentCsiClusterTest, ReadinessGoesFalseWhenTheRevisionIsRevoked) {
