@@ -19,6 +19,7 @@
 #include "node-agent/manifest/manifest_command.h"
 #include "node-agent/manifest/manifest_yaml.h"
 #include "tests/node-agent/sources/test_files.h"
+#include "tests/support/signing_fixtures.h"
 
 namespace modelplane::agent {
 namespace {
@@ -190,16 +191,12 @@ TEST(ManifestCommand, PutsASignatureIntoSpecSignaturesThatMatchesTheFiles) {
   auto parsed = RevisionFromYaml(text.str());
   ASSERT_TRUE(parsed.has_value()) << parsed.error().ToString() << text.str();
   ASSERT_EQ(parsed->spec.signatures.size(), 1U);
-  std::ifstream bundle_file(fixtures + "/bundle-key-p256.json");
-  std::stringstream bundle;
-  bundle << bundle_file.rdbuf();
-  EXPECT_EQ(parsed->spec.signatures[0].bundle, bundle.str());
+  EXPECT_EQ(parsed->spec.signatures[0].bundle,
+            modelplane::testing::SigningFixture("bundle-key-p256.json"));
 
-  std::ifstream key_file(fixtures + "/key-p256.pub.pem");
-  std::stringstream key;
-  key << key_file.rdbuf();
   core::SignaturePolicy policy;
-  policy.signers.push_back({.name = "release", .public_key = key.str()});
+  policy.signers.push_back(
+      {.name = "release", .public_key = modelplane::testing::SigningFixture("key-p256.pub.pem")});
   auto verified = core::VerifyModelSignatures(&policy, "default", parsed->spec,
                                               std::chrono::system_clock::now());
   ASSERT_TRUE(verified) << verified.error().reason << ": " << verified.error().message;
