@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/api/source_proofs.h"
 #include "core/json/json_lookup.h"
 
 namespace modelplane::cli {
@@ -51,6 +52,15 @@ RevisionCopies FindRevisionCopies(const api::RevisionReference& revision, const 
       }
     }
     if (copy.requested || copy.cached) result.copies.push_back(std::move(copy));
+  }
+  // A node that holds the digest for another revision holds it for this one only once this
+  // revision's own sources were shown to serve the bytes, as the operator reads it.
+  api::SourceProofs proofs;
+  for (const RevisionCopy& copy : result.copies) {
+    if (copy.cached) api::AddSourceProofs(copy.node, *copy.cached, revision, proofs);
+  }
+  for (RevisionCopy& copy : result.copies) {
+    if (copy.cached) copy.cached = api::EntryForRevision(*copy.cached, copy.node, proofs);
   }
   std::sort(result.copies.begin(), result.copies.end(),
             [](const RevisionCopy& a, const RevisionCopy& b) { return a.node < b.node; });

@@ -1,6 +1,7 @@
 // Where one ModelRevision is across the fleet, joined from the ModelCache objects: per node,
 // the spec entry that asks for it (why, pinned) and the status entry the node agent reports for
-// its digest (state, bytes, tier, stage times). `status` and `why` both read the fleet this way.
+// its digest (state, bytes, tier, stage times), as it reads for this revision
+// (core/api/source_proofs.h). `status` and `why` both read the fleet this way.
 //
 // Thread safety: pure functions.
 #pragma once

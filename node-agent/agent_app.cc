@@ -27,6 +27,8 @@
 #include "node-agent/peer/peer_server.h"
 #include "node-agent/peer/peer_serving.h"
 #include "node-agent/peer/withheld_blob_catalog.h"
+#include "node-agent/possession/possession_ledger.h"
+#include "node-agent/possession/possession_prover.h"
 #include "node-agent/sources/operator_credentials.h"
 #include "node-agent/sources/revision_sources.h"
 #include "node-agent/store/cache_store.h"
@@ -284,6 +286,20 @@ int RunAgent(const AgentConfig& config, core::ComponentRuntime& runtime) {
        .metrics = &*metrics},
       config.fetch.concurrent_stagings);
   controller.SetStager(&stager);
+  // Bytes held for one revision serve another of the same digest only once its own sources
+  // were shown to serve them (docs/security.md, "Bytes shared across namespaces").
+  auto ledger = PossessionLedger::Open((*store)->layout().PossessionLedgerPath(), &logger);
+  if (!ledger) {
+    logger.Error("possession_ledger_failed", {{"error", ledger.error().ToString()}});
+    return 1;
+  }
+  PossessionProver prover({.sources = sources,
+                           .catalog = store->get(),
+                           .ledger = ledger->get(),
+                           .logger = &logger,
+                           .clock = &runtime.clock(),
+                           .on_change = [&controller] { controller.Poke(); }});
+  controller.SetPossession(ledger->get(), &prover);
   // The CSI plugin listens before the informers sync: kubelet finds the socket at once, Probe
   // says not ready and publishing waits until the controller can answer for revisions.
   SystemMounter mounter;
@@ -392,6 +408,7 @@ int RunAgent(const AgentConfig& config, core::ComponentRuntime& runtime) {
   // First: calls in flight finish while the controller they ask is still there.
   if (csi) csi->Stop();
   stager.Stop();
+  prover.Stop();
   if (operator_lease) operator_lease->Stop();
   controller.Stop();
   evictor.Stop();  // after the loop: nothing queues more; a removal stops at a blob boundary

@@ -32,6 +32,8 @@
 #include "node-agent/controller/stager.h"
 #include "node-agent/fetch/fetch_engine.h"
 #include "node-agent/fetch/source_health.h"
+#include "node-agent/possession/possession_ledger.h"
+#include "node-agent/possession/possession_prover.h"
 #include "node-agent/store/cache_store.h"
 
 namespace modelplane::bench {
@@ -61,6 +63,8 @@ struct HollowAgent {
   std::unique_ptr<agent::FetchEngine> engine;
   std::unique_ptr<agent::NodeController> controller;
   std::unique_ptr<agent::Stager> stager;
+  std::unique_ptr<agent::PossessionLedger> ledger;
+  std::unique_ptr<agent::PossessionProver> prover;
 };
 
 core::SourcePolicy PolicyFor(const Settings& settings) {
@@ -108,20 +112,35 @@ core::Result<std::unique_ptr<HollowAgent>> StartAgent(const Settings& settings, 
           .status_interval = std::chrono::milliseconds(settings.status_interval_ms),
           .source_policy = PolicyFor(settings)});
   const std::uint64_t rate = settings.rate;
+  const agent::SourceFactory sources = [rate](const agent::LoadedRevision&)
+      -> core::Result<std::vector<std::unique_ptr<agent::RangeSource>>> {
+    std::vector<std::unique_ptr<agent::RangeSource>> made;
+    made.push_back(std::make_unique<ModelledSource>("objectStore/modelled", rate));
+    return made;
+  };
   agent->stager = std::make_unique<agent::Stager>(
       agent::Stager::Dependencies{
           .engine = agent->engine.get(),
-          .sources = [rate](const agent::LoadedRevision&)
-              -> core::Result<std::vector<std::unique_ptr<agent::RangeSource>>> {
-            std::vector<std::unique_ptr<agent::RangeSource>> sources;
-            sources.push_back(std::make_unique<ModelledSource>("objectStore/modelled", rate));
-            return sources;
-          },
+          .sources = sources,
           .logger = &logger,
           .clock = &clock,
           .on_change = [controller = agent->controller.get()] { controller->Poke(); }},
       1);
   agent->controller->SetStager(agent->stager.get());
+  // As the real agent: held bytes serve a revision once its own sources were shown to serve them
+  // (a staging from the modelled origin shows it, so no proof reads in a rollout).
+  auto ledger =
+      agent::PossessionLedger::Open(agent->store->layout().PossessionLedgerPath(), &logger);
+  if (!ledger) return std::unexpected(ledger.error());
+  agent->ledger = std::move(*ledger);
+  agent->prover = std::make_unique<agent::PossessionProver>(agent::PossessionProver::Dependencies{
+      .sources = sources,
+      .catalog = agent->store.get(),
+      .ledger = agent->ledger.get(),
+      .logger = &logger,
+      .clock = &clock,
+      .on_change = [controller = agent->controller.get()] { controller->Poke(); }});
+  agent->controller->SetPossession(agent->ledger.get(), agent->prover.get());
   if (!agent->controller->Start(stop)) {
     return std::unexpected(core::Error(core::ErrorCode::kCancelled, "stopped while starting"));
   }
@@ -211,6 +230,7 @@ int Run(const Settings& settings) {
   for (auto& agent : agents) {
     agent->controller->Stop();
     agent->stager->Stop();
+    agent->prover->Stop();
   }
   return 0;
 }

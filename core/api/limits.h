@@ -29,6 +29,8 @@ inline constexpr std::size_t kMaxPeerTicketLength = 2048;
 // The files a peer is named for when it holds only some of a revision's (through another).
 inline constexpr std::size_t kMaxPeerFiles = 256;
 inline constexpr std::size_t kMaxTiers = 8;
+// Revisions of one digest whose sources one node reports having checked (SourceProof).
+inline constexpr std::size_t kMaxSourceProofs = 16;
 // Model signatures (OpenSSF model-signing bundles) on one revision, and one bundle's JSON text:
 // a statement lists every file (about 150 bytes each, base64 in the bundle), so 384 KiB holds
 // about 1,800 files; kMaxSignatures of them stay well inside etcd's 1.5 MiB object limit.

@@ -51,6 +51,7 @@ Result<DesiredRevision> DesiredFromJson(const JsonObjectReader& reader) {
   MODELPLANE_JSON_TRY(
       reader.ObjectArray<PeerSource>("peers", desired.peers, kMaxRevisionPeers, PeerFromJson));
   MODELPLANE_JSON_TRY(reader.String("peerTicket", desired.peer_ticket, kMaxPeerTicketLength));
+  MODELPLANE_JSON_TRY(reader.Bool("sourcesProven", desired.sources_proven));
   return desired;
 }
 
@@ -104,6 +105,16 @@ Result<StageTimestamps> TimestampsFromJson(const JsonObjectReader& reader) {
   return stamps;
 }
 
+Result<SourceProof> ProofFromJson(const JsonObjectReader& reader) {
+  SourceProof proof;
+  MODELPLANE_JSON_TRY(
+      reader.RequiredObject<RevisionReference>("revision", proof.revision, ReferenceFromJson));
+  MODELPLANE_JSON_TRY(reader.String("state", proof.state, kMaxEnumLength, Presence::kRequired));
+  MODELPLANE_JSON_TRY(reader.String("reason", proof.reason, kMaxEnumLength));
+  MODELPLANE_JSON_TRY(reader.String("message", proof.message, 1024));
+  return proof;
+}
+
 Result<CachedRevision> CachedFromJson(const JsonObjectReader& reader) {
   CachedRevision cached;
   MODELPLANE_JSON_TRY(
@@ -124,6 +135,8 @@ Result<CachedRevision> CachedFromJson(const JsonObjectReader& reader) {
       reader.Int64Map("bytesByTier", cached.bytes_by_tier, kMaxTiers, kMaxMapKeyLength));
   MODELPLANE_JSON_TRY(reader.Int64("goodputBytesPerSecond", cached.goodput_bytes_per_second));
   MODELPLANE_JSON_TRY(reader.Int64("expectedFinishSeconds", cached.expected_finish_seconds));
+  MODELPLANE_JSON_TRY(reader.ObjectArray<SourceProof>("sourceProofs", cached.source_proofs,
+                                                      kMaxSourceProofs, ProofFromJson));
   return cached;
 }
 
@@ -188,6 +201,7 @@ nlohmann::json ToJson(const ModelCacheSpec& spec) {
     SetTime(item, "pinnedUntil", desired.pinned_until);
     if (!desired.peers.empty()) item["peers"] = PeersToJson(desired.peers);
     if (!desired.peer_ticket.empty()) item["peerTicket"] = desired.peer_ticket;
+    if (desired.sources_proven) item["sourcesProven"] = true;
     revisions.push_back(std::move(item));
   }
   nlohmann::json out = {{"revisions", std::move(revisions)}};
@@ -276,6 +290,19 @@ nlohmann::json ToJson(const ModelCacheStatus& status) {
       }
       if (cached.expected_finish_seconds) {
         item["expectedFinishSeconds"] = *cached.expected_finish_seconds;
+      }
+      if (!cached.source_proofs.empty()) {
+        nlohmann::json proofs = nlohmann::json::array();
+        for (const SourceProof& proof : cached.source_proofs) {
+          nlohmann::json one = {
+              {"revision",
+               {{"namespace", proof.revision.namespace_name}, {"name", proof.revision.name}}},
+              {"state", proof.state}};
+          if (!proof.reason.empty()) one["reason"] = proof.reason;
+          if (!proof.message.empty()) one["message"] = proof.message;
+          proofs.push_back(std::move(one));
+        }
+        item["sourceProofs"] = std::move(proofs);
       }
       revisions.push_back(std::move(item));
     }

@@ -65,6 +65,9 @@ inline constexpr std::string_view kCacheReasonSourceTooSlow = "SourceTooSlow";
 // Evicting: the revision is revoked; the entry stays, bytesDone counting the bytes still held,
 // until its blobs are purged (the message says what the purge waits for).
 inline constexpr std::string_view kCacheReasonRevoked = "Revoked";
+// The revision's own sources did not serve the bytes its files name, so bytes this node holds
+// for another revision of the same digest are not reused for it (SourceProof).
+inline constexpr std::string_view kCacheReasonPossessionNotProven = "PossessionNotProven";
 // Evicting: the cache is above its high watermark, or room is made for an admitted staging.
 inline constexpr std::string_view kCacheReasonHighWatermark = "HighWatermark";
 inline constexpr std::string_view kCacheReasonMakingRoom = "MakingRoom";
@@ -119,6 +122,10 @@ struct DesiredRevision {
   // With peers: the operator's ticket that lets this node read the revision's files from them
   // (core/pki/peer_ticket.h); empty when the operator signs none.
   std::string peer_ticket;
+  // Some node proved that this revision's own sources serve its bytes (SourceProof), so any
+  // node may use the bytes it holds under this digest for it; until then a node uses them only
+  // once it proved that itself (docs/security.md, "Bytes shared across namespaces").
+  bool sources_proven = false;
 
   friend bool operator==(const DesiredRevision&, const DesiredRevision&) = default;
 };
@@ -176,6 +183,21 @@ struct StageTimestamps {
   friend bool operator==(const StageTimestamps&, const StageTimestamps&) = default;
 };
 
+// What a node found when it checked that a revision's own sources serve the bytes it holds under
+// the revision's digest: its bytes came from those sources, or a sample of random ranges read
+// from them matched (docs/security.md, "Bytes shared across namespaces"). Two namespaces' revisions
+// with the same files share a digest and so one cache entry; the proof is per revision.
+inline constexpr std::string_view kProofStateProven = "Proven";
+inline constexpr std::string_view kProofStateFailed = "Failed";
+struct SourceProof {
+  RevisionReference revision;
+  std::string state;    // Proven or Failed
+  std::string reason;   // when failed: kCacheReason*
+  std::string message;  // when failed: fit for tenant-visible status
+
+  friend bool operator==(const SourceProof&, const SourceProof&) = default;
+};
+
 struct CachedRevision {
   std::string digest;
   std::string state;
@@ -197,6 +219,8 @@ struct CachedRevision {
   // to Ready at that pace (unset while nothing lands: "no finish in sight").
   std::optional<std::int64_t> goodput_bytes_per_second;
   std::optional<std::int64_t> expected_finish_seconds;
+  // The revisions of this digest wanted here whose own sources this node checked.
+  std::vector<SourceProof> source_proofs;
 
   friend bool operator==(const CachedRevision&, const CachedRevision&) = default;
 };

@@ -181,12 +181,50 @@ RevisionStatus NodeController::ResolveRevision(std::string_view namespace_name,
   status.known = true;
   status.digest = loaded->digest;
   status.revoked = core::api::IsRevoked(loaded->revision) || RevokedHere(loaded->digest);
-  status.ready_here = dependencies_.store.FindRevision(loaded->digest).has_value();
+  // Bytes held for another revision of the digest serve this one only once its own sources
+  // were shown to serve them (docs/security.md, "Bytes shared across namespaces").
+  status.ready_here = dependencies_.store.FindRevision(loaded->digest).has_value() &&
+                      SourcesProvenHere(core::api::ObjectKey(namespace_name, name), loaded->digest);
   return status;
+}
+
+bool NodeController::SourcesProvenHere(const std::string& key,
+                                       const core::Sha256Bytes& digest) const {
+  if (ledger_ != nullptr && ledger_->Contains(digest, key)) return true;
+  const std::lock_guard lock(revoked_mutex_);
+  const auto proven = proven_by_fleet_.find(key);
+  return proven != proven_by_fleet_.end() && proven->second == core::FormatDigest(digest);
 }
 
 bool NodeController::RevisionsSynced() const {
   return caches_.HasSynced() && pods_.HasSynced();
+}
+
+void NodeController::ObserveSourceProof(WantedRevisionFacts& fact) {
+  const core::Sha256Bytes& digest = fact.indexed->loaded->digest;
+  if (ledger_ != nullptr && fact.manifest && fact.staged && fact.staged->revision_key == fact.key &&
+      StagedFromOwnSources(*fact.staged) && !ledger_->Contains(digest, fact.key)) {
+    if (auto recorded = ledger_->Record(digest, fact.key); !recorded) {
+      logger_.Warn("possession_ledger_write_failed",
+                   {{"revision", fact.key}, {"error", recorded.error().ToString()}});
+    }
+  }
+  const bool proven_here = ledger_ != nullptr && ledger_->Contains(digest, fact.key);
+  fact.sources_proven = proven_here || (fact.wanted->sources_proven &&
+                                        fact.wanted->digest_hint == core::FormatDigest(digest));
+  const core::api::RevisionReference& reference = fact.wanted->reference;
+  if (proven_here) {
+    fact.proof = core::api::SourceProof{.revision = reference,
+                                        .state = std::string(core::api::kProofStateProven)};
+  } else if (prover_ != nullptr) {
+    if (auto state = prover_->State(digest, fact.key);
+        state && state->phase == PossessionState::Phase::kFailed) {
+      fact.proof = core::api::SourceProof{.revision = reference,
+                                          .state = std::string(core::api::kProofStateFailed),
+                                          .reason = state->reason,
+                                          .message = state->message};
+    }
+  }
 }
 
 bool NodeController::RevokedHere(const core::Sha256Bytes& digest) const {
@@ -332,9 +370,34 @@ core::Result<core::ReconcileResult> NodeController::Reconcile() {
     fact.digest_revoked = index_.Revoked(digest);
     fact.manifest = dependencies_.store.FindRevision(digest);
     if (stager_ != nullptr) fact.staged = stager_->State(digest);
+    ObserveSourceProof(fact);
   }
   WantedRevisionsPlan plan = PlanWantedRevisions(facts, previous);
   std::map<std::string, core::api::CachedRevision>& entries = plan.entries;
+  {
+    std::map<std::string, std::string> proven_by_fleet;
+    for (const WantedRevision& item : wanted) {
+      if (item.sources_proven) {
+        proven_by_fleet[core::api::ObjectKey(item.reference.namespace_name, item.reference.name)] =
+            item.digest_hint;
+      }
+    }
+    const std::lock_guard lock(revoked_mutex_);
+    proven_by_fleet_ = std::move(proven_by_fleet);
+  }
+  // Held revisions whose own sources are not yet shown to serve the bytes: a few random ranges
+  // read from those sources must match what the node holds (possession_prover.h).
+  for (const ProofCandidate& candidate : plan.to_prove) {
+    if (prover_ == nullptr) break;
+    prover_->Want(*candidate.loaded);
+    if (auto proving = prover_->State(candidate.loaded->digest, candidate.key);
+        proving && proving->phase == PossessionState::Phase::kProving) {
+      moving = true;
+    }
+    if (auto again = prover_->RetryAt(candidate.loaded->digest, candidate.key)) {
+      next_retry = next_retry ? std::min(*next_retry, *again) : *again;
+    }
+  }
 
   // Everything retention must weigh: what the store holds, what is wanted, what is revoked and
   // still has bytes here.
@@ -439,7 +502,15 @@ core::Result<core::ReconcileResult> NodeController::Reconcile() {
     }
   }
   staging_wanted_ = std::move(plan.wanted_digests);
-  AddStoreInventory(dependencies_.store.ListRevisions(), previous, entries);
+  const std::vector<RevisionManifest> held_revisions = dependencies_.store.ListRevisions();
+  AddStoreInventory(held_revisions, previous, entries);
+  if (ledger_ != nullptr) {
+    std::set<core::Sha256Bytes> held;
+    for (const RevisionManifest& manifest : held_revisions) held.insert(manifest.revision_digest);
+    if (auto retained = ledger_->Retain(held); !retained) {
+      logger_.Warn("possession_ledger_write_failed", {{"error", retained.error().ToString()}});
+    }
+  }
 
   if (retention != nullptr) {
     const RetentionSummary summary = retention->EndPass();

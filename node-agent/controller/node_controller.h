@@ -65,6 +65,8 @@
 #include "node-agent/csi/volume_leases.h"
 #include "node-agent/fetch/source_admission.h"
 #include "node-agent/fetch/source_telemetry.h"
+#include "node-agent/possession/possession_ledger.h"
+#include "node-agent/possession/possession_prover.h"
 #include "node-agent/store/cache_store.h"
 
 namespace modelplane::agent {
@@ -112,6 +114,13 @@ class NodeController final : public RevisionResolver {
 
   // The stager is created by the caller with Poke as its on_change; set before Start.
   void SetStager(Stager* stager) { stager_ = stager; }
+  // Proofs that a revision's own sources serve the bytes the node holds for its digest (the
+  // prover made with Poke as its on_change); set before Start. Without them nothing is proven
+  // here, and held bytes serve a revision only once the operator says another node proved it.
+  void SetPossession(PossessionLedger* ledger, PossessionProver* prover) {
+    ledger_ = ledger;
+    prover_ = prover;
+  }
   // Retention and what it needs from the rest of the agent; set before Start. Without it the
   // loop stages whatever is wanted and never evicts.
   struct RetentionHooks {
@@ -141,6 +150,14 @@ class NodeController final : public RevisionResolver {
   [[nodiscard]] core::Result<core::ReconcileResult> Reconcile();
   // Whether the operator says a digest this node holds is revoked (spec.holdings).
   [[nodiscard]] bool RevokedHere(const core::Sha256Bytes& digest) const;
+  // Whether the revision ("namespace/name") may use what the node holds under `digest`: its
+  // own sources were shown to serve those bytes, here (the ledger) or by another node (the
+  // operator's word, as the last pass read it).
+  [[nodiscard]] bool SourcesProvenHere(const std::string& key,
+                                       const core::Sha256Bytes& digest) const;
+  // Fills the fact's sources_proven and proof: a staging that read every byte from the
+  // revision's own sources is recorded in the ledger first.
+  void ObserveSourceProof(WantedRevisionFacts& fact);
   void CountReconcile(const core::Result<core::ReconcileResult>& result) const;
   [[nodiscard]] core::Status EnsureCacheExists();
   // Writes `status` and returns the status the server holds afterwards, in ToJson's form, with
@@ -167,6 +184,8 @@ class NodeController final : public RevisionResolver {
   const NodeControllerOptions options_;
   const core::Logger logger_;
   Stager* stager_ = nullptr;
+  PossessionLedger* ledger_ = nullptr;
+  PossessionProver* prover_ = nullptr;
   RetentionHooks retention_;
   core::Informer caches_;
   core::Informer pods_;
@@ -190,6 +209,7 @@ class NodeController final : public RevisionResolver {
   mutable std::mutex revoked_mutex_;
   std::set<core::Sha256Bytes> revoked_here_;
   std::map<std::string, core::ObjectPtr> last_read_;
+  std::map<std::string, std::string> proven_by_fleet_;  // "ns/name" -> the digest proven
   [[nodiscard]] std::string PeerEndpoint() const {
     const std::lock_guard lock(peer_endpoint_mutex_);
     return peer_endpoint_;

@@ -16,7 +16,7 @@ NodeDemand PlanNodeDemand(const std::vector<core::api::DesiredRevision>& desired
         core::api::ObjectKey(entry.revision.namespace_name, entry.revision.name);
     if (wanted_keys.insert(key).second) {
       demand.wanted.push_back({entry.revision, entry.digest, entry.reason, entry.pinned,
-                               entry.peers, entry.peer_ticket});
+                               entry.peers, entry.peer_ticket, entry.sources_proven});
     }
   }
   for (const core::Pod& pod : pods) {

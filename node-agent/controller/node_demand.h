@@ -28,6 +28,9 @@ struct WantedRevision {
   bool pinned = false;      // and the pin has not lapsed
   std::vector<core::api::PeerSource> peers;  // whom the operator says to read it from
   std::string peer_ticket;                   // what shows those peers it may (peer_ticket.h)
+  // The operator says some node proved the revision's own sources serve the bytes of
+  // `digest_hint` (DesiredRevision.sources_proven).
+  bool sources_proven = false;
 };
 
 struct NodeDemand {

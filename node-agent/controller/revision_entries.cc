@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "core/api/limits.h"
 #include "core/api/model_revision.h"
 #include "core/api/model_revocation.h"
 
@@ -64,6 +65,7 @@ WantedRevisionsPlan PlanWantedRevisions(
     const std::vector<WantedRevisionFacts>& facts,
     const std::map<std::string, core::api::CachedRevision>& previous) {
   WantedRevisionsPlan plan;
+  std::map<std::string, std::vector<core::api::SourceProof>> proofs;  // by formatted digest
   for (const WantedRevisionFacts& fact : facts) {
     const WantedRevision& wanted = *fact.wanted;
     core::api::CachedRevision entry{.digest = wanted.digest_hint,
@@ -94,19 +96,36 @@ WantedRevisionsPlan PlanWantedRevisions(
       entry.state = core::api::kCacheStateReady;
       entry.bytes_done = entry.bytes_total;
       SetReadyOrigin(fact, previous, entry);
-      plan.weights.ready[fact.key] = entry.digest;
+      if (fact.sources_proven) {
+        plan.weights.ready[fact.key] = entry.digest;
+      } else {
+        plan.weights.unverified[fact.key] = entry.digest;
+        plan.to_prove.push_back({fact.key, &loaded});
+      }
     } else {
       plan.weights.unverified[fact.key] = entry.digest;
       plan.to_stage.push_back(
           {fact.key, &loaded, wanted.reason, &wanted.peers, &wanted.peer_ticket});
     }
+    if (fact.proof && proofs[entry.digest].size() < core::api::kMaxSourceProofs) {
+      proofs[entry.digest].push_back(*fact.proof);
+    }
     plan.entries[entry.digest] = entry;
   }
+  for (auto& [digest, list] : proofs) plan.entries[digest].source_proofs = std::move(list);
   std::stable_sort(plan.to_stage.begin(), plan.to_stage.end(),
                    [](const StagingCandidate& a, const StagingCandidate& b) {
                      return StagingPriority(a.reason) < StagingPriority(b.reason);
                    });
   return plan;
+}
+
+bool StagedFromOwnSources(const StagingState& state) {
+  if (state.phase != StagingPhase::kReady) return false;
+  return std::ranges::all_of(state.bytes_by_tier, [](const auto& tier) {
+    return tier.second == 0 || tier.first == core::api::kTierSharedFilesystem ||
+           tier.first == core::api::kTierObjectStore || tier.first == core::api::kTierHttp;
+  });
 }
 
 void ApplyStagingState(const StagingState& state, core::api::CachedRevision& entry) {

@@ -7,7 +7,10 @@
 // A wanted revision that cannot be read is Failed with why; a revoked one is never staged and
 // its gated pods' weights-ready goes False; one the store holds is Ready, with the tier and
 // timestamps of the staging that published it, else of the last status, else tier local; any
-// other is a staging candidate, in staging priority order (node_demand.h).
+// other is a staging candidate, in staging priority order (node_demand.h). A held revision whose
+// own sources are not yet shown to serve its bytes stays unverified for its pods and is a proof
+// candidate; its digest's entry is Ready all the same (other revisions may use it) and lists
+// what each proof found.
 // Thread safety: pure functions.
 #pragma once
 
@@ -37,6 +40,13 @@ struct WantedRevisionFacts {
   bool digest_revoked = false;
   std::optional<RevisionManifest> manifest;  // the store holds it, verified
   std::optional<StagingState> staged;        // the stager's view of its digest
+  // The revision's own sources were shown to serve the bytes the store holds under its digest,
+  // by this node (its possession ledger) or by another (the operator's word). Until then those
+  // bytes, which may have come for another namespace's revision, do not make it Ready for pods
+  // (docs/security.md, "Bytes shared across namespaces").
+  bool sources_proven = false;
+  // What this node found when it checked them, for status; nullopt: not checked here.
+  std::optional<core::api::SourceProof> proof;
 };
 
 // Verdicts for the gated pods, by revision "namespace/name" -> digest.
@@ -54,12 +64,19 @@ struct StagingCandidate {
   const std::string* peer_ticket = nullptr;
 };
 
+struct ProofCandidate {
+  std::string key;
+  const LoadedRevision* loaded = nullptr;
+};
+
 struct WantedRevisionsPlan {
   std::map<std::string, core::api::CachedRevision> entries;  // by formatted digest
   WeightsVerdicts weights;
   std::set<core::Sha256Bytes> wanted_digests;
   std::map<core::Sha256Bytes, bool> wanted_pins;  // digest -> pinned
   std::vector<StagingCandidate> to_stage;         // in staging priority order
+  // Held here, but not yet shown to be served by their own sources.
+  std::vector<ProofCandidate> to_prove;
 };
 
 // `previous`: the entries of the status written last, by digest; they carry tier and timestamps
@@ -67,6 +84,11 @@ struct WantedRevisionsPlan {
 [[nodiscard]] WantedRevisionsPlan PlanWantedRevisions(
     const std::vector<WantedRevisionFacts>& facts,
     const std::map<std::string, core::api::CachedRevision>& previous);
+
+// Whether a staging that published read every byte from its revision's own sources (shared
+// filesystem, object store, HTTP origin): none from peers, none that the node already held,
+// perhaps for another namespace's revision. Such a staging proves the sources serve the bytes.
+[[nodiscard]] bool StagedFromOwnSources(const StagingState& state);
 
 // A staging's state as its status entry says it: phase, bytes, tier, times, reason, and while
 // fetching the goodput and expected finish.

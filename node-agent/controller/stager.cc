@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "core/api/object_key.h"
 #include "node-agent/controller/staging_failure.h"
 
 namespace modelplane::agent {
@@ -68,6 +69,8 @@ void Stager::Want(const LoadedRevision& revision) {
     }
     entry->second.revision = revision;
     entry->second.state.phase = StagingPhase::kQueued;
+    entry->second.state.revision_key = core::api::ObjectKey(
+        revision.revision.metadata.namespace_name, revision.revision.metadata.name);
     entry->second.state.bytes_total = 0;
     for (const auto& file : revision.revision.spec.files) {
       entry->second.state.bytes_total += static_cast<std::uint64_t>(file.size);

@@ -37,12 +37,10 @@
 #include "node-agent/fetch/source_set.h"
 #include "node-agent/peer/peer_range_source.h"
 #include "node-agent/revision/loaded_revision.h"
+#include "node-agent/revision/source_factory.h"
 
 namespace modelplane::agent {
 
-// Builds the sources the revision's spec names (remote sources and shared filesystems).
-using SourceFactory = std::function<core::Result<std::vector<std::unique_ptr<RangeSource>>>(
-    const LoadedRevision& revision)>;
 // Builds the source for one peer; its holding is updated as later passes learn more.
 using PeerSourceFactory =
     std::function<core::Result<std::unique_ptr<PeerRangeSource>>(const PeerCandidate& peer)>;
@@ -51,6 +49,9 @@ enum class StagingPhase { kQueued, kStaging, kReady, kFailed };
 
 struct StagingState {
   StagingPhase phase = StagingPhase::kQueued;
+  // "namespace/name" of the revision whose sources the staging reads (the first that wanted
+  // the digest): bytes it read from them prove those sources serve them (possession_ledger.h).
+  std::string revision_key;
   std::uint64_t bytes_done = 0;
   std::uint64_t bytes_total = 0;
   std::string tier;

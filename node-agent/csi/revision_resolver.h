@@ -16,8 +16,10 @@ struct RevisionStatus {
   bool known = false;   // the ModelRevision exists and is valid
   std::string problem;  // when not known: "not found", or why it is invalid
   core::Sha256Bytes digest{};
-  bool revoked = false;     // spec.revoked
-  bool ready_here = false;  // its manifest is in this node's store (every blob verified)
+  bool revoked = false;  // spec.revoked
+  // Its manifest is in this node's store (every blob verified), and its own sources were shown
+  // to serve those bytes (docs/security.md, "Bytes shared across namespaces").
+  bool ready_here = false;
 };
 
 class RevisionResolver {

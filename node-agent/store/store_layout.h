@@ -14,6 +14,9 @@
 //                                             volume (node-agent/csi/volume_leases.h)
 //   <root>/eviction/uses.json                 how often each revision was used, aged
 //                                             (node-agent/eviction/use_history.h)
+//   <root>/possession/proofs.json             the revisions whose own sources were shown to
+//                                             serve what is held for their digest
+//                                             (node-agent/possession/possession_ledger.h)
 //
 // Thread safety: immutable after construction.
 #pragma once
@@ -43,6 +46,9 @@ class StoreLayout {
   }
   [[nodiscard]] std::filesystem::path UseHistoryPath() const {
     return root_ / "eviction" / "uses.json";
+  }
+  [[nodiscard]] std::filesystem::path PossessionLedgerPath() const {
+    return root_ / "possession" / "proofs.json";
   }
   // The folder view of a ready revision (what `load(revision)` opens).
   [[nodiscard]] std::filesystem::path RevisionView(const core::Sha256Bytes& digest) const {

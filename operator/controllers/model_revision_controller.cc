@@ -135,7 +135,9 @@ core::Result<core::ReconcileResult> ModelRevisionController::Reconcile(const std
   }
 
   Plan plan = Observe(raw, deleting);
-  if (auto synced = SyncEntries(reference, plan.observation.digest, plan.desired); !synced) {
+  if (auto synced =
+          SyncEntries(reference, plan.observation.digest, plan.desired, plan.proofs.proven);
+      !synced) {
     return std::unexpected(synced.error());
   }
   std::optional<core::Error> gate_error;
@@ -238,9 +240,13 @@ ModelRevisionController::Plan ModelRevisionController::Observe(const json& raw, 
   if (deleting || observation.revoked) return plan;
 
   const std::string key = core::ObjectStore::KeyOf(raw);
+  plan.proofs = ObserveSourceProofs(
+      context_.caches.store(), context_.parsed_caches, observation.digest,
+      {.namespace_name = revision->metadata.namespace_name, .name = revision->metadata.name});
   const std::vector<PrestageCandidate> candidates = Candidates(
       key, observation.digest,
-      spec.prestage ? spec.prestage->node_selector : std::map<std::string, std::string>{});
+      spec.prestage ? spec.prestage->node_selector : std::map<std::string, std::string>{},
+      plan.proofs);
   if (observation.requested_nodes > 0) {
     const PrestageChoice placed =
         ChoosePrestageNodes({.node_selector = spec.prestage->node_selector,
@@ -379,7 +385,9 @@ void ModelRevisionController::ObserveNodes(Plan& plan) {
     if (const core::ObjectPtr cache_object = context_.caches.store().Get(node)) {
       if (const auto cache = context_.parsed_caches.Get(cache_object); *cache && (*cache)->status) {
         for (const api::CachedRevision& cached : (*cache)->status->revisions) {
-          if (cached.digest == observation.digest) state.cached = cached;
+          if (cached.digest == observation.digest) {
+            state.cached = api::EntryForRevision(cached, node, plan.proofs);
+          }
         }
       }
     }
@@ -389,7 +397,7 @@ void ModelRevisionController::ObserveNodes(Plan& plan) {
 
 std::vector<PrestageCandidate> ModelRevisionController::Candidates(
     const std::string& key, const std::string& digest,
-    const std::map<std::string, std::string>& node_selector) {
+    const std::map<std::string, std::string>& node_selector, const api::SourceProofs& proofs) {
   std::vector<PrestageCandidate> candidates;
   // This revision's files, and what other digests hold of them (stores are content-addressed).
   const std::map<std::string, std::int64_t> files =
@@ -440,10 +448,12 @@ std::vector<PrestageCandidate> ModelRevisionController::Candidates(
           candidate.held_bytes += held_through(cached.digest);
         }
         if (cached.digest != digest) continue;
-        if (cached.state == api::kCacheStateReady) {
+        // Held for another revision of the digest is not held for this one until its own
+        // sources are shown to serve the bytes (source_proofs.h).
+        const std::string state = api::EntryForRevision(cached, node.metadata.name, proofs).state;
+        if (state == api::kCacheStateReady) {
           candidate.held = HeldState::kReady;
-        } else if (cached.state == api::kCacheStateStaging ||
-                   cached.state == api::kCacheStatePending) {
+        } else if (state == api::kCacheStateStaging || state == api::kCacheStatePending) {
           candidate.held = HeldState::kStaging;
         }
       }
@@ -469,9 +479,10 @@ std::vector<PrestageCandidate> ModelRevisionController::Candidates(
   return candidates;
 }
 
-core::Status ModelRevisionController::SyncEntries(
-    const api::RevisionReference& reference, const std::string& digest,
-    const std::map<std::string, EntryIntent>& desired) {
+core::Status ModelRevisionController::SyncEntries(const api::RevisionReference& reference,
+                                                  const std::string& digest,
+                                                  const std::map<std::string, EntryIntent>& desired,
+                                                  bool sources_proven) {
   const std::string key = RevisionKey(reference);
   std::set<std::string> targets;
   for (const auto& [node, intent] : desired) targets.insert(node);
@@ -493,6 +504,7 @@ core::Status ModelRevisionController::SyncEntries(
       entry.reason = wanted->second.reason;
       entry.peers = wanted->second.peers;
       entry.peer_ticket = wanted->second.peer_ticket;
+      entry.sources_proven = sources_proven;
       // Seconds, as the API server keeps them: an unchanged pin compares equal when read back.
       if (wanted->second.pinned_until) {
         entry.pinned_until = std::chrono::floor<std::chrono::seconds>(*wanted->second.pinned_until);

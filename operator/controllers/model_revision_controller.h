@@ -27,6 +27,7 @@
 #include "operator/controllers/peer_choice.h"
 #include "operator/controllers/pod_gates.h"
 #include "operator/controllers/revision_rollouts.h"
+#include "operator/controllers/source_proofs.h"
 #include "operator/prestage/prestage_choice.h"
 #include "operator/status/revision_status.h"
 
@@ -55,6 +56,7 @@ class ModelRevisionController {
     std::map<std::string, EntryIntent> desired;   // by node
     std::optional<RevisionGates> gates;           // set while the revision can be staged
     std::optional<RevisionRolloutPlan> rollouts;  // likewise
+    api::SourceProofs proofs;                     // whether its own sources serve its bytes
   };
 
   Plan Observe(const nlohmann::json& raw, bool deleting);
@@ -67,11 +69,11 @@ class ModelRevisionController {
   void ObserveNodes(Plan& plan);
   // Whom each desired node that does not hold the revision yet reads it from (peer_choice.h).
   void PlanPeers(Plan& plan, const std::string& key);
-  std::vector<PrestageCandidate> Candidates(
-      const std::string& key, const std::string& digest,
-      const std::map<std::string, std::string>& node_selector);
+  std::vector<PrestageCandidate> Candidates(const std::string& key, const std::string& digest,
+                                            const std::map<std::string, std::string>& node_selector,
+                                            const api::SourceProofs& proofs);
   core::Status SyncEntries(const api::RevisionReference& reference, const std::string& digest,
-                           const std::map<std::string, EntryIntent>& desired);
+                           const std::map<std::string, EntryIntent>& desired, bool sources_proven);
   core::Status SetFinalizer(const nlohmann::json& raw, bool present);
   core::Status WriteStatus(const nlohmann::json& raw, const api::ModelRevisionStatus& status);
   void RecordInvalid(const nlohmann::json& raw, const api::ModelRevisionStatus& status,

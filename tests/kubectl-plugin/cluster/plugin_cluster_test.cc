@@ -15,6 +15,7 @@
 #include "core/kube/event_recorder.h"
 #include "tests/core/kube/cluster/cluster_fixture.h"
 #include "tests/kubectl-plugin/test_objects.h"
+#include "tests/support/source_proof_status.h"
 
 namespace modelplane::cli {
 namespace {
@@ -149,10 +150,14 @@ class PluginClusterTest : public core::testing::ClusterTest {
                                     {"spec", {{"revisions", spec_entries}}}});
     ASSERT_TRUE(created) << created.error().ToString();
     caches_.push_back(node);
-    const json status = {{"capacityBytes", 1024 * kGiB},    {"usedBytes", 400 * kGiB},
-                         {"reservedBytes", 10 * kGiB},      {"highWatermarkBytes", 800 * kGiB},
-                         {"lowWatermarkBytes", 700 * kGiB}, {"zone", "zone-a"},
-                         {"revisions", status_entries}};
+    const json status = {{"capacityBytes", 1024 * kGiB},
+                         {"usedBytes", 400 * kGiB},
+                         {"reservedBytes", 10 * kGiB},
+                         {"highWatermarkBytes", 800 * kGiB},
+                         {"lowWatermarkBytes", 700 * kGiB},
+                         {"zone", "zone-a"},
+                         {"revisions", ::modelplane::testing::WithOwnSourceProofs(
+                                           *client_, namespace_, status_entries)}};
     auto patched = client_->Patch(core::resources::ModelCaches(), "", node, core::PatchType::kMerge,
                                   {{"status", status}}, {.subresource = "status"});
     ASSERT_TRUE(patched) << patched.error().ToString();

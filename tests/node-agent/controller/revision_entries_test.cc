@@ -104,6 +104,9 @@ TEST(RevisionEntriesTest, AHeldRevisionIsReadyWithTheOriginOfItsStagingElseOfThe
   const std::map<std::string, core::api::CachedRevision> previous = {
       {digest_two, {.digest = digest_two, .state = "Ready", .source_tier = "origin"}}};
 
+  for (WantedRevisionFacts* fact : {&staged, &restarted, &found_on_disk}) {
+    fact->sources_proven = true;
+  }
   const WantedRevisionsPlan plan =
       PlanWantedRevisions({staged, restarted, found_on_disk}, previous);
   const auto& entry_one = plan.entries.at(core::FormatDigest(DigestOf('1')));
@@ -123,6 +126,53 @@ TEST(RevisionEntriesTest, AHeldRevisionIsReadyWithTheOriginOfItsStagingElseOfThe
   EXPECT_EQ(plan.wanted_digests.size(), 3U);
   EXPECT_TRUE(plan.wanted_pins.at(DigestOf('1')));
   EXPECT_FALSE(plan.wanted_pins.at(DigestOf('2')));
+}
+
+// Two namespaces' revisions with the same files share a digest: bytes held for one serve the
+// other only once its own sources were shown to serve them.
+TEST(RevisionEntriesTest, HeldBytesServeARevisionOnlyOnceItsOwnSourcesAreProven) {
+  const RevisionIndex::Entry original = Loaded("original", '1');
+  const RevisionIndex::Entry copy = Loaded("copy", '1');
+  const WantedRevision wanted_original = Wanted("original", "prestage");
+  WantedRevision wanted_copy = Wanted("copy", "in-use");
+  wanted_copy.reference.namespace_name = "other";
+  WantedRevisionFacts proven = Fact(wanted_original, &original);
+  proven.manifest = Held('1');
+  proven.sources_proven = true;
+  proven.proof = core::api::SourceProof{.revision = wanted_original.reference, .state = "Proven"};
+  WantedRevisionFacts unproven = Fact(wanted_copy, &copy);
+  unproven.key = "other/copy";
+  unproven.manifest = Held('1');
+  unproven.proof = core::api::SourceProof{.revision = wanted_copy.reference,
+                                          .state = "Failed",
+                                          .reason = "PossessionNotProven",
+                                          .message = "not served"};
+
+  const WantedRevisionsPlan plan = PlanWantedRevisions({proven, unproven}, {});
+  const auto& entry = plan.entries.at(core::FormatDigest(DigestOf('1')));
+  EXPECT_EQ(entry.state, "Ready") << "the digest itself is held, verified";
+  ASSERT_EQ(entry.source_proofs.size(), 2U);
+  EXPECT_EQ(entry.source_proofs[0].revision.name, "original");
+  EXPECT_EQ(entry.source_proofs[1].reason, "PossessionNotProven");
+  EXPECT_THAT(plan.weights.ready, ElementsAre(Pair("serving/original", entry.digest)));
+  EXPECT_THAT(plan.weights.unverified, ElementsAre(Pair("other/copy", entry.digest)));
+  ASSERT_EQ(plan.to_prove.size(), 1U);
+  EXPECT_EQ(plan.to_prove[0].key, "other/copy");
+  EXPECT_TRUE(plan.to_stage.empty()) << "nothing is fetched again";
+}
+
+TEST(RevisionEntriesTest, OnlyAStagingThatReadEveryByteFromItsOwnSourcesProvesThem) {
+  const auto staged = [](std::map<std::string, std::uint64_t> tiers) {
+    return StagingState{.phase = StagingPhase::kReady, .bytes_by_tier = std::move(tiers)};
+  };
+  EXPECT_TRUE(StagedFromOwnSources(staged({{"objectStore", 10}, {"http", 5}})));
+  EXPECT_TRUE(StagedFromOwnSources(staged({{"sharedFilesystem", 10}, {"peer", 0}})));
+  EXPECT_FALSE(StagedFromOwnSources(staged({{"objectStore", 10}, {"peer", 1}})));
+  EXPECT_FALSE(StagedFromOwnSources(staged({{"objectStore", 10}, {"local", 1}})))
+      << "what the node already held may have come for another namespace";
+  StagingState running = staged({{"objectStore", 10}});
+  running.phase = StagingPhase::kStaging;
+  EXPECT_FALSE(StagedFromOwnSources(running));
 }
 
 TEST(RevisionEntriesTest, WhatIsNotHeldIsStagedAPodsFirstAPrestageLast) {

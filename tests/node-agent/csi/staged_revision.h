@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/digest/sha256.h"
+#include "node-agent/possession/possession_ledger.h"
 #include "node-agent/store/cache_store.h"
 
 namespace modelplane::agent::testing {
@@ -48,6 +49,17 @@ inline core::Status StageRevision(CacheStore& store,
     }
   }
   return store.PublishRevision(manifest);
+}
+
+// Records in the store's possession ledger that revision `key`'s own sources served the bytes
+// of `revision_digest`, as the agent does when a staging read them all from those sources: for
+// tests that stage in the agent's place (before it starts: it reads the ledger once).
+inline core::Status RecordStagedFromOwnSources(const CacheStore& store,
+                                               const core::Sha256Bytes& revision_digest,
+                                               const std::string& key) {
+  auto ledger = PossessionLedger::Open(store.layout().PossessionLedgerPath(), nullptr);
+  if (!ledger) return std::unexpected(ledger.error());
+  return (*ledger)->Record(revision_digest, key);
 }
 
 }  // namespace modelplane::agent::testing

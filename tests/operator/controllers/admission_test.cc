@@ -62,7 +62,9 @@ class AdmissionTest : public ControllersTest {
           {{"zone", ZoneOf(node)},
            {"peerEndpoint", node + ":7443"},
            {"revisions",
-            json::array({{{"digest", digest}, {"state", state}, {"bytesDone", bytes_done}}})},
+            ::modelplane::testing::WithOwnSourceProofs(
+                *client_, namespace_,
+                json::array({{{"digest", digest}, {"state", state}, {"bytesDone", bytes_done}}}))},
            {"sources", sources}}}},
         {.subresource = "status"});
     ASSERT_TRUE(written) << written.error().ToString();

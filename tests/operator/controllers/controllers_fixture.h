@@ -23,6 +23,7 @@
 #include "operator/controllers/cache_entries.h"
 #include "operator/controllers/controller_manager.h"
 #include "tests/core/kube/cluster/cluster_fixture.h"
+#include "tests/support/source_proof_status.h"
 
 namespace modelplane::controller::cluster_testing {
 
@@ -190,14 +191,15 @@ class ControllersTest : public core::testing::ClusterTest {
 
   // Writes a ModelCache's status as a node agent would (the status subresource).
   void WriteCacheStatus(const std::string& cache, const json& revisions) {
-    auto written =
-        client_->Patch(core::resources::ModelCaches(), "", cache, core::PatchType::kMerge,
-                       {{"status",
-                         {{"capacityBytes", 1LL << 40},
-                          {"usedBytes", 0},
-                          {"reservedBytes", 0},
-                          {"revisions", revisions}}}},
-                       {.subresource = "status"});
+    auto written = client_->Patch(
+        core::resources::ModelCaches(), "", cache, core::PatchType::kMerge,
+        {{"status",
+          {{"capacityBytes", 1LL << 40},
+           {"usedBytes", 0},
+           {"reservedBytes", 0},
+           {"revisions",
+            ::modelplane::testing::WithOwnSourceProofs(*client_, namespace_, revisions)}}}},
+        {.subresource = "status"});
     ASSERT_TRUE(written) << written.error().ToString();
     reported_caches_.insert(cache);
   }

@@ -225,14 +225,16 @@ TEST_F(ControllersTest, EntriesNamePeersAndHoldingsSayWhereElseADigestIsAndWheth
       kWait));
   const std::set<std::string> chosen = CachesListing(name);
   const std::string holder = *chosen.begin();
-  auto reported =
-      client_->Patch(core::resources::ModelCaches(), "", holder, core::PatchType::kMerge,
-                     {{"status",
-                       {{"capacityBytes", 1LL << 40},
-                        {"peerEndpoint", "127.0.0.7:7443"},
-                        {"zone", ZoneOf(holder)},
-                        {"revisions", json::array({{{"digest", digest}, {"state", "Ready"}}})}}}},
-                     {.subresource = "status"});
+  auto reported = client_->Patch(
+      core::resources::ModelCaches(), "", holder, core::PatchType::kMerge,
+      {{"status",
+        {{"capacityBytes", 1LL << 40},
+         {"peerEndpoint", "127.0.0.7:7443"},
+         {"zone", ZoneOf(holder)},
+         {"revisions",
+          ::modelplane::testing::WithOwnSourceProofs(
+              *client_, namespace_, json::array({{{"digest", digest}, {"state", "Ready"}}}))}}}},
+      {.subresource = "status"});
   ASSERT_TRUE(reported) << reported.error().ToString();
   reported_caches_.insert(holder);
 

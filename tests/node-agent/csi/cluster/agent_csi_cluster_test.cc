@@ -98,6 +98,7 @@ class AgentCsiClusterTest : public core::testing::ClusterTest {
       auto store = CacheStore::Open({.root = base_ / "cache", .headroom_bytes = 0});
       ASSERT_TRUE(store) << store.error().ToString();
       ASSERT_TRUE(testing::StageRevision(**store, files_, digest_, namespace_ + "/llama-r1"));
+      ASSERT_TRUE(testing::RecordStagedFromOwnSources(**store, digest_, namespace_ + "/llama-r1"));
     }
     config_ = (base_ / "agent.yaml").string();
     std::ofstream(config_) << "nodeName: " << node_ << "\n"
@@ -377,6 +378,35 @@ TEST_F(AgentCsiClusterTest, ARevisionWhoseSignatureDoesNotVerifyIsNotMounted) {
   EXPECT_NE(refused.error_message().find("SignatureUntrusted"), std::string::npos)
       << refused.error_message();
   EXPECT_FALSE(std::filesystem::exists(Target("server-5") + "/config.json"));
+}
+
+// The same revision (same name, same files, so the same digest, held Ready here) copied into
+// another namespace that has no copy of its own: the bytes held for this namespace do not make
+// the copy mountable, since nothing showed that the copy's own sources serve them.
+TEST_F(AgentCsiClusterTest, ACopyInAnotherNamespaceIsNotMountedFromTheBytesHeldHere) {
+  const std::string other = namespace_ + "-b";
+  auto created_namespace = client_->Create(
+      core::resources::Namespaces(), "",
+      {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", other}}}});
+  ASSERT_TRUE(created_namespace) << created_namespace.error().ToString();
+  struct DeleteNamespace {
+    core::KubeClient& client;
+    std::string name;
+    ~DeleteNamespace() { (void)client.Delete(core::resources::Namespaces(), "", name); }
+  } delete_namespace{*client_, other};
+  auto original = client_->Get(core::resources::ModelRevisions(), namespace_, "llama-r1");
+  ASSERT_TRUE(original) << original.error().ToString();
+  const json copy = {{"apiVersion", "modelplane.io/v1alpha1"},
+                     {"kind", "ModelRevision"},
+                     {"metadata", {{"name", "llama-r1"}, {"namespace", other}}},
+                     {"spec", (*original)["spec"]}};
+  auto created = client_->Create(core::resources::ModelRevisions(), other, copy);
+  ASSERT_TRUE(created) << created.error().ToString();
+  const grpc::Status refused = Publish("csi-6", "server-6", other, "llama-r1");
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_NE(refused.error_message().find("is not Ready in this node's cache"), std::string::npos)
+      << refused.error_message();
+  EXPECT_FALSE(std::filesystem::exists(Target("server-6") + "/config.json"));
 }
 
 TEST_F(AgentCsiClusterTest, ReadinessGoesFalseWhenTheRevisionIsRevoked) {

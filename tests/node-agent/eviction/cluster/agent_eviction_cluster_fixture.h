@@ -134,9 +134,11 @@ class AgentEvictionClusterTest : public core::testing::ClusterTest {
     auto store = CacheStore::Open({.root = base_ / "cache", .headroom_bytes = 0});
     ASSERT_TRUE(store) << store.error().ToString();
     for (const TestRevision* revision : revisions) {
-      auto staged = StageRevision(**store, revision->files, revision->digest,
-                                  core::api::ObjectKey(namespace_, revision->name));
+      const std::string key = core::api::ObjectKey(namespace_, revision->name);
+      auto staged = StageRevision(**store, revision->files, revision->digest, key);
       ASSERT_TRUE(staged) << staged.error().ToString();
+      auto recorded = RecordStagedFromOwnSources(**store, revision->digest, key);
+      ASSERT_TRUE(recorded) << recorded.error().ToString();
     }
   }
 

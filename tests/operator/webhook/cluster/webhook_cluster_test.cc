@@ -18,6 +18,7 @@
 #include "tests/core/kube/cluster/cluster_fixture.h"
 #include "tests/support/child_process.h"
 #include "tests/support/signing_fixtures.h"
+#include "tests/support/source_proof_status.h"
 
 namespace modelplane::controller {
 namespace {
@@ -446,10 +447,12 @@ TEST_F(WebhookClusterTest, APodAdmittedBeforeItsRevisionStartsOnceItIsStaged) {
   auto written = client_->Patch(core::resources::ModelCaches(), "", node, core::PatchType::kMerge,
                                 {{"status",
                                   {{"capacityBytes", 1LL << 40},
-                                   {"revisions", json::array({{{"digest", digest},
-                                                               {"state", "Ready"},
-                                                               {"bytesDone", 64},
-                                                               {"bytesTotal", 64}}})}}}},
+                                   {"revisions", ::modelplane::testing::WithOwnSourceProofs(
+                                                     *client_, namespace_,
+                                                     json::array({{{"digest", digest},
+                                                                   {"state", "Ready"},
+                                                                   {"bytesDone", 64},
+                                                                   {"bytesTotal", 64}}}))}}}},
                                 {.subresource = "status"});
   ASSERT_TRUE(written) << written.error().ToString();
   reported_node_ = node;
