@@ -505,9 +505,11 @@ core::Result<core::ReconcileResult> NodeController::Reconcile() {
   const std::vector<RevisionManifest> held_revisions = dependencies_.store.ListRevisions();
   AddStoreInventory(held_revisions, previous, entries);
   if (ledger_ != nullptr) {
-    std::set<core::Sha256Bytes> held;
-    for (const RevisionManifest& manifest : held_revisions) held.insert(manifest.revision_digest);
-    if (auto retained = ledger_->Retain(held); !retained) {
+    // A proof stays while the node holds or wants the digest: a manifest lost and published
+    // again from the blobs on disk keeps it.
+    std::set<core::Sha256Bytes> kept = staging_wanted_;
+    for (const RevisionManifest& manifest : held_revisions) kept.insert(manifest.revision_digest);
+    if (auto retained = ledger_->Retain(kept); !retained) {
       logger_.Warn("possession_ledger_write_failed", {{"error", retained.error().ToString()}});
     }
   }

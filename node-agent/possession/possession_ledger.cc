@@ -154,14 +154,14 @@ core::Status PossessionLedger::Record(const core::Sha256Bytes& revision_digest,
   return core::Ok();
 }
 
-core::Status PossessionLedger::Retain(const std::set<core::Sha256Bytes>& held) {
+core::Status PossessionLedger::Retain(const std::set<core::Sha256Bytes>& kept) {
   std::lock_guard write_lock(write_mutex_);
   Records next;
   {
     std::lock_guard lock(mutex_);
     bool changed = false;
     for (auto entry = records_.begin(); entry != records_.end();) {
-      if (held.contains(entry->first)) {
+      if (kept.contains(entry->first)) {
         ++entry;
         continue;
       }

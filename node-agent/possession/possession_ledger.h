@@ -49,10 +49,11 @@ class PossessionLedger {
   // leaves the ledger as it was.
   [[nodiscard]] core::Status Record(const core::Sha256Bytes& revision_digest,
                                     std::string_view revision_key);
-  // Drops the records of revision digests not in `held` (the node no longer holds their bytes,
-  // so a later copy is proven again), and writes the file when something was dropped. Dropped
-  // records are gone from memory even if the write fails.
-  [[nodiscard]] core::Status Retain(const std::set<core::Sha256Bytes>& held);
+  // Drops the records of revision digests not in `kept` (the control loop passes those the node
+  // holds or wants: a copy that comes back after it was gone is proven again), and writes the
+  // file when something was dropped. Dropped records are gone from memory even if the write
+  // fails.
+  [[nodiscard]] core::Status Retain(const std::set<core::Sha256Bytes>& kept);
   // The "namespace/name" keys proven for the digest.
   [[nodiscard]] std::set<std::string> KeysFor(const core::Sha256Bytes& revision_digest) const;
 
