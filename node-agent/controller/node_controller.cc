@@ -387,8 +387,10 @@ core::Result<core::ReconcileResult> NodeController::Reconcile() {
   }
   // Held revisions whose own sources are not yet shown to serve the bytes: a few random ranges
   // read from those sources must match what the node holds (possession_prover.h).
+  std::set<PossessionProver::Key> still_to_prove;
   for (const ProofCandidate& candidate : plan.to_prove) {
     if (prover_ == nullptr) break;
+    still_to_prove.emplace(candidate.loaded->digest, candidate.key);
     prover_->Want(*candidate.loaded);
     if (auto proving = prover_->State(candidate.loaded->digest, candidate.key);
         proving && proving->phase == PossessionState::Phase::kProving) {
@@ -398,6 +400,7 @@ core::Result<core::ReconcileResult> NodeController::Reconcile() {
       next_retry = next_retry ? std::min(*next_retry, *again) : *again;
     }
   }
+  if (prover_ != nullptr) prover_->Keep(still_to_prove);
 
   // Everything retention must weigh: what the store holds, what is wanted, what is revoked and
   // still has bytes here.

@@ -96,6 +96,21 @@ std::optional<core::Clock::SteadyTime> PossessionProver::RetryAt(const core::Sha
   return found->second.retry_at;
 }
 
+void PossessionProver::Keep(const std::set<Key>& wanted) {
+  std::lock_guard lock(mutex_);
+  std::erase_if(queue_, [&](const Key& key) { return !wanted.contains(key); });
+  for (auto entry = entries_.begin(); entry != entries_.end();) {
+    if (wanted.contains(entry->first)) {
+      ++entry;
+    } else if (entry->second.cancel) {
+      entry->second.cancel->Cancel();  // the worker removes it when the proof returns
+      ++entry;
+    } else {
+      entry = entries_.erase(entry);
+    }
+  }
+}
+
 void PossessionProver::Work() {
   while (true) {
     Key key;

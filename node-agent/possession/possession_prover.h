@@ -24,6 +24,7 @@
 #include <mutex>
 #include <optional>
 #include <random>
+#include <set>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -77,10 +78,15 @@ class PossessionProver {
   // When a failed proof may be tried again (for the loop's requeue).
   [[nodiscard]] std::optional<core::Clock::SteadyTime> RetryAt(const core::Sha256Bytes& digest,
                                                                std::string_view key) const;
+  // Revision digest and "namespace/name", as Want keys a revision.
+  using Key = std::pair<core::Sha256Bytes, std::string>;
+  // Forgets every proof not in `wanted`: a queued one leaves the queue, a running one is
+  // cancelled, a failed one's state goes (the loop passes the revisions it still wants proven,
+  // so what a tenant stopped asking for does not stay in memory).
+  void Keep(const std::set<Key>& wanted);
   void Stop();
 
  private:
-  using Key = std::pair<core::Sha256Bytes, std::string>;
   struct Entry {
     LoadedRevision revision;
     PossessionState state;

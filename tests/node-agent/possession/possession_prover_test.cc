@@ -182,6 +182,29 @@ TEST_F(PossessionProverTest, AFailedProofWaitsForItsRetryTime) {
   EXPECT_NE(log_.str().find("possession_not_proven"), std::string::npos) << log_.str();
 }
 
+TEST_F(PossessionProverTest, WhatIsNoLongerWantedIsForgotten) {
+  const std::string content = Bytes(3000, 6);
+  std::string other = content;
+  for (char& byte : other) byte = static_cast<char>(byte ^ 0x01);
+  Hold("model.safetensors", content);
+  Serve("nfs", "model.safetensors", other);
+  const LoadedRevision revision = Revision(content);
+  prover_->Want(revision);
+  auto failed = WaitForOutcome(revision);
+  ASSERT_TRUE(failed);
+  EXPECT_EQ(failed->phase, PossessionState::Phase::kFailed);
+  prover_->Keep({{revision.digest, Key(revision)}});
+  EXPECT_TRUE(prover_->State(revision.digest, Key(revision))) << "still wanted, still failed";
+  prover_->Keep({});
+  EXPECT_EQ(prover_->State(revision.digest, Key(revision)), std::nullopt);
+  EXPECT_EQ(prover_->RetryAt(revision.digest, Key(revision)), std::nullopt);
+  // Wanted again, it is tried at once: nothing remembers the backoff of a forgotten proof.
+  Serve("nfs", "model.safetensors", content);
+  prover_->Want(revision);
+  EXPECT_EQ(WaitForOutcome(revision), std::nullopt);
+  EXPECT_TRUE(ledger_->Contains(revision.digest, Key(revision)));
+}
+
 TEST_F(PossessionProverTest, StopJoinsWhileAProofIsBlocked) {
   const std::string content = Bytes(3000, 5);
   Hold("model.safetensors", content);
