@@ -58,6 +58,30 @@ TEST(RevisionReportTest, ShowsPhaseDigestAndEachNodesStateTierAndBytesToReady) {
   EXPECT_FALSE(text.ends_with("\n\n")) << "no blank last line when there are no notes: " << text;
 }
 
+// gpu-a holds the digest Ready for another namespace's copy only: for this revision it is still
+// proving (no node proved its own sources), then Failed with the node's reason.
+TEST(RevisionReportTest, AHolderReadsAsProvingUntilTheRevisionsOwnSourcesAreProven) {
+  nlohmann::json revision = testing::Revision();
+  revision["status"] = testing::ReadyStatus();
+  std::vector<nlohmann::json> caches = testing::ThreeCaches();
+  nlohmann::json& held = caches[0]["status"]["revisions"][0];
+  held["sourceProofs"] = nlohmann::json::array(
+      {{{"revision", {{"namespace", "team-b"}, {"name", "llama-r2"}}}, {"state", "Proven"}}});
+  std::string text = Render(revision, {.items = caches});
+  EXPECT_NE(NodeRowOf(text, "gpu-a").find("Staging"), std::string::npos) << text;
+  EXPECT_NE(text.find("gpu-a: proving that the revision's own sources serve the bytes"),
+            std::string::npos)
+      << text;
+
+  held["sourceProofs"].push_back({{"revision", {{"namespace", "team-a"}, {"name", "llama-r2"}}},
+                                  {"state", "Failed"},
+                                  {"reason", "PossessionNotProven"},
+                                  {"message", "the revision's own sources did not serve it"}});
+  text = Render(revision, {.items = caches});
+  EXPECT_NE(NodeRowOf(text, "gpu-a").find("Failed"), std::string::npos) << text;
+  EXPECT_NE(text.find("gpu-a: PossessionNotProven"), std::string::npos) << text;
+}
+
 TEST(RevisionReportTest, ShowsTheBytesEachTierServedAndTheOriginsShare) {
   nlohmann::json revision = testing::Revision();
   nlohmann::json status = testing::ReadyStatus();
