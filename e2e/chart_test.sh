@@ -314,6 +314,21 @@ check_least_privilege() {
   can scheduler update leases.coordination.k8s.io/"${RELEASE}-modelplane-scheduler" -n "${NS}"
   cannot scheduler update leases.coordination.k8s.io/other -n "${NS}"
   cannot scheduler list modelcaches.modelplane.io
+  can operator patch modelquotas.modelplane.io --subresource=status -n default
+  cannot operator update modelquotas.modelplane.io -n default
+  # Tenants, through Kubernetes' aggregated edit role bound in one namespace: revisions and
+  # quotas of that namespace read, revisions written, quotas and caches not.
+  kubectl create namespace quota-tenant --dry-run=client -o yaml | kubectl apply -f - >/dev/null
+  kubectl -n quota-tenant create rolebinding tenant-edit --clusterrole=edit --user=tenant-a \
+    --dry-run=client -o yaml | kubectl apply -f - >/dev/null
+  tenant() { echo "tenant-a $*"; kubectl auth can-i 2>/dev/null --as=tenant-a "$@"; }
+  tenant create modelrevisions.modelplane.io -n quota-tenant
+  tenant list modelquotas.modelplane.io -n quota-tenant
+  ! tenant update modelquotas.modelplane.io -n quota-tenant
+  ! tenant patch modelquotas.modelplane.io --subresource=status -n quota-tenant
+  ! tenant list modelrevisions.modelplane.io -n default
+  ! tenant list modelcaches.modelplane.io
+  kubectl delete namespace quota-tenant --wait=false >/dev/null
 }
 
 # A token of the agent's ServiceAccount bound to one agent pod, as kubelet would mount it:

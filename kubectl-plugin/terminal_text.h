@@ -12,14 +12,14 @@
 #include <string_view>
 
 #include "core/api/timestamp.h"
+#include "core/text/byte_text.h"
 
 namespace modelplane::cli {
 
 // Every line the plugin prints fits this many columns.
 inline constexpr std::size_t kTerminalWidth = 100;
 
-// "0 B", "512 B", "1.5 KiB", "140.0 GiB"; negative values (never valid) print as "-".
-[[nodiscard]] std::string FormatBytes(std::int64_t bytes);
+using core::FormatBytes;  // core/text/byte_text.h
 // "850ms", "12.3s", "4m05s", "2h10m", "3d4h".
 [[nodiscard]] std::string FormatSeconds(double seconds);
 // kubectl's AGE column: "45s", "12m", "5h", "3d"; "0s" for a time in the future (clock skew).

@@ -42,6 +42,9 @@ ResourceType ModelCaches() {
 ResourceType ModelRevocations() {
   return {"modelplane.io", "v1alpha1", "modelrevocations", "ModelRevocation", false};
 }
+ResourceType ModelQuotas() {
+  return {"modelplane.io", "v1alpha1", "modelquotas", "ModelQuota", true};
+}
 ResourceType CertificateSigningRequests() {
   return {"certificates.k8s.io", "v1", "certificatesigningrequests", "CertificateSigningRequest",
           false};

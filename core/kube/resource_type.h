@@ -33,6 +33,7 @@ ResourceType Namespaces();
 ResourceType ModelRevisions();
 ResourceType ModelCaches();
 ResourceType ModelRevocations();
+ResourceType ModelQuotas();
 ResourceType SourceBudgets();
 ResourceType CertificateSigningRequests();
 ResourceType Deployments();

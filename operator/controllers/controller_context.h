@@ -20,6 +20,7 @@
 #include "operator/certificates/peer_ticket_issuer.h"
 #include "operator/controllers/controller_metrics.h"
 #include "operator/controllers/workload_inventory.h"
+#include "operator/quotas/quota_ledger.h"
 
 namespace modelplane::controller {
 
@@ -35,6 +36,10 @@ struct ControllerContext {
   const core::Informer& pods;         // non-terminal pods, trimmed (gating/serving_pods.h), indexed
                                       // by node and by the revision they name
   const core::Informer& revocations;  // every ModelRevocation (revocation by digest)
+  // ModelQuotas in scope, indexed by namespace (kQuotasByNamespace); null: none apply.
+  const core::Informer* quotas = nullptr;
+  // Each revision's share of its namespace's quotas (null: not charged, as when no quota).
+  QuotaLedger* quota_ledger = nullptr;
   const WorkloadInventory& workloads;  // Deployments and StatefulSets, their history and pods
   core::EventRecorder& events;
   const core::Logger& logger;

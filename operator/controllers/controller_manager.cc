@@ -144,6 +144,10 @@ ControllerManager::ControllerManager(core::KubeClient& client, const core::Watch
       revocations_(client, watcher,
                    InformerFor(core::resources::ModelRevocations(), "", options_.resync_period),
                    clock),
+      quotas_(client, watcher,
+              InformerFor(core::resources::ModelQuotas(), options_.namespace_scope,
+                          options_.resync_period),
+              clock),
       deployments_(client, watcher, WorkloadInformer(core::resources::Deployments(), options_),
                    clock),
       stateful_sets_(client, watcher, WorkloadInformer(core::resources::StatefulSets(), options_),
@@ -165,9 +169,17 @@ ControllerManager::ControllerManager(core::KubeClient& client, const core::Watch
       revision_queue_(core::MakeDefaultControllerRateLimiter(clock), clock),
       cache_queue_(core::MakeDefaultControllerRateLimiter(clock), clock),
       revocation_queue_(core::MakeDefaultControllerRateLimiter(clock), clock),
+      quota_queue_(core::MakeDefaultControllerRateLimiter(clock), clock),
+      quota_ledger_([this](const std::string& namespace_name) {
+        for (const core::ObjectPtr& quota :
+             quotas_.store().ByIndex(kQuotasByNamespace, namespace_name)) {
+          quota_queue_.Add(core::ObjectStore::KeyOf(*quota));
+        }
+      }),
       revision_controller_(Context(client, metrics, clock)),
       cache_controller_(Context(client, metrics, clock)),
       revocation_controller_(Context(client, metrics, clock)),
+      quota_controller_(Context(client, metrics, clock)),
       revision_runner_(revision_queue_,
                        metrics.Instrument("modelrevision",
                                           [this](const std::string& key) {
@@ -200,6 +212,17 @@ ControllerManager::ControllerManager(core::KubeClient& client, const core::Watch
                                                              {"key", name},
                                                              {"error", error.ToString()}});
                          }),
+      quota_runner_(quota_queue_,
+                    metrics.Instrument("modelquota",
+                                       [this](const std::string& key) {
+                                         return quota_controller_.Reconcile(key);
+                                       }),
+                    1,
+                    [this](const std::string& key, const core::Error& error) {
+                      logger_.Warn("reconcile_failed", {{"controller", "modelquota"},
+                                                        {"key", key},
+                                                        {"error", error.ToString()}});
+                    }),
       admission_({.client = client,
                   .caches = caches_,
                   .revisions = revisions_,
@@ -212,6 +235,8 @@ ControllerManager::ControllerManager(core::KubeClient& client, const core::Watch
                  options_.admission) {
   revisions_.AddIndexer(kRevisionsByDigest, RevisionsByDigestIndex());
   revisions_.AddIndexer(kRevisionsByFile, RevisionsByFileIndex());
+  revisions_.AddIndexer(kRevisionsByNamespace, core::indexers::ByNamespace());
+  quotas_.AddIndexer(kQuotasByNamespace, core::indexers::ByNamespace());
   caches_.AddIndexer(kCachesByRevision, CachesByRevisionIndex());
   caches_.AddIndexer(kCachesByHeldDigest, CachesByHeldDigestIndex());
   pods_.AddIndexer(kPodsByNode, core::indexers::ByNodeName());
@@ -234,6 +259,8 @@ ControllerContext ControllerManager::Context(core::KubeClient& client, Controlle
           .parsed_nodes = parsed_nodes_,
           .pods = pods_,
           .revocations = revocations_,
+          .quotas = &quotas_,
+          .quota_ledger = &quota_ledger_,
           .workloads = workload_inventory_,
           .events = events_,
           .logger = logger_,
@@ -322,6 +349,16 @@ void ControllerManager::WireHandlers() {
             EnqueuePrestagingRevisions();
             EnqueueRevisionsWithGatedPods();
           },
+  });
+  // A quota applies to every revision of its namespace.
+  const auto quota_changed = [this](const core::ObjectPtr& quota) {
+    EnqueueNamespaceQuotas(core::StringMember(*quota, {"metadata", "namespace"}));
+  };
+  quotas_.AddHandlers({
+      .on_add = quota_changed,
+      .on_update = [quota_changed](const core::ObjectPtr&,
+                                   const core::ObjectPtr& object) { quota_changed(object); },
+      .on_delete = quota_changed,
   });
   // A revocation covers revisions by their digest or by a file's: rare enough to look at every
   // revision again, and a file digest has no index.
@@ -451,6 +488,16 @@ void ControllerManager::EnqueueHoldersOfDigests(const json* cache,
   }
 }
 
+void ControllerManager::EnqueueNamespaceQuotas(const std::string& namespace_name) {
+  for (const core::ObjectPtr& revision :
+       revisions_.store().ByIndex(kRevisionsByNamespace, namespace_name)) {
+    revision_queue_.Add(core::ObjectStore::KeyOf(*revision));
+  }
+  for (const core::ObjectPtr& quota : quotas_.store().ByIndex(kQuotasByNamespace, namespace_name)) {
+    quota_queue_.Add(core::ObjectStore::KeyOf(*quota));
+  }
+}
+
 void ControllerManager::EnqueueRevisionsWithGatedPods() {
   EnqueueRevisionKeys(pods_.store().IndexValues(kGatedPodsByRevision));
 }
@@ -461,12 +508,14 @@ bool ControllerManager::Start(core::CancellationToken& stop) {
   nodes_.Start();
   pods_.Start();
   revocations_.Start();
+  quotas_.Start();
   for (core::Informer* informer :
        {&deployments_, &stateful_sets_, &replica_sets_, &controller_revisions_}) {
     informer->Start();
   }
-  if (!core::WaitForCacheSync({&revisions_, &caches_, &nodes_, &pods_, &revocations_, &deployments_,
-                               &stateful_sets_, &replica_sets_, &controller_revisions_},
+  if (!core::WaitForCacheSync({&revisions_, &caches_, &nodes_, &pods_, &revocations_, &quotas_,
+                               &deployments_, &stateful_sets_, &replica_sets_,
+                               &controller_revisions_},
                               stop, clock_)) {
     return false;
   }
@@ -479,6 +528,7 @@ bool ControllerManager::Start(core::CancellationToken& stop) {
   revision_runner_.Start();
   cache_runner_.Start();
   revocation_runner_.Start();
+  quota_runner_.Start();
   if (options_.admission.enabled) admission_.Start();
   started_ = true;
   return true;
@@ -490,6 +540,7 @@ void ControllerManager::Stop() {
     revision_runner_.Stop();
     cache_runner_.Stop();
     revocation_runner_.Stop();
+    quota_runner_.Stop();
     started_ = false;
   }
   for (core::Informer* informer :
@@ -498,6 +549,7 @@ void ControllerManager::Stop() {
   }
   pods_.Stop();
   revocations_.Stop();
+  quotas_.Stop();
   revisions_.Stop();
   caches_.Stop();
   nodes_.Stop();

@@ -17,7 +17,10 @@
 //   Deployment or StatefulSet, or a ReplicaSet or ControllerRevision of one, changed
 //                                -> the revisions its template names now and named before;
 //   ModelRevocation changed      -> every revision (it may cover any) and its status key;
-//   ModelRevision changed        -> also every revocation's status key (there are few).
+//   ModelRevision changed        -> also every revocation's status key (there are few);
+//   ModelQuota changed           -> every revision of its namespace and its status key;
+//   a revision's quota share changed (QuotaLedger)
+//                                -> the status keys of its namespace's ModelQuotas.
 // RunOperator builds one when it gains the lease and destroys it when it loses it; cluster
 // tests build one directly.
 // Thread safety: Start, WaitForSync and Stop from the owning thread.
@@ -40,6 +43,7 @@
 #include "operator/admission/admission_controller.h"
 #include "operator/controllers/model_cache_controller.h"
 #include "operator/controllers/model_revision_controller.h"
+#include "operator/controllers/quota_status_controller.h"
 #include "operator/controllers/revocation_controller.h"
 #include "operator/controllers/workload_inventory.h"
 
@@ -90,6 +94,8 @@ class ControllerManager {
   void EnqueuePrestagingRevisions();
   void EnqueueRevisionsWithGatedPods();
   void EnqueueRevocations();
+  // Every revision of the namespace, and its ModelQuotas' status keys.
+  void EnqueueNamespaceQuotas(const std::string& namespace_name);
   // The caches whose spec.holdings may change because `cache`'s status entries for `digests`
   // changed (holdings.h, HoldingMayChange), or, with no cache, because their revocation did.
   void EnqueueHoldersOfDigests(const nlohmann::json* cache,
@@ -103,6 +109,7 @@ class ControllerManager {
   core::Informer nodes_;
   core::Informer pods_;
   core::Informer revocations_;
+  core::Informer quotas_;
   core::Informer deployments_;
   core::Informer stateful_sets_;
   core::Informer replica_sets_;
@@ -129,12 +136,16 @@ class ControllerManager {
   core::WorkQueue revision_queue_;
   core::WorkQueue cache_queue_;
   core::WorkQueue revocation_queue_;
+  core::WorkQueue quota_queue_;
+  QuotaLedger quota_ledger_;  // before the controllers, whose context points at it
   ModelRevisionController revision_controller_;
   ModelCacheController cache_controller_;
   RevocationController revocation_controller_;
+  QuotaStatusController quota_controller_;
   core::ControllerRunner revision_runner_;
   core::ControllerRunner cache_runner_;
   core::ControllerRunner revocation_runner_;
+  core::ControllerRunner quota_runner_;
   AdmissionController admission_;
   bool started_ = false;
 };

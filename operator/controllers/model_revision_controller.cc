@@ -27,6 +27,8 @@ using nlohmann::json;
 
 // events.k8s.io/v1 refuses a note over 1 KiB.
 constexpr std::size_t kMaxEventNote = 1000;
+// How soon a revision that its namespace's quota cut asks again.
+constexpr std::chrono::seconds kQuotaRetry{30};
 
 std::string StringField(const json& object, const char* key) {
   const auto value = object.find(key);
@@ -110,6 +112,7 @@ double UnixSeconds(const core::Clock& clock) {
 core::Result<core::ReconcileResult> ModelRevisionController::Reconcile(const std::string& key) {
   const core::ObjectPtr object = context_.revisions.store().Get(key);
   if (!object) {
+    if (context_.quota_ledger != nullptr) context_.quota_ledger->Forget(key);
     // Gone: the finalizer saw its entries removed; ModelCacheController prunes any left by a
     // revision deleted while no operator ran. Pods may name a revision before it exists (Helm
     // creates custom resources after Deployments): they wait, gated, and are told so.
@@ -135,6 +138,9 @@ core::Result<core::ReconcileResult> ModelRevisionController::Reconcile(const std
   }
 
   Plan plan = Observe(raw, deleting);
+  if (!plan.gates && context_.quota_ledger != nullptr) {
+    context_.quota_ledger->Release(key);  // invalid, revoked or deleting: it holds nothing
+  }
   if (auto synced =
           SyncEntries(reference, plan.observation.digest, plan.desired, plan.proofs.proven);
       !synced) {
@@ -178,15 +184,26 @@ core::Result<core::ReconcileResult> ModelRevisionController::Reconcile(const std
       std::chrono::time_point_cast<std::chrono::microseconds>(context_.clock.WallNow()));
   if (!old_status || *old_status != status) {
     if (auto written = WriteStatus(raw, status); !written) return std::unexpected(written.error());
-    RecordInvalid(raw, status, previous);
+    RecordWarning(raw, kConditionValid, status, previous);
+    RecordWarning(raw, kConditionWithinQuota, status, previous);
   }
   context_.metrics.SetPhase(key, status.phase);
   if (gate_error) return std::unexpected(*gate_error);
-  // A rollback window that ends must unpin even if nothing else changes by then.
-  if (plan.rollouts && plan.rollouts->plan.next_change) {
-    const auto left = *plan.rollouts->plan.next_change - context_.clock.WallNow();
+  // A rollback window or a pin's time-to-live that ends must unpin even if nothing else
+  // changes by then; a revision the quota cut asks again, since others may have shrunk.
+  std::optional<std::chrono::nanoseconds> wait;
+  for (const std::optional<api::Timestamp>& change :
+       {plan.rollouts ? plan.rollouts->plan.next_change : std::nullopt, plan.quota.next_lapse}) {
+    if (!change) continue;
+    const std::chrono::nanoseconds left = *change - context_.clock.WallNow();
+    wait = std::min(wait.value_or(left), left);
+  }
+  if (plan.quota.refusals && !plan.quota.refusals->empty()) {
+    wait = std::min<std::chrono::nanoseconds>(wait.value_or(kQuotaRetry), kQuotaRetry);
+  }
+  if (wait) {
     return core::ReconcileResult::RequeueAfter(
-        std::max<std::chrono::nanoseconds>(left, std::chrono::seconds(1)));
+        std::max<std::chrono::nanoseconds>(*wait, std::chrono::seconds(1)));
   }
   return core::ReconcileResult::Done();
 }
@@ -276,6 +293,10 @@ ModelRevisionController::Plan ModelRevisionController::Observe(const json& raw, 
       plan.desired[node].reason = std::string(api::kReasonInUse);
     }
   }
+  // Pods are never cut; what it asks for beyond them must fit its namespace's quotas.
+  plan.quota = ApplyRevisionQuota(context_, *revision, observation.digest, observation.total_bytes,
+                                  candidates, plan.desired);
+  observation.quota_refusals = plan.quota.refusals;
   ObserveNodes(plan);
   PlanPeers(plan, key);
   return plan;
@@ -570,19 +591,23 @@ core::Status ModelRevisionController::WriteStatus(const json& raw,
   return core::Ok();
 }
 
-void ModelRevisionController::RecordInvalid(const json& raw, const api::ModelRevisionStatus& status,
+void ModelRevisionController::RecordWarning(const json& raw, std::string_view type,
+                                            const api::ModelRevisionStatus& status,
                                             const std::vector<api::Condition>& previous) {
-  const api::Condition* valid = FindCondition(status.conditions, kConditionValid);
-  if (valid == nullptr || valid->status != api::kConditionFalse) return;
-  const api::Condition* before = FindCondition(previous, kConditionValid);
-  if (before != nullptr && before->status == valid->status && before->message == valid->message) {
+  const api::Condition* now = FindCondition(status.conditions, type);
+  if (now == nullptr || now->status != api::kConditionFalse) return;
+  const api::Condition* before = FindCondition(previous, type);
+  if (before != nullptr && before->status == now->status && before->message == now->message) {
     return;  // already reported
   }
   const std::string key = core::ObjectStore::KeyOf(raw);
-  context_.logger.Warn("revision_invalid", {{"revision", key}, {"problems", valid->message}});
-  std::string note = valid->message;
+  context_.logger.Warn(type == kConditionValid ? "revision_invalid" : "revision_condition_false",
+                       {{"revision", key}, {"condition", std::string(type)},
+                        {"reason", now->reason}, {"message", now->message}});
+  std::string note = now->message;
   if (note.size() > kMaxEventNote) note = note.substr(0, kMaxEventNote - 3) + "...";
-  if (auto recorded = context_.events.Record(raw, "Warning", valid->reason, "Validate", note);
+  if (auto recorded = context_.events.Record(
+          raw, "Warning", now->reason, type == kConditionValid ? "Validate" : "Plan", note);
       !recorded) {
     context_.logger.Warn("event_record_failed",
                          {{"revision", key}, {"error", recorded.error().ToString()}});

@@ -24,8 +24,10 @@
 #include "core/api/model_revision.h"
 #include "core/workqueue/controller_runner.h"
 #include "operator/controllers/controller_context.h"
+#include "operator/controllers/entry_intent.h"
 #include "operator/controllers/peer_choice.h"
 #include "operator/controllers/pod_gates.h"
+#include "operator/controllers/revision_quota.h"
 #include "operator/controllers/revision_rollouts.h"
 #include "operator/controllers/source_proofs.h"
 #include "operator/prestage/prestage_choice.h"
@@ -43,20 +45,13 @@ class ModelRevisionController {
   [[nodiscard]] core::Result<core::ReconcileResult> Reconcile(const std::string& key);
 
  private:
-  // What a node's ModelCache entry for the revision says.
-  struct EntryIntent {
-    std::string reason;
-    bool pinned = false;
-    std::optional<api::Timestamp> pinned_until;
-    std::vector<api::PeerSource> peers;  // peer_choice.h; empty where the node holds it
-    std::string peer_ticket;             // with peers, when the operator signs tickets
-  };
   struct Plan {
     RevisionObservation observation;
     std::map<std::string, EntryIntent> desired;   // by node
     std::optional<RevisionGates> gates;           // set while the revision can be staged
     std::optional<RevisionRolloutPlan> rollouts;  // likewise
     api::SourceProofs proofs;                     // whether its own sources serve its bytes
+    RevisionQuota quota;                          // what its namespace's ModelQuotas cut
   };
 
   Plan Observe(const nlohmann::json& raw, bool deleting);
@@ -76,7 +71,9 @@ class ModelRevisionController {
                            const std::map<std::string, EntryIntent>& desired, bool sources_proven);
   core::Status SetFinalizer(const nlohmann::json& raw, bool present);
   core::Status WriteStatus(const nlohmann::json& raw, const api::ModelRevisionStatus& status);
-  void RecordInvalid(const nlohmann::json& raw, const api::ModelRevisionStatus& status,
+  // A Warning Event when the condition `type` turned False or its message changed.
+  void RecordWarning(const nlohmann::json& raw, std::string_view type,
+                     const api::ModelRevisionStatus& status,
                      const std::vector<api::Condition>& previous);
 
   ControllerContext context_;

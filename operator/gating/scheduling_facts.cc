@@ -7,7 +7,7 @@
 
 #include "core/api/timestamp.h"
 #include "core/json/json_lookup.h"
-#include "core/kube/quantity.h"
+#include "core/api/quantity.h"
 
 namespace modelplane::controller {
 namespace {

@@ -143,10 +143,22 @@ api::ModelRevisionStatus BuildRevisionStatus(const RevisionObservation& observat
   std::string counts =
       fmt::format("{} of {} desired nodes ready, {} staging, {} failed", status.ready_nodes,
                   status.desired_nodes, status.staging_nodes, status.failed_nodes);
-  if (status.desired_nodes < observation.requested_nodes) {
+  const bool over_quota = observation.quota_refusals && !observation.quota_refusals->empty();
+  if (over_quota) {
+    counts += "; fewer copies than asked for: the namespace's ModelQuota (see WithinQuota)";
+  } else if (status.desired_nodes < observation.requested_nodes) {
     // Fewer eligible nodes than asked for is not a failure of what was placed, but say so.
     counts += fmt::format("; {} requested, {} matching nodes not Ready, cordoned or full",
                           observation.requested_nodes, observation.ineligible_nodes);
+  }
+  if (observation.quota_refusals && !observation.revoked) {
+    if (over_quota) {
+      set(kConditionWithinQuota, false, std::string(kReasonQuotaExceeded),
+          fmt::format("{}", fmt::join(*observation.quota_refusals, "; ")));
+    } else {
+      set(kConditionWithinQuota, true, "WithinQuota",
+          "every prestaged and pinned copy it asks for fits its namespace's ModelQuota");
+    }
   }
   if (observation.revoked) {
     status.phase = std::string(api::kPhaseRevoked);
@@ -184,7 +196,11 @@ api::ModelRevisionStatus BuildRevisionStatus(const RevisionObservation& observat
     if (observation.requested_nodes == 0) {
       set(kConditionReady, false, "NotPrestaged", "spec.prestage asks for no nodes");
     } else {
-      set(kConditionReady, false, "NoEligibleNodes",
+      set(kConditionReady, false,
+          std::string(over_quota ? kReasonQuotaExceeded : std::string_view("NoEligibleNodes")),
+          over_quota ? fmt::format("{} nodes requested, none granted: {}",
+                                   observation.requested_nodes,
+                                   fmt::join(*observation.quota_refusals, "; ")) :
           fmt::format("{} nodes requested, none eligible ({} matching nodes not Ready, cordoned "
                       "or without room)",
                       observation.requested_nodes, observation.ineligible_nodes));

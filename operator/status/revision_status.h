@@ -28,6 +28,10 @@ inline constexpr std::string_view kReasonInvalidSpec = "InvalidSpec";
 inline constexpr std::string_view kReasonSourcePolicyDenied = "SourcePolicyDenied";
 // Revoked revisions: True once no node holds any of its bytes.
 inline constexpr std::string_view kConditionPurged = "Purged";
+// Set while a ModelQuota applies to the revision's namespace: False (QuotaExceeded) when it
+// holds fewer prestaged or pinned copies than it asks for (core/api/model_quota.h).
+inline constexpr std::string_view kConditionWithinQuota = "WithinQuota";
+inline constexpr std::string_view kReasonQuotaExceeded = "QuotaExceeded";
 
 // One node whose ModelCache spec lists the revision.
 struct DesiredNodeState {
@@ -56,6 +60,9 @@ struct RevisionObservation {
   int ineligible_nodes = 0;                  // matching nodes left out (not Ready, cordoned, full)
   std::vector<DesiredNodeState> nodes;
   std::vector<api::WorkloadUse> workloads;  // the Deployments and StatefulSets that use it
+  // Set while a ModelQuota applies to its namespace: why copies it asks for were not granted
+  // (operator/quotas/quota_grant.h), empty when all were.
+  std::optional<std::vector<std::string>> quota_refusals;
   // Revoked: every node still holding any of its bytes (the purge's progress).
   std::vector<HeldCopy> held;
 };

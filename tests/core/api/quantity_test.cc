@@ -1,4 +1,4 @@
-#include "core/kube/quantity.h"
+#include "core/api/quantity.h"
 
 #include <gtest/gtest.h>
 
