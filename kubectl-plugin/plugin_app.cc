@@ -1,6 +1,7 @@
 #include "kubectl-plugin/plugin_app.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <optional>
@@ -15,6 +16,7 @@
 #include "core/runtime/kube_connection.h"
 #include "kubectl-plugin/cache_report.h"
 #include "kubectl-plugin/pod_explanation.h"
+#include "kubectl-plugin/quota_report.h"
 #include "kubectl-plugin/revision_patches.h"
 #include "kubectl-plugin/revision_report.h"
 #include "kubectl-plugin/rollout_forecast.h"
@@ -166,6 +168,27 @@ std::optional<Failure> RunWhy(Session& session, const Options& options, std::ost
   return std::nullopt;
 }
 
+// Reads only the namespace's own objects: a tenant may run it without any cluster-wide right.
+std::optional<Failure> RunQuota(Session& session, const Options& /*options*/, std::ostream& out) {
+  std::array<std::vector<json>, 2> lists;
+  const std::array<core::ResourceType, 2> types = {resources::ModelQuotas(),
+                                                   resources::ModelRevisions()};
+  for (std::size_t i = 0; i < types.size(); ++i) {
+    auto page = session.client().ListAll(types[i], session.namespace_name(), {});
+    if (!page) {
+      return Failure{page.error()
+                         .Wrap(fmt::format("listing {}.{} in namespace {}", types[i].resource,
+                                           types[i].group, session.namespace_name()))
+                         .message()};
+    }
+    for (json& item : page->items) lists[i].push_back(std::move(item));
+  }
+  auto text = RenderNamespaceQuota(session.namespace_name(), lists[0], lists[1]);
+  if (!text) return Failure{text.error().message()};
+  out << *text;
+  return std::nullopt;
+}
+
 std::optional<Failure> RunCache(Session& session, const Options& options, std::ostream& out) {
   auto cache = session.client().Get(resources::ModelCaches(), "", options.name);
   if (!cache) {
@@ -299,6 +322,12 @@ int RunPlugin(const std::vector<std::string>& arguments, const PluginContext& co
   };
   add_verb("status", "A revision's phase, digest and per-node state, tier and bytes-to-ready",
            "REVISION", "ModelRevision name", RunStatus);
+  CLI::App* quota = app.add_subcommand(
+      "quota", "The namespace's ModelQuotas: prestaged and pinned bytes against their limits");
+  quota->footer(
+      "Global flags: --kubeconfig FILE, --context NAME, -n/--namespace NS (before or after the "
+      "verb).");
+  quota->callback([&verb] { verb = RunQuota; });
   add_verb("why", "Why a pod is gated, pending or not ready, in one paragraph", "POD", "Pod name",
            RunWhy);
   add_verb("cache", "What a node's ModelCache holds: pins, protection, what is evictable", "NODE",
@@ -336,7 +365,7 @@ int RunPlugin(const std::vector<std::string>& arguments, const PluginContext& co
     if (app.get_subcommands().empty() && !app.remaining().empty() &&
         error.get_exit_code() != static_cast<int>(CLI::ExitCodes::Success)) {
       context.err << fmt::format(
-          "error: unknown verb \"{}\" (verbs: status, why, cache, prestage, revoke, plan)\n",
+          "error: unknown verb \"{}\" (verbs: status, quota, why, cache, prestage, revoke, plan)\n",
           Printable(app.remaining().front()));
       return error.get_exit_code();
     }

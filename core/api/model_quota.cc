@@ -6,8 +6,8 @@
 #include "core/api/duration.h"
 #include "core/api/limits.h"
 #include "core/api/model_revision.h"
-#include "core/json/json_object_reader.h"
 #include "core/api/quantity.h"
+#include "core/json/json_object_reader.h"
 
 namespace modelplane::core::api {
 namespace {
@@ -82,7 +82,8 @@ Result<ModelQuota> ModelQuotaFromJson(const nlohmann::json& value) {
   std::optional<ModelQuotaSpec> spec;
   MODELPLANE_JSON_TRY(reader->Object<ModelQuotaSpec>("spec", spec, QuotaSpecFromReader));
   if (spec) quota.spec = *spec;
-  MODELPLANE_JSON_TRY(reader->Object<ModelQuotaStatus>("status", quota.status, QuotaStatusFromReader));
+  MODELPLANE_JSON_TRY(
+      reader->Object<ModelQuotaStatus>("status", quota.status, QuotaStatusFromReader));
   return quota;
 }
 

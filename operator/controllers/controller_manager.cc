@@ -212,17 +212,16 @@ ControllerManager::ControllerManager(core::KubeClient& client, const core::Watch
                                                              {"key", name},
                                                              {"error", error.ToString()}});
                          }),
-      quota_runner_(quota_queue_,
-                    metrics.Instrument("modelquota",
-                                       [this](const std::string& key) {
-                                         return quota_controller_.Reconcile(key);
-                                       }),
-                    1,
-                    [this](const std::string& key, const core::Error& error) {
-                      logger_.Warn("reconcile_failed", {{"controller", "modelquota"},
-                                                        {"key", key},
-                                                        {"error", error.ToString()}});
-                    }),
+      quota_runner_(
+          quota_queue_,
+          metrics.Instrument(
+              "modelquota",
+              [this](const std::string& key) { return quota_controller_.Reconcile(key); }),
+          1,
+          [this](const std::string& key, const core::Error& error) {
+            logger_.Warn("reconcile_failed",
+                         {{"controller", "modelquota"}, {"key", key}, {"error", error.ToString()}});
+          }),
       admission_({.client = client,
                   .caches = caches_,
                   .revisions = revisions_,
@@ -513,10 +512,10 @@ bool ControllerManager::Start(core::CancellationToken& stop) {
        {&deployments_, &stateful_sets_, &replica_sets_, &controller_revisions_}) {
     informer->Start();
   }
-  if (!core::WaitForCacheSync({&revisions_, &caches_, &nodes_, &pods_, &revocations_, &quotas_,
-                               &deployments_, &stateful_sets_, &replica_sets_,
-                               &controller_revisions_},
-                              stop, clock_)) {
+  if (!core::WaitForCacheSync(
+          {&revisions_, &caches_, &nodes_, &pods_, &revocations_, &quotas_, &deployments_,
+           &stateful_sets_, &replica_sets_, &controller_revisions_},
+          stop, clock_)) {
     return false;
   }
   logger_.Info("informers_synced", {{"revisions", revisions_.store().Size()},

@@ -602,12 +602,14 @@ void ModelRevisionController::RecordWarning(const json& raw, std::string_view ty
   }
   const std::string key = core::ObjectStore::KeyOf(raw);
   context_.logger.Warn(type == kConditionValid ? "revision_invalid" : "revision_condition_false",
-                       {{"revision", key}, {"condition", std::string(type)},
-                        {"reason", now->reason}, {"message", now->message}});
+                       {{"revision", key},
+                        {"condition", std::string(type)},
+                        {"reason", now->reason},
+                        {"message", now->message}});
   std::string note = now->message;
   if (note.size() > kMaxEventNote) note = note.substr(0, kMaxEventNote - 3) + "...";
-  if (auto recorded = context_.events.Record(
-          raw, "Warning", now->reason, type == kConditionValid ? "Validate" : "Plan", note);
+  if (auto recorded = context_.events.Record(raw, "Warning", now->reason,
+                                             type == kConditionValid ? "Validate" : "Plan", note);
       !recorded) {
     context_.logger.Warn("event_record_failed",
                          {{"revision", key}, {"error", recorded.error().ToString()}});

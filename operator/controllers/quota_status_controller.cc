@@ -34,9 +34,8 @@ core::Result<core::ReconcileResult> QuotaStatusController::Reconcile(const std::
       {"metadata", {{"name", quota->metadata.name}, {"namespace", namespace_name}}},
       {"status", api::ToJson(status)}};
   auto written = context_.client.Patch(
-      core::resources::ModelQuotas(), namespace_name, quota->metadata.name,
-      core::PatchType::kApply, patch,
-      {.field_manager = std::string(kFieldManager), .force = true, .subresource = "status"});
+      core::resources::ModelQuotas(), namespace_name, quota->metadata.name, core::PatchType::kApply,
+      patch, {.field_manager = std::string(kFieldManager), .force = true, .subresource = "status"});
   if (!written && written.error().code() != core::ErrorCode::kNotFound) {
     return std::unexpected(written.error());
   }

@@ -26,9 +26,8 @@ std::vector<std::string> AskedNodes(const std::map<std::string, EntryIntent>& de
     if (found == held.end()) return 2;
     return found->second == HeldState::kReady ? 0 : found->second == HeldState::kStaging ? 1 : 2;
   };
-  std::stable_sort(nodes.begin(), nodes.end(), [&](const std::string& a, const std::string& b) {
-    return rank(a) < rank(b);
-  });
+  std::stable_sort(nodes.begin(), nodes.end(),
+                   [&](const std::string& a, const std::string& b) { return rank(a) < rank(b); });
   return nodes;
 }
 
@@ -49,8 +48,8 @@ std::optional<api::Timestamp> EndLapsedPins(const ControllerContext& context,
                    [&](const api::ModelCache& cache, const api::CachedRevision& cached) {
                      if (!cached.last_used) return;
                      last_used[cache.metadata.name] = *cached.last_used;
-                     any_last_used = std::max(any_last_used.value_or(*cached.last_used),
-                                              *cached.last_used);
+                     any_last_used =
+                         std::max(any_last_used.value_or(*cached.last_used), *cached.last_used);
                    });
   const api::Timestamp now =
       std::chrono::time_point_cast<std::chrono::microseconds>(context.clock.WallNow());

@@ -5,9 +5,9 @@
 
 #include <fmt/format.h>
 
+#include "core/api/quantity.h"
 #include "core/api/timestamp.h"
 #include "core/json/json_lookup.h"
-#include "core/api/quantity.h"
 
 namespace modelplane::controller {
 namespace {

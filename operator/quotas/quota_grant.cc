@@ -24,8 +24,8 @@ std::size_t Fit(const Kind& kind, std::int64_t bytes, std::size_t asked,
                 const std::string& namespace_name, std::vector<std::string>& refusals) {
   if (!kind.limit || bytes <= 0 || asked == 0) return asked;
   const std::int64_t room = std::max<std::int64_t>(0, *kind.limit - kind.others);
-  const auto fit = static_cast<std::size_t>(std::min<std::int64_t>(
-      room / bytes, static_cast<std::int64_t>(asked)));
+  const auto fit = static_cast<std::size_t>(
+      std::min<std::int64_t>(room / bytes, static_cast<std::int64_t>(asked)));
   if (fit < asked) {
     refusals.push_back(fmt::format(
         "{} on {} of {} nodes asked: ModelQuota {} allows {} of {} copies in namespace {}, the "
@@ -57,12 +57,12 @@ QuotaGrant GrantWithinQuota(const QuotaAsk& ask, const api::NamespaceQuota& quot
            .limited_by = quota.prestaged_by,
            .others = others.prestaged_bytes},
           ask.bytes_per_copy, ask.prestage_nodes.size(), namespace_name, grant.refusals);
-  const std::size_t pinned = Fit({.copies = "pinned",
-                                  .limit = quota.pinned_bytes,
-                                  .limited_by = quota.pinned_by,
-                                  .others = others.pinned_bytes},
-                                 ask.bytes_per_copy, ask.pinned_nodes.size(), namespace_name,
-                                 grant.refusals);
+  const std::size_t pinned =
+      Fit({.copies = "pinned",
+           .limit = quota.pinned_bytes,
+           .limited_by = quota.pinned_by,
+           .others = others.pinned_bytes},
+          ask.bytes_per_copy, ask.pinned_nodes.size(), namespace_name, grant.refusals);
   grant.prestage_nodes.assign(ask.prestage_nodes.begin(),
                               ask.prestage_nodes.begin() + static_cast<std::ptrdiff_t>(prestaged));
   grant.pinned_nodes.assign(ask.pinned_nodes.begin(),

@@ -17,9 +17,8 @@ api::QuotaBytes QuotaLedger::Sum(const std::vector<std::string>& keys, const std
 }
 
 QuotaGrant QuotaLedger::Decide(const std::string& namespace_name, const std::string& key,
-                               const std::vector<std::string>& namespace_keys,
-                               const QuotaAsk& ask, const api::NamespaceQuota& quota,
-                               const WrittenCharge& written) {
+                               const std::vector<std::string>& namespace_keys, const QuotaAsk& ask,
+                               const api::NamespaceQuota& quota, const WrittenCharge& written) {
   std::unique_lock lock(mutex_);
   QuotaGrant grant =
       GrantWithinQuota(ask, quota, Sum(namespace_keys, key, written), namespace_name);
@@ -29,9 +28,13 @@ QuotaGrant QuotaLedger::Decide(const std::string& namespace_name, const std::str
   return grant;
 }
 
-void QuotaLedger::Release(const std::string& key) { Record(key, Share{}); }
+void QuotaLedger::Release(const std::string& key) {
+  Record(key, Share{});
+}
 
-void QuotaLedger::Forget(const std::string& key) { Record(key, std::nullopt); }
+void QuotaLedger::Forget(const std::string& key) {
+  Record(key, std::nullopt);
+}
 
 void QuotaLedger::Record(const std::string& key, const std::optional<Share>& share) {
   std::unique_lock lock(mutex_);

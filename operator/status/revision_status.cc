@@ -198,12 +198,13 @@ api::ModelRevisionStatus BuildRevisionStatus(const RevisionObservation& observat
     } else {
       set(kConditionReady, false,
           std::string(over_quota ? kReasonQuotaExceeded : std::string_view("NoEligibleNodes")),
-          over_quota ? fmt::format("{} nodes requested, none granted: {}",
-                                   observation.requested_nodes,
-                                   fmt::join(*observation.quota_refusals, "; ")) :
-          fmt::format("{} nodes requested, none eligible ({} matching nodes not Ready, cordoned "
-                      "or without room)",
-                      observation.requested_nodes, observation.ineligible_nodes));
+          over_quota
+              ? fmt::format("{} nodes requested, none granted: {}", observation.requested_nodes,
+                            fmt::join(*observation.quota_refusals, "; "))
+              : fmt::format(
+                    "{} nodes requested, none eligible ({} matching nodes not Ready, cordoned "
+                    "or without room)",
+                    observation.requested_nodes, observation.ineligible_nodes));
     }
   } else if (status.failed_nodes > 0) {
     status.phase = std::string(api::kPhaseDegraded);

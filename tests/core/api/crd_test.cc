@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "core/api/limits.h"
+#include "core/api/model_quota.h"
 #include "core/api/model_revision.h"
 #include "core/api/model_revision_validation.h"
 #include "core/api/revision_digest.h"
@@ -130,6 +131,20 @@ TEST(CrdTest, SampleManifestParsesValidatesAndHasADigest) {
   ASSERT_TRUE(revision.has_value()) << revision.error().message();
   EXPECT_THAT(ValidateModelRevisionSpec(revision->spec), IsEmpty());
   EXPECT_TRUE(ComputeRevisionDigest(revision->spec).has_value());
+}
+
+TEST(CrdTest, ModelQuotaIsNamespacedAndItsSampleParses) {
+  const YAML::Node crd = LoadCrd("modelquotas.yaml");
+  EXPECT_EQ(crd["spec"]["scope"].as<std::string>(), "Namespaced");
+  EXPECT_TRUE(Version(crd)["subresources"]["status"].IsMap());
+  EXPECT_THAT(ColumnNames(crd), IsSupersetOf({"Prestaged", "Pinned", "Limited"}));
+  const YAML::Node status = Schema(crd)["properties"]["status"]["properties"];
+  EXPECT_EQ(status["limitedRevisions"]["maxItems"].as<std::size_t>(), kMaxLimitedRevisions);
+  auto quota = ModelQuotaFromJson(testing::LoadYamlAsJson("crds/examples/modelquota-sample.yaml"));
+  ASSERT_TRUE(quota.has_value()) << quota.error().message();
+  EXPECT_EQ(quota->spec.prestaged_bytes, std::int64_t{1536} << 30);
+  EXPECT_EQ(quota->spec.pinned_bytes, std::int64_t{600} << 30);
+  EXPECT_EQ(quota->spec.pin_ttl_after_last_use, std::chrono::hours(24));
 }
 
 }  // namespace

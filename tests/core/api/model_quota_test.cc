@@ -47,8 +47,7 @@ TEST(ModelQuotaTest, AbsentLimitsLimitNothing) {
 }
 
 TEST(ModelQuotaTest, MalformedLimitsAreRefusedWithTheirField) {
-  for (const auto& [spec, field] :
-       std::vector<std::pair<nlohmann::json, std::string>>{
+  for (const auto& [spec, field] : std::vector<std::pair<nlohmann::json, std::string>>{
            {{{"prestagedBytes", -1}}, "spec.prestagedBytes"},
            {{{"prestagedBytes", "-5Gi"}}, "spec.prestagedBytes"},
            {{{"pinnedBytes", "lots"}}, "spec.pinnedBytes"},
@@ -80,8 +79,8 @@ TEST(ModelQuotaTest, TheSmallestLimitOfEachKindWinsAndNamesItsQuota) {
   auto narrow = ModelQuotaFromJson(
       QuotaJson({{"prestagedBytes", 50}, {"pinTtlAfterLastUse", "2h"}}, "narrow"));
   ASSERT_TRUE(wide && narrow);
-  for (const auto& quotas : {std::vector<ModelQuota>{*wide, *narrow},
-                             std::vector<ModelQuota>{*narrow, *wide}}) {
+  for (const auto& quotas :
+       {std::vector<ModelQuota>{*wide, *narrow}, std::vector<ModelQuota>{*narrow, *wide}}) {
     const NamespaceQuota combined = CombineQuotas(quotas);
     EXPECT_EQ(combined.prestaged_bytes, 50);
     EXPECT_EQ(combined.prestaged_by, "team-a/narrow");
@@ -95,8 +94,8 @@ TEST(ModelQuotaTest, TheSmallestLimitOfEachKindWinsAndNamesItsQuota) {
 
 TEST(ModelQuotaTest, SumsSaturateInsteadOfOverflowing) {
   const std::int64_t max = std::numeric_limits<std::int64_t>::max();
-  const QuotaBytes sum =
-      SaturatingSum({.prestaged_bytes = max - 1, .pinned_bytes = 2}, {.prestaged_bytes = 5, .pinned_bytes = 3});
+  const QuotaBytes sum = SaturatingSum({.prestaged_bytes = max - 1, .pinned_bytes = 2},
+                                       {.prestaged_bytes = 5, .pinned_bytes = 3});
   EXPECT_EQ(sum.prestaged_bytes, max);
   EXPECT_EQ(sum.pinned_bytes, 5);
 }

@@ -344,6 +344,103 @@ TEST_F(PluginClusterTest, EveryVerbReadsAndWritesTheRealObjects) {
   EXPECT_EQ(Get("llama-r2")["spec"]["prestage"]["nodes"], 3);
 }
 
+// A tenant who may read the namespace's ModelRevisions and ModelQuotas and nothing else (what
+// the chart's tenant roles give Kubernetes' view role) reads its usage against its quota.
+TEST_F(PluginClusterTest, ATenantReadsItsQuotaWithoutAnyClusterWideRight) {
+  ASSERT_TRUE(client_->Request(
+      "GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/modelquotas.modelplane.io",
+      nullptr, ""))
+      << "the ModelQuota CRD is not installed (kubectl apply -f crds/)";
+  ASSERT_FALSE(CreateRevision("llama-r2").empty());
+  WriteRevisionStatus(
+      "llama-r2",
+      {{"phase", "Pending"},
+       {"desiredNodes", 0},
+       {"readyNodes", 0},
+       {"conditions",
+        json::array({{{"type", "WithinQuota"},
+                      {"status", "False"},
+                      {"reason", "QuotaExceeded"},
+                      {"message", "prestaged on 0 of 2 nodes asked: ModelQuota " + namespace_ +
+                                      "/limits allows 100.0 GiB of prestaged copies"},
+                      {"lastTransitionTime", "2026-01-01T11:55:01Z"}}})}});
+  const json quota = {{"apiVersion", "modelplane.io/v1alpha1"},
+                      {"kind", "ModelQuota"},
+                      {"metadata", {{"name", "limits"}, {"namespace", namespace_}}},
+                      {"spec", {{"prestagedBytes", "100Gi"}, {"pinTtlAfterLastUse", "24h"}}}};
+  ASSERT_TRUE(client_->Create(core::resources::ModelQuotas(), namespace_, quota));
+  auto reported =
+      client_->Patch(core::resources::ModelQuotas(), namespace_, "limits", core::PatchType::kMerge,
+                     {{"status",
+                       {{"used", {{"prestagedBytes", 0}, {"pinnedBytes", 0}}},
+                        {"limitedRevisions", {"llama-r2"}},
+                        {"limitedCount", 1}}}},
+                     {.subresource = "status"});
+  ASSERT_TRUE(reported) << reported.error().ToString();
+
+  // The tenant: a ServiceAccount with a Role that reads the two kinds, and a token for it.
+  for (const auto& [path, object] : std::vector<std::pair<std::string, json>>{
+           {"/api/v1/namespaces/" + namespace_ + "/serviceaccounts",
+            {{"apiVersion", "v1"}, {"kind", "ServiceAccount"}, {"metadata", {{"name", "tenant"}}}}},
+           {"/apis/rbac.authorization.k8s.io/v1/namespaces/" + namespace_ + "/roles",
+            {{"apiVersion", "rbac.authorization.k8s.io/v1"},
+             {"kind", "Role"},
+             {"metadata", {{"name", "tenant"}}},
+             {"rules", json::array({{{"apiGroups", {"modelplane.io"}},
+                                     {"resources", {"modelrevisions", "modelquotas"}},
+                                     {"verbs", {"get", "list"}}}})}}},
+           {"/apis/rbac.authorization.k8s.io/v1/namespaces/" + namespace_ + "/rolebindings",
+            {{"apiVersion", "rbac.authorization.k8s.io/v1"},
+             {"kind", "RoleBinding"},
+             {"metadata", {{"name", "tenant"}}},
+             {"roleRef",
+              {{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "Role"}, {"name", "tenant"}}},
+             {"subjects", json::array({{{"kind", "ServiceAccount"},
+                                        {"name", "tenant"},
+                                        {"namespace", namespace_}}})}}}}) {
+    auto created = client_->Request("POST", path, object, "application/json");
+    ASSERT_TRUE(created) << path << ": " << created.error().ToString();
+  }
+  auto token =
+      client_->Request("POST", "/api/v1/namespaces/" + namespace_ + "/serviceaccounts/tenant/token",
+                       {{"apiVersion", "authentication.k8s.io/v1"},
+                        {"kind", "TokenRequest"},
+                        {"spec", {{"expirationSeconds", 600}}}},
+                       "application/json");
+  ASSERT_TRUE(token) << token.error().ToString();
+  const std::string ca_path = "/tmp/" + namespace_ + "-ca.crt";
+  const std::string tenant_kubeconfig = "/tmp/" + namespace_ + "-tenant.kubeconfig";
+  {
+    std::ofstream(ca_path) << config_.certificate_authority_pem;
+    std::ofstream(tenant_kubeconfig)
+        << "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: "
+        << config_.server << "\n    certificate-authority: " << ca_path
+        << "\nusers:\n- name: tenant\n  user:\n    token: "
+        << (*token)["status"]["token"].get<std::string>()
+        << "\ncontexts:\n- name: c\n  context:\n    cluster: c\n    user: tenant\n    "
+           "namespace: "
+        << namespace_ << "\ncurrent-context: c\n";
+  }
+  const std::string saved = kubeconfig_path_;
+  kubeconfig_path_ = tenant_kubeconfig;
+  const Output output = Plugin("quota");
+  const Output caches = Plugin("cache gpu-node-0");
+  kubeconfig_path_ = saved;
+  std::remove(ca_path.c_str());
+  std::remove(tenant_kubeconfig.c_str());
+
+  EXPECT_EQ(output.status, 0) << output.err;
+  EXPECT_EQ(FieldValue(output.out, "Namespace"), namespace_) << output.out;
+  EXPECT_EQ(FieldValue(output.out, "Prestaged"), "0 B of 100.0 GiB (0%), " + namespace_ + "/limits")
+      << output.out;
+  EXPECT_EQ(FieldValue(output.out, "Limited"), "1 revision: llama-r2") << output.out;
+  EXPECT_NE(Joined(output.out).find("llama-r2: QuotaExceeded: prestaged on 0 of 2 nodes asked"),
+            std::string::npos)
+      << output.out;
+  EXPECT_EQ(output.out.find("gpu-node"), std::string::npos) << "names no node";
+  EXPECT_EQ(caches.status, 1) << "the tenant may not read a node's cache: " << caches.out;
+}
+
 TEST_F(PluginClusterTest, MissingObjectsAreOneLineErrors) {
   for (const std::string& arguments :
        {"status missing -n " + namespace_, "why missing -n " + namespace_,

@@ -58,6 +58,14 @@ inline json Revision(const std::string& ns, const std::string& name, int nodes) 
         {"prestage", {{"nodeSelector", {{"type", "kwok"}}}, {"nodes", nodes}}}}}};
 }
 
+// A revision whose first file differs from the fixture's by its digest: a different cache key.
+inline json RevisionWithContent(const std::string& ns, const std::string& name, char content,
+                                int prestage) {
+  json revision = Revision(ns, name, prestage);
+  revision["spec"]["files"][0]["sha256"] = "sha256:" + std::string(64, content);
+  return revision;
+}
+
 // A Node that KWOK takes for one of its own (the annotation) and keeps Ready. Without
 // `resources` KWOK reports its default capacity; with them, they are the node's capacity and
 // allocatable.

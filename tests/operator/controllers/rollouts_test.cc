@@ -9,6 +9,7 @@
 
 #include <gmock/gmock.h>
 
+#include "core/api/timestamp.h"
 #include "tests/operator/controllers/controllers_fixture.h"
 
 namespace modelplane::controller {
@@ -18,17 +19,10 @@ using cluster_testing::ControllersTest;
 using cluster_testing::kKwokNodes;
 using cluster_testing::kWait;
 using cluster_testing::Revision;
+using cluster_testing::RevisionWithContent;
 using core::testing::WaitUntil;
 using nlohmann::json;
 using ::testing::HasSubstr;
-
-// A revision whose only file differs from the fixture's by its digest: a different cache key.
-json RevisionWithContent(const std::string& ns, const std::string& name, char content,
-                         int prestage) {
-  json revision = Revision(ns, name, prestage);
-  revision["spec"]["files"][0]["sha256"] = "sha256:" + std::string(64, content);
-  return revision;
-}
 
 json PodTemplate(const std::string& revision) {
   return {
@@ -383,6 +377,85 @@ TEST_F(RolloutsTest, ThePreviousRevisionIsUnpinnedAfterItsRollbackWindow) {
       << ::testing::PrintToString(Entries("llama-r1"));
   const json status = RevisionStatus("llama-r1");
   EXPECT_EQ(status["workloads"][0]["role"], "previous") << "still the revision undo returns to";
+}
+
+TEST_F(RolloutsTest, ANamespaceQuotaLimitsPinsAndEndsThemAfterTheirLastUse) {
+  if (!client_->Request("GET",
+                        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/"
+                        "modelquotas.modelplane.io",
+                        nullptr, "")) {
+    GTEST_SKIP() << "the ModelQuota CRD is not installed (kubectl apply -f crds/)";
+  }
+  // One pinned copy (the fixture's revisions are 4196 bytes), each pin ending 8 s after the
+  // revision's last use on its node, whatever the revision's own rollback window says.
+  ASSERT_TRUE(client_->Create(core::resources::ModelQuotas(), namespace_,
+                              {{"apiVersion", "modelplane.io/v1alpha1"},
+                               {"kind", "ModelQuota"},
+                               {"metadata", {{"name", "pins"}, {"namespace", namespace_}}},
+                               {"spec", {{"pinnedBytes", 4196}, {"pinTtlAfterLastUse", "8s"}}}}));
+  json r1 = RevisionWithContent(namespace_, "llama-r1", '7', 0);
+  r1["spec"]["retention"] = {{"rollbackWindow", "1h"}};
+  ASSERT_TRUE(client_->Create(core::resources::ModelRevisions(), namespace_, r1));
+  ASSERT_TRUE(client_->Create(core::resources::ModelRevisions(), namespace_,
+                              RevisionWithContent(namespace_, "llama-r2", '8', 0)));
+  const std::string r1_digest = Digest("llama-r1");
+  const std::string r2_digest = Digest("llama-r2");
+  // Every node holds both; r1 was last used now (as its pods stop, the agents say so).
+  const auto report_use = [&] {
+    const std::string now = core::api::FormatTimestamp(
+        std::chrono::time_point_cast<std::chrono::microseconds>(std::chrono::system_clock::now()));
+    for (const std::string_view node : kKwokNodes) {
+      json revisions = json::array();
+      for (const std::string& digest : {r1_digest, r2_digest}) {
+        json held = {{"digest", digest},
+                     {"state", "Ready"},
+                     {"bytesDone", 4196},
+                     {"bytesTotal", 4196},
+                     {"sourceTier", "local"}};
+        if (digest == r1_digest) held["lastUsed"] = now;
+        revisions.push_back(std::move(held));
+      }
+      WriteCacheStatus(std::string(node), revisions);
+    }
+  };
+  report_use();
+  ASSERT_TRUE(client_->Create(core::resources::Deployments(), namespace_,
+                              {{"apiVersion", "apps/v1"},
+                               {"kind", "Deployment"},
+                               {"metadata", {{"name", "llama"}, {"namespace", namespace_}}},
+                               {"spec",
+                                {{"replicas", 2},
+                                 {"selector", {{"matchLabels", {{"app", "llama"}}}}},
+                                 {"template", PodTemplate("llama-r1")}}}}));
+  ASSERT_TRUE(WaitUntil([&] { return Count("llama-r1").ready == 2; }, kWait));
+  SetTemplateRevision(core::resources::Deployments(), "llama", "llama-r2");
+  ASSERT_TRUE(WaitUntil([&] { return Count("llama-r2").ready == 2; }, kWait));
+  const auto used_at = std::chrono::system_clock::now();
+  report_use();
+
+  // One of the nodes its pods ran on (two, or three with a surge pod's) keeps r1 pinned, until
+  // 8 s after its last use; the revision says why the others do not.
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        const auto entries = Entries("llama-r1");
+        return entries.size() == 1 && entries.begin()->second.value("pinned", false);
+      },
+      kWait))
+      << ::testing::PrintToString(Entries("llama-r1"));
+  const auto pinned_until = core::api::ParseTimestamp(
+      Entries("llama-r1").begin()->second.value("pinnedUntil", std::string()));
+  ASSERT_TRUE(pinned_until) << "the TTL sets the pin's end";
+  EXPECT_LE(*pinned_until, used_at + std::chrono::seconds(10)) << "not the 1h rollback window";
+  json within;
+  for (const json& condition : RevisionStatus("llama-r1").value("conditions", json::array())) {
+    if (condition.value("type", "") == "WithinQuota") within = condition;
+  }
+  EXPECT_EQ(within.value("reason", ""), "QuotaExceeded") << RevisionStatus("llama-r1").dump();
+  EXPECT_THAT(within.value("message", ""), HasSubstr("pinned on 1 of "));
+
+  // The TTL ends the pin; r1's bytes stay cached, evictable.
+  ASSERT_TRUE(WaitUntil([&] { return Entries("llama-r1").empty(); }, kWait))
+      << ::testing::PrintToString(Entries("llama-r1"));
 }
 
 TEST_F(RolloutsTest, AStatefulSetRollsPodByPodOverPrestagedNodes) {

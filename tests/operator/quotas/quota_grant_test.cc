@@ -15,7 +15,8 @@ using ::testing::Not;
 
 constexpr std::int64_t kGiB = std::int64_t{1} << 30;
 
-api::NamespaceQuota Limits(std::optional<std::int64_t> prestaged, std::optional<std::int64_t> pinned) {
+api::NamespaceQuota Limits(std::optional<std::int64_t> prestaged,
+                           std::optional<std::int64_t> pinned) {
   return {.prestaged_bytes = prestaged,
           .pinned_bytes = pinned,
           .prestaged_by = "team-a/limits",

@@ -21,18 +21,19 @@ QuotaAsk Prestage(std::vector<std::string> nodes) {
   return {.bytes_per_copy = 10, .prestage_nodes = std::move(nodes)};
 }
 
-api::QuotaBytes NothingWritten(const std::string&) { return {}; }
+api::QuotaBytes NothingWritten(const std::string&) {
+  return {};
+}
 
 TEST(QuotaLedgerTest, TheSecondRevisionGetsWhatTheFirstLeft) {
   QuotaLedger ledger;
   const std::vector<std::string> keys = {"team-a/r1", "team-a/r2"};
-  const QuotaGrant first = ledger.Decide("team-a", "team-a/r1", keys,
-                                         Prestage({"a", "b", "c", "d", "e", "f", "g"}), kTenCopies,
-                                         NothingWritten);
+  const QuotaGrant first =
+      ledger.Decide("team-a", "team-a/r1", keys, Prestage({"a", "b", "c", "d", "e", "f", "g"}),
+                    kTenCopies, NothingWritten);
   EXPECT_FALSE(first.Limited());
-  const QuotaGrant second = ledger.Decide("team-a", "team-a/r2", keys,
-                                          Prestage({"a", "b", "c", "d", "e"}), kTenCopies,
-                                          NothingWritten);
+  const QuotaGrant second = ledger.Decide(
+      "team-a", "team-a/r2", keys, Prestage({"a", "b", "c", "d", "e"}), kTenCopies, NothingWritten);
   EXPECT_THAT(second.prestage_nodes, ElementsAre("a", "b", "c"));
   EXPECT_TRUE(second.Limited());
   // The first keeps its share on its next pass: first come, first served.
@@ -61,15 +62,15 @@ TEST(QuotaLedgerTest, ReleasedAndForgottenRevisionsFreeTheirShare) {
   const std::vector<std::string> keys = {"team-a/r1", "team-a/r2"};
   (void)ledger.Decide("team-a", "team-a/r1", keys, Prestage(std::vector<std::string>(10, "n")),
                       kTenCopies, NothingWritten);
-  EXPECT_THAT(ledger.Decide("team-a", "team-a/r2", keys, Prestage({"a"}), kTenCopies,
-                            NothingWritten)
-                  .prestage_nodes,
-              IsEmpty());
+  EXPECT_THAT(
+      ledger.Decide("team-a", "team-a/r2", keys, Prestage({"a"}), kTenCopies, NothingWritten)
+          .prestage_nodes,
+      IsEmpty());
   ledger.Release("team-a/r1");  // revoked, say
-  EXPECT_THAT(ledger.Decide("team-a", "team-a/r2", keys, Prestage({"a"}), kTenCopies,
-                            NothingWritten)
-                  .prestage_nodes,
-              ElementsAre("a"));
+  EXPECT_THAT(
+      ledger.Decide("team-a", "team-a/r2", keys, Prestage({"a"}), kTenCopies, NothingWritten)
+          .prestage_nodes,
+      ElementsAre("a"));
   ledger.Forget("team-a/r2");
   EXPECT_EQ(ledger.UsageOf(keys, NothingWritten).used, api::QuotaBytes{});
 }
@@ -78,9 +79,9 @@ TEST(QuotaLedgerTest, OtherNamespacesDoNotCount) {
   QuotaLedger ledger;
   (void)ledger.Decide("team-b", "team-b/big", {"team-b/big"},
                       Prestage(std::vector<std::string>(50, "n")), {}, NothingWritten);
-  EXPECT_FALSE(ledger.Decide("team-a", "team-a/r1", {"team-a/r1"},
-                             Prestage(std::vector<std::string>(10, "n")), kTenCopies,
-                             NothingWritten)
+  EXPECT_FALSE(ledger
+                   .Decide("team-a", "team-a/r1", {"team-a/r1"},
+                           Prestage(std::vector<std::string>(10, "n")), kTenCopies, NothingWritten)
                    .Limited());
 }
 

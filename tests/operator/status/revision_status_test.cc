@@ -2,6 +2,8 @@
 // conditions and their transition times.
 #include "operator/status/revision_status.h"
 
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 namespace modelplane::controller {
@@ -139,6 +141,35 @@ TEST(RevisionStatusTest, NoNodesIsPendingWithAReason) {
   observation.requested_nodes = 0;
   status = BuildRevisionStatus(observation, {}, kT0);
   EXPECT_EQ(Find(status, kConditionReady).reason, "NotPrestaged");
+}
+
+TEST(RevisionStatusTest, AQuotaCutSaysWhyInWithinQuotaAndReady) {
+  auto observation = Valid({At("n1", api::kCacheStateReady, "peer", 1.0)}, 3);
+  observation.quota_refusals = std::vector<std::string>{"prestaged on 1 of 3 nodes asked: ..."};
+  auto status = BuildRevisionStatus(observation, {}, kT0);
+  const api::Condition& within = Find(status, kConditionWithinQuota);
+  EXPECT_EQ(within.status, api::kConditionFalse);
+  EXPECT_EQ(within.reason, kReasonQuotaExceeded);
+  EXPECT_EQ(within.message, "prestaged on 1 of 3 nodes asked: ...");
+  EXPECT_NE(Find(status, kConditionReady).message.find("ModelQuota"), std::string::npos)
+      << "not blamed on ineligible nodes: " << Find(status, kConditionReady).message;
+
+  // Nothing granted at all: Pending, and Ready says it is the quota.
+  observation.nodes.clear();
+  status = BuildRevisionStatus(observation, {}, kT0);
+  EXPECT_EQ(status.phase, api::kPhasePending);
+  EXPECT_EQ(Find(status, kConditionReady).reason, kReasonQuotaExceeded);
+
+  observation.quota_refusals = std::vector<std::string>{};
+  observation.nodes = {At("n1", api::kCacheStateReady, "peer", 1.0)};
+  status = BuildRevisionStatus(observation, {}, kT0);
+  EXPECT_EQ(Find(status, kConditionWithinQuota).status, api::kConditionTrue);
+
+  observation.quota_refusals.reset();  // no ModelQuota in its namespace
+  status = BuildRevisionStatus(observation, {}, kT0);
+  EXPECT_TRUE(
+      std::none_of(status.conditions.begin(), status.conditions.end(),
+                   [](const api::Condition& c) { return c.type == kConditionWithinQuota; }));
 }
 
 TEST(RevisionStatusTest, RevokedWinsOverReadiness) {
