@@ -20,14 +20,14 @@ std::string Usage(std::int64_t used, const std::optional<std::int64_t>& limit,
                   const std::string& limited_by, bool known) {
   const std::string held = known ? FormatBytes(used) : std::string("unknown");
   if (!limit) return held + ", no limit";
-  return fmt::format("{} of {} ({}), {}", held, FormatBytes(*limit),
+  return fmt::format("{} of {} ({}; ModelQuota {})", held, FormatBytes(*limit),
                      known ? FormatPercent(used, *limit) : std::string("-"), limited_by);
 }
 
 std::string Ttl(const api::NamespaceQuota& quota) {
   if (!quota.pin_ttl_after_last_use) return "none (pins last as long as their rollout says)";
   const auto seconds = quota.pin_ttl_after_last_use->count();
-  return fmt::format("{} after the revision's last use on the node, {}",
+  return fmt::format("{} after the revision's last use on the node (ModelQuota {})",
                      FormatSeconds(static_cast<double>(seconds)), quota.pin_ttl_by);
 }
 

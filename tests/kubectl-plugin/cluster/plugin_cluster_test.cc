@@ -431,7 +431,7 @@ TEST_F(PluginClusterTest, ATenantReadsItsQuotaWithoutAnyClusterWideRight) {
 
   EXPECT_EQ(output.status, 0) << output.err;
   EXPECT_EQ(FieldValue(output.out, "Namespace"), namespace_) << output.out;
-  EXPECT_EQ(FieldValue(output.out, "Prestaged"), "0 B of 100.0 GiB (0%), " + namespace_ + "/limits")
+  EXPECT_EQ(FieldValue(output.out, "Prestaged"), "0 B of 100.0 GiB (0%; ModelQuota " + namespace_ + "/limits)")
       << output.out;
   EXPECT_EQ(FieldValue(output.out, "Limited"), "1 revision: llama-r2") << output.out;
   EXPECT_NE(Joined(output.out).find("llama-r2: QuotaExceeded: prestaged on 0 of 2 nodes asked"),
