@@ -110,6 +110,19 @@ std::string TemplateRevisionKey(const json& object) {
   return {};
 }
 
+// Whether the API server serves ModelQuotas (discovery of modelplane.io/v1alpha1). Only a
+// definite answer without them says no: an API server that cannot answer now is waited for, as
+// for every other informer.
+bool ServesModelQuotas(core::KubeClient& client) {
+  auto group = client.Request("GET", "/apis/modelplane.io/v1alpha1", nullptr, "");
+  if (!group) return true;
+  const json* resources = core::FindMember(*group, {"resources"});
+  if (resources == nullptr || !resources->is_array()) return true;
+  return std::any_of(resources->begin(), resources->end(), [](const json& resource) {
+    return core::StringMember(resource, {"name"}) == core::resources::ModelQuotas().resource;
+  });
+}
+
 bool Prestages(const json& revision) {
   const auto spec = revision.find("spec");
   if (spec == revision.end() || !spec->is_object()) return false;
@@ -124,7 +137,8 @@ bool Prestages(const json& revision) {
 ControllerManager::ControllerManager(core::KubeClient& client, const core::Watcher& watcher,
                                      ControllerOptions options, ControllerMetrics& metrics,
                                      const core::Logger& logger, const core::Clock& clock)
-    : options_(std::move(options)),
+    : client_(client),
+      options_(std::move(options)),
       logger_(logger.WithComponent("operator.controllers")),
       clock_(clock),
       revisions_(client, watcher,
@@ -507,17 +521,25 @@ bool ControllerManager::Start(core::CancellationToken& stop) {
   nodes_.Start();
   pods_.Start();
   revocations_.Start();
-  quotas_.Start();
+  quotas_served_ = ServesModelQuotas(client_);
+  if (quotas_served_) {
+    quotas_.Start();
+  } else {
+    logger_.Warn("model_quotas_not_served",
+                 {{"effect", "no ModelQuota can exist, so none is enforced; after kubectl apply -f "
+                             "crds/, restart the operator"}});
+  }
   for (core::Informer* informer :
        {&deployments_, &stateful_sets_, &replica_sets_, &controller_revisions_}) {
     informer->Start();
   }
   if (!core::WaitForCacheSync(
-          {&revisions_, &caches_, &nodes_, &pods_, &revocations_, &quotas_, &deployments_,
-           &stateful_sets_, &replica_sets_, &controller_revisions_},
+          {&revisions_, &caches_, &nodes_, &pods_, &revocations_, &deployments_, &stateful_sets_,
+           &replica_sets_, &controller_revisions_},
           stop, clock_)) {
     return false;
   }
+  if (quotas_served_ && !core::WaitForCacheSync({&quotas_}, stop, clock_)) return false;
   logger_.Info("informers_synced", {{"revisions", revisions_.store().Size()},
                                     {"caches", caches_.store().Size()},
                                     {"nodes", nodes_.store().Size()},

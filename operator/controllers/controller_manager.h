@@ -101,6 +101,7 @@ class ControllerManager {
   void EnqueueHoldersOfDigests(const nlohmann::json* cache,
                                const std::vector<std::string>& digests);
 
+  core::KubeClient& client_;
   const ControllerOptions options_;
   const core::Logger logger_;
   const core::Clock& clock_;
@@ -148,6 +149,9 @@ class ControllerManager {
   core::ControllerRunner quota_runner_;
   AdmissionController admission_;
   bool started_ = false;
+  // Whether the API server serves ModelQuotas: a cluster upgraded without `kubectl apply -f
+  // crds/` does not, and then holds no quota to enforce (the informer is not started).
+  bool quotas_served_ = false;
 };
 
 }  // namespace modelplane::controller
