@@ -616,6 +616,44 @@ undo_remote=$(delta "$after_rollout" "$after_undo" "${remote_tiers[@]}" peer)
 ((undo_remote == 0)) || fail "the undo fetched $undo_remote bytes; expected node-local hits only"
 pass "undone to llama-r1 in $((SECONDS - undo_started)) s: 0 bytes fetched, every pod served by a node-local hit"
 
+say "A ModelQuota: the namespace's pins limited to none"
+# After the undo llama-r2 is the revision kept pinned for a redo. A quota of 0 pinned bytes ends
+# those pins (the bytes stay cached, evictable), the revision says why, the quota's status
+# reports the namespace's usage, and the tenant's view shows both; without the quota the pins
+# come back.
+r2_pins() {
+  kubectl get modelcaches -o json | python3 -c '
+import json, sys
+print(sum(1 for c in json.load(sys.stdin)["items"] for e in c["spec"].get("revisions", [])
+          if e["revision"]["name"] == "llama-r2" and e.get("reason") == "rollback" and e.get("pinned")))'
+}
+r2_pinned() { (($(r2_pins) > 0)); }
+wait_for 60 "llama-r2 pinned for a redo" r2_pinned
+pins_before=$(r2_pins)
+cat <<YAML | kubectl apply -f - >/dev/null
+apiVersion: modelplane.io/v1alpha1
+kind: ModelQuota
+metadata: {name: scenario-limits, namespace: models}
+spec: {pinnedBytes: 0, prestagedBytes: 1Ti, pinTtlAfterLastUse: 24h}
+YAML
+quota_enforced() {
+  [[ $(r2_pins) == 0 ]] &&
+    [[ $(kubectl get modelrevision llama-r2 -n models -o jsonpath='{.status.conditions[?(@.type=="WithinQuota")].reason}') == QuotaExceeded ]] &&
+    [[ " $(kubectl get modelquota scenario-limits -n models -o jsonpath='{.status.limitedRevisions[*]}') " == *" llama-r2 "* ]] &&
+    [[ $(kubectl get modelquota scenario-limits -n models -o jsonpath='{.status.used.pinnedBytes}') == 0 ]]
+}
+wait_for 60 "the ModelQuota ending llama-r2's pins" quota_enforced
+PATH=$bin/kubectl-plugin:$PATH kubectl modelplane quota -n models >"$state/plugin-quota.txt" ||
+  fail "kubectl modelplane quota failed: $(cat "$state/plugin-quota.txt")"
+sed 's/^/  /' "$state/plugin-quota.txt"
+grep -q "llama-r2: QuotaExceeded: pinned on 0 of" "$state/plugin-quota.txt" ||
+  fail "kubectl modelplane quota does not say why llama-r2 holds no pin"
+pass "ModelQuota models/scenario-limits (pinnedBytes 0): llama-r2's $pins_before pins ended, WithinQuota=False QuotaExceeded, usage in the quota's status"
+kubectl delete modelquota scenario-limits -n models >/dev/null
+pins_back() { [[ $(r2_pins) == "$pins_before" ]]; }
+wait_for 60 "llama-r2 pinned again without the quota" pins_back
+pass "quota removed: llama-r2 pinned again on $pins_before nodes"
+
 say "Bad input"
 sed -e 's/name: "llama-r1"/name: "llama-bad"/' -e '0,/sha256: "sha256:[0-9a-f]*"/s//sha256: "sha256:nothex"/' \
   "$state/llama-r1.yaml" >"$state/llama-bad.yaml"

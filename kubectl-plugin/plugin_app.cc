@@ -323,7 +323,7 @@ int RunPlugin(const std::vector<std::string>& arguments, const PluginContext& co
   add_verb("status", "A revision's phase, digest and per-node state, tier and bytes-to-ready",
            "REVISION", "ModelRevision name", RunStatus);
   CLI::App* quota = app.add_subcommand(
-      "quota", "The namespace's ModelQuotas: prestaged and pinned bytes against their limits");
+      "quota", "The namespace's prestaged and pinned bytes against its ModelQuotas");
   quota->footer(
       "Global flags: --kubeconfig FILE, --context NAME, -n/--namespace NS (before or after the "
       "verb).");

@@ -33,7 +33,7 @@ PluginRun Plugin(const std::vector<std::string>& arguments) {
 TEST(PluginAppTest, EveryVerbHasHelpThatFitsTheTerminal) {
   const PluginRun top = Plugin({"--help"});
   EXPECT_EQ(top.status, 0);
-  for (const char* verb : {"status", "why", "cache", "prestage", "revoke", "plan"}) {
+  for (const char* verb : {"status", "quota", "why", "cache", "prestage", "revoke", "plan"}) {
     EXPECT_NE(top.out.find(verb), std::string::npos) << top.out;
     const PluginRun help = Plugin({verb, "--help"});
     EXPECT_EQ(help.status, 0) << verb;
@@ -64,7 +64,7 @@ void ExpectOneLineError(const PluginRun& run, const std::string& fragment) {
 TEST(PluginAppTest, UsageErrorsAreOneLine) {
   ExpectOneLineError(Plugin({}), "subcommand");
   ExpectOneLineError(Plugin({"bogus"}),
-                     "unknown verb \"bogus\" (verbs: status, why, cache, prestage, revoke, plan)");
+                     "unknown verb \"bogus\" (verbs: status, quota, why, cache, prestage, revoke, plan)");
   ExpectOneLineError(Plugin({"status"}), "REVISION is required (see kubectl modelplane status");
   ExpectOneLineError(Plugin({"prestage", "llama-r2"}), "--nodes");
   ExpectOneLineError(Plugin({"prestage", "llama-r2", "--nodes", "10001"}), "10001");
