@@ -137,7 +137,11 @@ class Session {
   std::string namespace_;
 };
 
+std::optional<Failure> RunQuota(Session& session, const Options& options, std::ostream& out);
+
+// Without a revision: the namespace's view (RunQuota), which a tenant may read.
 std::optional<Failure> RunStatus(Session& session, const Options& options, std::ostream& out) {
+  if (options.name.empty()) return RunQuota(session, options, out);
   auto revision = session.GetRevision(options.name);
   if (!revision) return Failure{revision.error().message()};
   auto text = RenderRevisionStatus(*revision, session.ListCaches(), session.Now());
@@ -311,23 +315,23 @@ int RunPlugin(const std::vector<std::string>& arguments, const PluginContext& co
 
   Verb verb = nullptr;
   auto add_verb = [&](const std::string& name, const std::string& description,
-                      const std::string& argument, const std::string& argument_help, Verb run) {
+                      const std::string& argument, const std::string& argument_help, Verb run,
+                      bool argument_required = true) {
     CLI::App* command = app.add_subcommand(name, description);
-    command->add_option(argument, options.name, argument_help)->required();
+    if (!argument.empty()) {
+      command->add_option(argument, options.name, argument_help)->required(argument_required);
+    }
     command->footer(
         "Global flags: --kubeconfig FILE, --context NAME, -n/--namespace NS (before or after the "
         "verb).");
     command->callback([&verb, run] { verb = run; });
     return command;
   };
-  add_verb("status", "A revision's phase, digest and per-node state, tier and bytes-to-ready",
-           "REVISION", "ModelRevision name", RunStatus);
-  CLI::App* quota = app.add_subcommand(
-      "quota", "The namespace's prestaged and pinned bytes against its ModelQuotas");
-  quota->footer(
-      "Global flags: --kubeconfig FILE, --context NAME, -n/--namespace NS (before or after the "
-      "verb).");
-  quota->callback([&verb] { verb = RunQuota; });
+  add_verb("status", "A revision's state per node; with none, the namespace's quota view",
+           "REVISION", "ModelRevision name (none: every revision of the namespace and its quotas)",
+           RunStatus, /*argument_required=*/false);
+  add_verb("quota", "The namespace's prestaged and pinned bytes against its ModelQuotas", "", "",
+           RunQuota);
   add_verb("why", "Why a pod is gated, pending or not ready, in one paragraph", "POD", "Pod name",
            RunWhy);
   add_verb("cache", "What a node's ModelCache holds: pins, protection, what is evictable", "NODE",

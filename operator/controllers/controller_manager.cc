@@ -526,17 +526,17 @@ bool ControllerManager::Start(core::CancellationToken& stop) {
     quotas_.Start();
   } else {
     logger_.Warn("model_quotas_not_served",
-                 {{"effect", "no ModelQuota can exist, so none is enforced; after kubectl apply -f "
-                             "crds/, restart the operator"}});
+                 {{"effect",
+                   "no ModelQuota can exist, so none is enforced; after kubectl apply -f "
+                   "crds/, restart the operator"}});
   }
   for (core::Informer* informer :
        {&deployments_, &stateful_sets_, &replica_sets_, &controller_revisions_}) {
     informer->Start();
   }
-  if (!core::WaitForCacheSync(
-          {&revisions_, &caches_, &nodes_, &pods_, &revocations_, &deployments_, &stateful_sets_,
-           &replica_sets_, &controller_revisions_},
-          stop, clock_)) {
+  if (!core::WaitForCacheSync({&revisions_, &caches_, &nodes_, &pods_, &revocations_, &deployments_,
+                               &stateful_sets_, &replica_sets_, &controller_revisions_},
+                              stop, clock_)) {
     return false;
   }
   if (quotas_served_ && !core::WaitForCacheSync({&quotas_}, stop, clock_)) return false;

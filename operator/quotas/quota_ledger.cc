@@ -20,8 +20,10 @@ QuotaGrant QuotaLedger::Decide(const std::string& namespace_name, const std::str
                                const std::vector<std::string>& namespace_keys, const QuotaAsk& ask,
                                const api::NamespaceQuota& quota, const WrittenCharge& written) {
   std::unique_lock lock(mutex_);
-  QuotaGrant grant =
-      GrantWithinQuota(ask, quota, Sum(namespace_keys, key, written), namespace_name);
+  // Without a byte limit what the others hold changes nothing: skip reading it.
+  const bool limited = quota.prestaged_bytes || quota.pinned_bytes;
+  QuotaGrant grant = GrantWithinQuota(
+      ask, quota, limited ? Sum(namespace_keys, key, written) : api::QuotaBytes{}, namespace_name);
   const bool changed = Put(key, Share{.charge = grant.charge, .limited = grant.Limited()});
   lock.unlock();
   if (changed && changed_) changed_(namespace_name);

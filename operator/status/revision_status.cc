@@ -193,18 +193,16 @@ api::ModelRevisionStatus BuildRevisionStatus(const RevisionObservation& observat
     status.purge = std::move(purge);
   } else if (status.desired_nodes == 0) {
     status.phase = std::string(api::kPhasePending);
-    if (observation.requested_nodes == 0) {
+    if (over_quota) {
+      set(kConditionReady, false, std::string(kReasonQuotaExceeded),
+          fmt::format("no copy granted: {}", fmt::join(*observation.quota_refusals, "; ")));
+    } else if (observation.requested_nodes == 0) {
       set(kConditionReady, false, "NotPrestaged", "spec.prestage asks for no nodes");
     } else {
-      set(kConditionReady, false,
-          std::string(over_quota ? kReasonQuotaExceeded : std::string_view("NoEligibleNodes")),
-          over_quota
-              ? fmt::format("{} nodes requested, none granted: {}", observation.requested_nodes,
-                            fmt::join(*observation.quota_refusals, "; "))
-              : fmt::format(
-                    "{} nodes requested, none eligible ({} matching nodes not Ready, cordoned "
-                    "or without room)",
-                    observation.requested_nodes, observation.ineligible_nodes));
+      set(kConditionReady, false, "NoEligibleNodes",
+          fmt::format("{} nodes requested, none eligible ({} matching nodes not Ready, cordoned "
+                      "or without room)",
+                      observation.requested_nodes, observation.ineligible_nodes));
     }
   } else if (status.failed_nodes > 0) {
     status.phase = std::string(api::kPhaseDegraded);

@@ -63,9 +63,11 @@ void ExpectOneLineError(const PluginRun& run, const std::string& fragment) {
 
 TEST(PluginAppTest, UsageErrorsAreOneLine) {
   ExpectOneLineError(Plugin({}), "subcommand");
-  ExpectOneLineError(Plugin({"bogus"}),
-                     "unknown verb \"bogus\" (verbs: status, quota, why, cache, prestage, revoke, plan)");
-  ExpectOneLineError(Plugin({"status"}), "REVISION is required (see kubectl modelplane status");
+  ExpectOneLineError(
+      Plugin({"bogus"}),
+      "unknown verb \"bogus\" (verbs: status, quota, why, cache, prestage, revoke, plan)");
+  ExpectOneLineError(Plugin({"why"}), "POD is required (see kubectl modelplane why");
+  ExpectOneLineError(Plugin({"quota", "extra"}), "extra");
   ExpectOneLineError(Plugin({"prestage", "llama-r2"}), "--nodes");
   ExpectOneLineError(Plugin({"prestage", "llama-r2", "--nodes", "10001"}), "10001");
   ExpectOneLineError(Plugin({"prestage", "llama-r2", "--nodes", "-1"}), "-1");

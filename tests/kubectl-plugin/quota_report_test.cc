@@ -51,8 +51,10 @@ TEST(QuotaReportTest, ShowsUsageAgainstTheSmallestLimitsAndWhyRevisionsWereCut) 
                              "prestaged on 0 of 2 nodes asked: ModelQuota team-a/limits allows "
                              "400.0 GiB of prestaged copies in namespace team-a")});
   EXPECT_TRUE(FitsTerminal(text)) << text;
-  EXPECT_EQ(FieldValue(text, "Prestaged"), "280.0 GiB of 400.0 GiB (70%; ModelQuota team-a/limits)") << text;
-  EXPECT_EQ(FieldValue(text, "Pinned"), "140.0 GiB of 140.0 GiB (100%; ModelQuota team-a/pins)") << text;
+  EXPECT_EQ(FieldValue(text, "Prestaged"), "280.0 GiB of 400.0 GiB (70%; ModelQuota team-a/limits)")
+      << text;
+  EXPECT_EQ(FieldValue(text, "Pinned"), "140.0 GiB of 140.0 GiB (100%; ModelQuota team-a/pins)")
+      << text;
   EXPECT_THAT(FieldValue(text, "Pin TTL"), HasSubstr("after the revision's last use")) << text;
   EXPECT_EQ(FieldValue(text, "Limited"), "1 revision: llama-r3") << text;
   EXPECT_THAT(text, HasSubstr("llama-r3: QuotaExceeded: prestaged on 0 of 2 nodes asked"));

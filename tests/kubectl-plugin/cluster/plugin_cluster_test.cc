@@ -424,6 +424,7 @@ TEST_F(PluginClusterTest, ATenantReadsItsQuotaWithoutAnyClusterWideRight) {
   const std::string saved = kubeconfig_path_;
   kubeconfig_path_ = tenant_kubeconfig;
   const Output output = Plugin("quota");
+  const Output status = Plugin("status");
   const Output caches = Plugin("cache gpu-node-0");
   kubeconfig_path_ = saved;
   std::remove(ca_path.c_str());
@@ -431,13 +432,15 @@ TEST_F(PluginClusterTest, ATenantReadsItsQuotaWithoutAnyClusterWideRight) {
 
   EXPECT_EQ(output.status, 0) << output.err;
   EXPECT_EQ(FieldValue(output.out, "Namespace"), namespace_) << output.out;
-  EXPECT_EQ(FieldValue(output.out, "Prestaged"), "0 B of 100.0 GiB (0%; ModelQuota " + namespace_ + "/limits)")
+  EXPECT_EQ(FieldValue(output.out, "Prestaged"),
+            "0 B of 100.0 GiB (0%; ModelQuota " + namespace_ + "/limits)")
       << output.out;
   EXPECT_EQ(FieldValue(output.out, "Limited"), "1 revision: llama-r2") << output.out;
   EXPECT_NE(Joined(output.out).find("llama-r2: QuotaExceeded: prestaged on 0 of 2 nodes asked"),
             std::string::npos)
       << output.out;
   EXPECT_EQ(output.out.find("gpu-node"), std::string::npos) << "names no node";
+  EXPECT_EQ(status.out, output.out) << "status without a revision is the same view";
   EXPECT_EQ(caches.status, 1) << "the tenant may not read a node's cache: " << caches.out;
 }
 

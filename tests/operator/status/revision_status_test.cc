@@ -154,11 +154,15 @@ TEST(RevisionStatusTest, AQuotaCutSaysWhyInWithinQuotaAndReady) {
   EXPECT_NE(Find(status, kConditionReady).message.find("ModelQuota"), std::string::npos)
       << "not blamed on ineligible nodes: " << Find(status, kConditionReady).message;
 
-  // Nothing granted at all: Pending, and Ready says it is the quota.
+  // Nothing granted at all: Pending, and Ready says it is the quota, whether the copies asked
+  // for were prestaged or only pinned (no prestage asked).
   observation.nodes.clear();
-  status = BuildRevisionStatus(observation, {}, kT0);
-  EXPECT_EQ(status.phase, api::kPhasePending);
-  EXPECT_EQ(Find(status, kConditionReady).reason, kReasonQuotaExceeded);
+  for (const int requested : {3, 0}) {
+    observation.requested_nodes = requested;
+    status = BuildRevisionStatus(observation, {}, kT0);
+    EXPECT_EQ(status.phase, api::kPhasePending);
+    EXPECT_EQ(Find(status, kConditionReady).reason, kReasonQuotaExceeded) << requested;
+  }
 
   observation.quota_refusals = std::vector<std::string>{};
   observation.nodes = {At("n1", api::kCacheStateReady, "peer", 1.0)};
