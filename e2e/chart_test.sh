@@ -270,6 +270,12 @@ can() {
   kubectl auth can-i 2>/dev/null --as="system:serviceaccount:${NS}:${RELEASE}-modelplane-${sa}" "$@"
 }
 cannot() { ! can "$@"; }
+# tenant_can VERB RESOURCE [-n NS]: the same as user tenant-a (bound to Kubernetes' edit role).
+tenant_can() {
+  echo "tenant-a can $*"
+  kubectl auth can-i 2>/dev/null --as=tenant-a "$@"
+}
+tenant_cannot() { ! tenant_can "$@"; }
 
 check_least_privilege() {
   can extender list modelrevisions.modelplane.io --all-namespaces
@@ -321,13 +327,12 @@ check_least_privilege() {
   kubectl create namespace quota-tenant --dry-run=client -o yaml | kubectl apply -f - >/dev/null
   kubectl -n quota-tenant create rolebinding tenant-edit --clusterrole=edit --user=tenant-a \
     --dry-run=client -o yaml | kubectl apply -f - >/dev/null
-  tenant() { echo "tenant-a $*"; kubectl auth can-i 2>/dev/null --as=tenant-a "$@"; }
-  tenant create modelrevisions.modelplane.io -n quota-tenant
-  tenant list modelquotas.modelplane.io -n quota-tenant
-  ! tenant update modelquotas.modelplane.io -n quota-tenant
-  ! tenant patch modelquotas.modelplane.io --subresource=status -n quota-tenant
-  ! tenant list modelrevisions.modelplane.io -n default
-  ! tenant list modelcaches.modelplane.io
+  tenant_can create modelrevisions.modelplane.io -n quota-tenant
+  tenant_can list modelquotas.modelplane.io -n quota-tenant
+  tenant_cannot update modelquotas.modelplane.io -n quota-tenant
+  tenant_cannot patch modelquotas.modelplane.io --subresource=status -n quota-tenant
+  tenant_cannot list modelrevisions.modelplane.io -n default
+  tenant_cannot list modelcaches.modelplane.io
   kubectl delete namespace quota-tenant --wait=false >/dev/null
 }
 
