@@ -223,8 +223,10 @@ spec:
       containers:
       - name: reader
         image: $MODELPLANE_REGISTRY/modelplane/busybox:test
-        # Every file's sha256 as the container reads it, then a write that must fail.
-        command: [sh, -c, 'cd /models/tiny-r1 && find . -type f | sort | xargs sha256sum;
+        # The digest it was handed, every file's sha256 as the container reads it, then a write
+        # that must fail.
+        command: [sh, -c, 'echo "revision-digest=\$MODELPLANE_REVISION_DIGEST";
+                           cd /models/tiny-r1 && find . -type f | sort | xargs sha256sum;
                            touch new-file || echo write-refused; sleep 100000']
         resources: {limits: {nvidia.com/gpu: "1"}}
 YAML
@@ -270,6 +272,10 @@ files=$(check_sums "$work/reader.log") || { cat "$work/reader.log"; fail "the co
 grep -q 'Read-only file system' "$work/reader.log" && grep -q write-refused "$work/reader.log" ||
   { cat "$work/reader.log"; fail "a write into the volume did not fail with EROFS"; }
 pass "the container read all $files files byte-exact (sha256 inside the container) and its write failed: Read-only file system"
+r1_digest=$(kubectl get modelrevision tiny-r1 -n models -o jsonpath='{.status.digest}')
+grep -qx "revision-digest=$r1_digest" "$work/reader.log" ||
+  { grep revision-digest "$work/reader.log"; fail "the container's MODELPLANE_REVISION_DIGEST is not tiny-r1's digest $r1_digest"; }
+pass "the container was handed its weights' digest: MODELPLANE_REVISION_DIGEST=${r1_digest:0:19}... (downward API from the pod's annotation)"
 kubectl logs -n "$namespace" "$agent_pod" | grep 'csi_volume_published' | grep -q "pod=models/$reader" ||
   fail "the agent logged no publish for models/$reader"
 pass "kubelet called NodePublishVolume with the pod's info (agent: csi_volume_published pod=models/$reader)"

@@ -37,6 +37,13 @@ inline constexpr std::string_view kWeightsVolumeName = "modelplane-weights";
 inline constexpr std::string_view kRevisionVolumeAttribute = "modelplane.io/revision";
 // Environment variable with the mount path, so an engine can take `--model $(MODELPLANE_MODEL)`.
 inline constexpr std::string_view kModelPathEnvironment = "MODELPLANE_MODEL";
+// The revision digest ("sha256:<hex>") of the weights a serving pod runs: written by the
+// webhook when it knows it and by the operator in the patch that lets the pod go, and handed to
+// every container that mounts the weights as an environment variable read from the annotation
+// (the downward API, resolved when the container starts, after the pod was let go). Engines
+// key their caches by content with it instead of by model name (docs/serving-pods.md).
+inline constexpr std::string_view kRevisionDigestAnnotation = "modelplane.io/revision-digest";
+inline constexpr std::string_view kRevisionDigestEnvironment = "MODELPLANE_REVISION_DIGEST";
 
 inline constexpr std::string_view kDefaultMountRoot = "/models";
 

@@ -72,7 +72,7 @@ void PodGates::ForgetLetGo(const std::string& uid) {
 RevisionGates PodGates::Plan(const std::string& revision_key, const std::string& digest,
                              std::int64_t total_bytes, const std::vector<PrestageCandidate>& caches,
                              const std::map<std::string, std::string>& held) {
-  RevisionGates gates;
+  RevisionGates gates{.digest = digest};
   GatePlanRequest request{.revision = revision_key, .total_bytes = total_bytes, .caches = caches};
   request.now = context_.clock.WallNow();
   std::vector<const json*> gated;
@@ -175,7 +175,7 @@ core::Status PodGates::Apply(const std::string& revision_key, const RevisionGate
         for (const std::string& name : decision.nodes) {
           if (auto found = nodes.find(name); found != nodes.end()) targets.push_back(found->second);
         }
-        auto patch = UngatePatch(pod, targets);
+        auto patch = UngatePatch(pod, targets, gates.digest);
         if (!patch) {
           Report(pod, "Warning", "CannotNarrow", patch.error().message());
           return;

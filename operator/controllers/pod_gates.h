@@ -27,6 +27,7 @@
 namespace modelplane::controller {
 
 struct RevisionGates {
+  std::string digest;  // the revision's: written into the pods it lets go
   GatePlan plan;
   std::vector<std::string> bound_nodes;  // sorted: nodes running a pod of the revision
   std::vector<nlohmann::json> gated;     // the pods plan.decisions refer to, in order

@@ -45,7 +45,8 @@ void AddRequired(const json& pod, json& operations, const json& required) {
 
 }  // namespace
 
-core::Result<json> UngatePatch(const json& pod, const std::vector<NodeFacts>& nodes) {
+core::Result<json> UngatePatch(const json& pod, const std::vector<NodeFacts>& nodes,
+                               const std::string& digest) {
   const json* gates = core::FindMember(pod, {"spec", "schedulingGates"});
   std::optional<std::size_t> gate_index;
   if (gates != nullptr && gates->is_array()) {
@@ -107,6 +108,16 @@ core::Result<json> UngatePatch(const json& pod, const std::vector<NodeFacts>& no
                               {"value", json::array({requirement})}});
       }
     }
+  }
+  // A serving pod always has annotations (its revision's); `pod` may be the informer's trimmed
+  // copy, so a missing map is never added whole (that would replace the pod's own).
+  const json* annotations = core::FindMember(pod, {"metadata", "annotations"});
+  if (!digest.empty() && annotations != nullptr && annotations->is_object() &&
+      core::StringMember(*annotations, {core::api::kRevisionDigestAnnotation}) != digest) {
+    // JSON Pointer escapes "/" in a member name as "~1".
+    operations.push_back({{"op", "add"},
+                          {"path", "/metadata/annotations/modelplane.io~1revision-digest"},
+                          {"value", digest}});
   }
   const std::string gate_path = fmt::format("/spec/schedulingGates/{}", *gate_index);
   operations.push_back({{"op", "test"},

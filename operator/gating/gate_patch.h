@@ -22,10 +22,14 @@
 
 namespace modelplane::controller {
 
+// With `digest` (the revision's), the same patch writes it into the pod's
+// modelplane.io/revision-digest annotation where it says otherwise, so the containers, which
+// start after it, read the digest of the weights they were let go for.
 // kInvalidArgument when the pod carries no modelplane gate, when there is no node, or when
 // narrowing by hostname is needed and none of the nodes has a hostname label.
 [[nodiscard]] core::Result<nlohmann::json> UngatePatch(const nlohmann::json& pod,
-                                                       const std::vector<NodeFacts>& nodes);
+                                                       const std::vector<NodeFacts>& nodes,
+                                                       const std::string& digest = "");
 
 // The node names a pod's required node affinity admits when it names nodes explicitly (the
 // narrowing above), or every name in `known` that its terms admit.

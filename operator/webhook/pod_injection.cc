@@ -207,10 +207,21 @@ InjectionResult InjectServingPod(const json& pod, const std::string& pod_namespa
       mounts.push_back(
           {{"name", api::kWeightsVolumeName}, {"mountPath", mount_path}, {"readOnly", true}});
     }
+    // First in the list: Kubernetes expands $(VAR) in a variable's value only from those
+    // defined before it, so the container's own variables can build on these.
     json& environment = ArrayMember(container, "env");
-    if (!ContainsNamed(environment, "name", api::kModelPathEnvironment)) {
-      environment.push_back({{"name", api::kModelPathEnvironment}, {"value", mount_path}});
-    }
+    std::size_t position = 0;
+    const auto add_first = [&](json variable) {
+      if (ContainsNamed(environment, "name", variable["name"].get<std::string>())) return;
+      environment.insert(environment.begin() + static_cast<std::ptrdiff_t>(position++),
+                         std::move(variable));
+    };
+    add_first({{"name", api::kModelPathEnvironment}, {"value", mount_path}});
+    add_first({{"name", api::kRevisionDigestEnvironment},
+               {"valueFrom",
+                {{"fieldRef",
+                  {{"fieldPath", fmt::format("metadata.annotations['{}']",
+                                             api::kRevisionDigestAnnotation)}}}}}});
   }
 
   json& gates = ArrayMember(spec, "schedulingGates");
@@ -229,8 +240,16 @@ InjectionResult InjectServingPod(const json& pod, const std::string& pod_namespa
   if (!metadata.contains("annotations") || !metadata["annotations"].is_object()) {
     metadata["annotations"] = json::object();
   }
-  metadata["annotations"][std::string(api::kInjectedAnnotation)] =
+  json& annotations = metadata["annotations"];
+  annotations[std::string(api::kInjectedAnnotation)] =
       found.state == RevisionLookup::State::kValid ? found.digest : std::string("pending");
+  // Only modelplane says which bytes the pod runs: a value the author wrote is replaced, or
+  // dropped until the operator writes it as it lets the pod go.
+  if (found.state == RevisionLookup::State::kValid) {
+    annotations[std::string(api::kRevisionDigestAnnotation)] = found.digest;
+  } else {
+    annotations.erase(std::string(api::kRevisionDigestAnnotation));
+  }
 
   if (mutated == pod) {
     result.outcome = "unchanged";

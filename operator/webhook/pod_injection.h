@@ -14,7 +14,10 @@
 //     (or, in hostPath mode, the node cache's folder view of the revision), mounted read-only at
 //     modelplane.io/mount-path (default /models/<revision>) in every container, or in those the
 //     modelplane.io/containers annotation lists, with MODELPLANE_MODEL set to that path;
-//   - the annotation modelplane.io/injected (the digest, or "pending").
+//   - the annotation modelplane.io/injected (the digest, or "pending");
+//   - the annotation modelplane.io/revision-digest (the digest; absent while pending: the
+//     operator writes it in the patch that lets the pod go), and MODELPLANE_REVISION_DIGEST,
+//     read from it through the downward API, in every container that mounts the weights.
 // It refuses, with a message a pod author can act on, a pod naming an invalid or revoked
 // revision, one in another namespace, a malformed annotation, an unknown container, a mount path
 // that is not absolute or collides with a mount the container has. A revision that does not

@@ -251,6 +251,8 @@ TEST_F(PodGatesTest, APodIsLetGoOnlyWhereItsRevisionIsReady) {
                          ["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"];
   ASSERT_EQ(terms.size(), 1u) << pod["spec"].dump();
   EXPECT_EQ(terms[0]["matchFields"][0]["values"], json::array({staging_node}));
+  // The same patch tells its containers which weights they run (MODELPLANE_REVISION_DIGEST).
+  EXPECT_EQ(pod["metadata"]["annotations"].value("modelplane.io/revision-digest", ""), digest);
   // kube-scheduler binds it there, the node whose ModelCache says Ready.
   ASSERT_TRUE(
       WaitUntil([&] { return GetPod("llama-0")["spec"].value("nodeName", "") != ""; }, kWait));

@@ -1,5 +1,7 @@
 #include "operator/gating/gate_patch.h"
 
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 namespace modelplane::controller {
@@ -84,6 +86,29 @@ TEST(GatePatchTest, TheGateIsGuardedAndTheVersionIsAPrecondition) {
             json::parse(R"({"op":"test","path":"/spec/schedulingGates/1/name",
                             "value":"modelplane.io/weights"})"));
   EXPECT_EQ(operations.back(), json::parse(R"({"op":"remove","path":"/spec/schedulingGates/1"})"));
+}
+
+TEST(GatePatchTest, TheRevisionDigestIsWrittenWhereThePodSaysOtherwise) {
+  const std::string digest = "sha256:" + std::string(64, 'a');
+  json pod = GatedPod();
+  pod["metadata"]["annotations"] = {{"modelplane.io/revision", "llama-r1"}};
+  auto patch = UngatePatch(pod, {Node("gpu-0")}, digest);
+  ASSERT_TRUE(patch);
+  const json write = {{"op", "add"},
+                      {"path", "/metadata/annotations/modelplane.io~1revision-digest"},
+                      {"value", digest}};
+  EXPECT_NE(std::find(patch->begin(), patch->end(), write), patch->end()) << patch->dump();
+
+  pod["metadata"]["annotations"]["modelplane.io/revision-digest"] = digest;
+  patch = UngatePatch(pod, {Node("gpu-0")}, digest);
+  ASSERT_TRUE(patch);
+  EXPECT_EQ(patch->dump().find("revision-digest"), std::string::npos) << "already right";
+
+  // A pod seen without annotations (never a serving pod) gets none: an added map would replace
+  // whatever the pod has.
+  patch = UngatePatch(GatedPod(), {Node("gpu-0")}, digest);
+  ASSERT_TRUE(patch);
+  EXPECT_EQ(patch->dump().find("annotations"), std::string::npos);
 }
 
 TEST(GatePatchTest, RefusesAPodWithoutTheGateOrNodes) {

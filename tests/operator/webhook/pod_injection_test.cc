@@ -55,9 +55,37 @@ TEST(PodInjectionTest, InjectsGatesSchedulerVolumeMountsAndEnvironment) {
     EXPECT_EQ(container["volumeMounts"], json::parse(R"([{"name":"modelplane-weights",
         "mountPath":"/models/llama-r1","readOnly":true}])"));
     EXPECT_EQ(container["env"], json::parse(R"([{"name":"MODELPLANE_MODEL",
-        "value":"/models/llama-r1"}])"));
+        "value":"/models/llama-r1"},{"name":"MODELPLANE_REVISION_DIGEST","valueFrom":{
+        "fieldRef":{"fieldPath":"metadata.annotations['modelplane.io/revision-digest']"}}}])"));
   }
   EXPECT_EQ((*result.pod)["metadata"]["annotations"]["modelplane.io/injected"], kDigest);
+  EXPECT_EQ((*result.pod)["metadata"]["annotations"]["modelplane.io/revision-digest"], kDigest);
+}
+
+TEST(PodInjectionTest, TheContainersOwnVariablesComeAfterOursSoTheyCanUseThem) {
+  json pod = ServingPod();
+  pod["spec"]["containers"][0]["env"] = json::parse(
+      R"json([{"name":"VLLM_CACHE_ROOT","value":"/cache/$(MODELPLANE_REVISION_DIGEST)"}])json");
+  const InjectionResult result = Inject(pod);
+  ASSERT_TRUE(result.pod);
+  const json& environment = (*result.pod)["spec"]["containers"][0]["env"];
+  ASSERT_EQ(environment.size(), 3U) << environment.dump();
+  EXPECT_EQ(environment[0]["name"], "MODELPLANE_MODEL");
+  EXPECT_EQ(environment[1]["name"], "MODELPLANE_REVISION_DIGEST");
+  EXPECT_EQ(environment[2]["name"], "VLLM_CACHE_ROOT");
+}
+
+TEST(PodInjectionTest, OnlyModelplaneSaysWhichDigestThePodRuns) {
+  json forged = ServingPod();
+  forged["metadata"]["annotations"]["modelplane.io/revision-digest"] =
+      "sha256:" + std::string(64, 'f');
+  const InjectionResult known = Inject(forged);
+  ASSERT_TRUE(known.pod);
+  EXPECT_EQ((*known.pod)["metadata"]["annotations"]["modelplane.io/revision-digest"], kDigest);
+  // Not known yet: dropped, for the operator to write as it lets the pod go.
+  const InjectionResult pending = Inject(forged, RevisionLookup::State::kMissing);
+  ASSERT_TRUE(pending.pod);
+  EXPECT_FALSE((*pending.pod)["metadata"]["annotations"].contains("modelplane.io/revision-digest"));
 }
 
 // Found by admission_review_fuzzer: names, schedulers and gates of the wrong JSON type are

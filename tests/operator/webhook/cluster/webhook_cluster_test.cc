@@ -462,6 +462,14 @@ TEST_F(WebhookClusterTest, APodAdmittedBeforeItsRevisionStartsOnceItIsStaged) {
       << ReadFile(log_);
   EXPECT_EQ(GetPod("early-0")["spec"]["nodeName"], node)
       << "bound by kube-scheduler's modelplane-scheduler profile, on the node that holds it";
+  // Admitted while the digest was unknown, it learns it as it is let go: what its containers
+  // read as MODELPLANE_REVISION_DIGEST when they start.
+  const json early = GetPod("early-0");
+  EXPECT_EQ(early["metadata"]["annotations"].value("modelplane.io/revision-digest", ""), digest)
+      << early["metadata"].dump();
+  EXPECT_NE(early["spec"]["containers"][0].dump().find("MODELPLANE_REVISION_DIGEST"),
+            std::string::npos)
+      << early["spec"]["containers"][0].dump();
 }
 
 TEST_F(WebhookClusterTest, WithTheWebhookDownAnnotatedPodsAreRefusedAndOthersAdmitted) {
