@@ -99,6 +99,7 @@ core::Result<std::string> RenderNamespaceQuota(const std::string& namespace_name
                    {.header = "WITHIN-QUOTA"}});
   std::string refusals;
   std::vector<const json*> sorted;
+  sorted.reserve(revisions.size());
   for (const json& revision : revisions) sorted.push_back(&revision);
   std::sort(sorted.begin(), sorted.end(), [](const json* a, const json* b) {
     return core::StringMember(*a, {"metadata", "name"}) <

@@ -109,6 +109,7 @@ NamespaceQuota CombineQuotas(const std::vector<ModelQuota>& quotas) {
   NamespaceQuota combined;
   // The smallest limit wins; among equal ones the first by name names it, whatever the order.
   std::vector<const ModelQuota*> sorted;
+  sorted.reserve(quotas.size());
   for (const ModelQuota& quota : quotas) sorted.push_back(&quota);
   std::sort(sorted.begin(), sorted.end(), [](const ModelQuota* a, const ModelQuota* b) {
     return a->metadata.name < b->metadata.name;

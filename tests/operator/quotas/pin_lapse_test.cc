@@ -8,7 +8,7 @@ namespace {
 using core::api::Timestamp;
 using std::chrono::hours;
 
-const Timestamp kCreated{hours(1000)};
+constexpr Timestamp kCreated{hours(1000)};
 
 TEST(PinLapseTest, CountsFromTheLastUseOnThePinnedNode) {
   EXPECT_EQ(PinLapse(Timestamp{hours(1010)}, Timestamp{hours(1020)}, kCreated, hours(24)),
