@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "core/api/model_cache.h"
+#include "core/api/source_refusal.h"
 
 namespace modelplane::agent {
 namespace {
@@ -46,25 +47,11 @@ int Weight(ErrorCode code) {
 }
 
 StagingFailure Describe(ErrorCode code) {
+  if (auto refusal = core::api::SourceRefusalOf(code)) {
+    return {std::string(refusal->reason),
+            fmt::format("the revision's sources {}", refusal->clause)};
+  }
   switch (code) {
-    case ErrorCode::kPermissionDenied:
-    case ErrorCode::kUnauthenticated:
-      return {std::string(core::api::kCacheReasonSourceAccessDenied),
-              "access to a source was refused (credentials, permissions, or a path that leads out "
-              "of its allowed root)"};
-    case ErrorCode::kAddressDenied:
-      return {std::string(core::api::kCacheReasonSourceAddressDenied),
-              "a source's host name resolved only to addresses the source policy does not allow "
-              "(loopback, private, link-local and other special-purpose ranges need the rule's "
-              "addresses)"};
-    case ErrorCode::kNotFound:
-      return {std::string(core::api::kCacheReasonSourceNotFound),
-              "a file was not found at any source"};
-    case ErrorCode::kUnavailable:
-    case ErrorCode::kDeadlineExceeded:
-    case ErrorCode::kThrottled:
-      return {std::string(core::api::kCacheReasonSourceUnavailable),
-              "no source could be reached or serve in time"};
     case ErrorCode::kDataLoss:
       return {std::string(core::api::kCacheReasonVerificationFailed),
               "bytes failed their sha256 check or were truncated"};

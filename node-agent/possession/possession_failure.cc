@@ -5,11 +5,10 @@
 #include <fmt/format.h>
 
 #include "core/api/model_cache.h"
+#include "core/api/source_refusal.h"
 
 namespace modelplane::agent {
 namespace {
-
-using core::ErrorCode;
 
 PossessionFailure Failure(std::string_view reason, std::string_view why) {
   return {.reason = std::string(reason),
@@ -22,29 +21,11 @@ PossessionFailure Failure(std::string_view reason, std::string_view why) {
 }  // namespace
 
 PossessionFailure DescribePossessionFailure(const core::Error& error) {
-  switch (error.code()) {
-    case ErrorCode::kPermissionDenied:
-    case ErrorCode::kUnauthenticated:
-      return Failure(core::api::kCacheReasonSourceAccessDenied,
-                     "the revision's own sources refused access to its files (credentials, "
-                     "permissions, or a path that leads out of its allowed root)");
-    case ErrorCode::kAddressDenied:
-      return Failure(core::api::kCacheReasonSourceAddressDenied,
-                     "the revision's sources resolved only to addresses the source policy does "
-                     "not allow");
-    case ErrorCode::kNotFound:
-      return Failure(core::api::kCacheReasonSourceNotFound,
-                     "a file of the revision was not found at any of its own sources");
-    case ErrorCode::kUnavailable:
-    case ErrorCode::kDeadlineExceeded:
-    case ErrorCode::kThrottled:
-      return Failure(core::api::kCacheReasonSourceUnavailable,
-                     "the revision's own sources could not be reached or did not serve its files "
-                     "in time");
-    default:
-      return Failure(core::api::kCacheReasonPossessionNotProven,
-                     "the revision's own sources did not serve the bytes its files name");
+  if (auto refusal = core::api::SourceRefusalOf(error.code())) {
+    return Failure(refusal->reason, fmt::format("the revision's own sources {}", refusal->clause));
   }
+  return Failure(core::api::kCacheReasonPossessionNotProven,
+                 "the revision's own sources did not serve the bytes its files name");
 }
 
 }  // namespace modelplane::agent
