@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -104,8 +105,25 @@ class ClusterTest : public ::testing::Test {
 
   void TearDown() override {
     if (client_ && !namespace_.empty()) {
+      for (const std::string& other : other_namespaces_) {
+        (void)client_->Delete(resources::Namespaces(), "", other);
+      }
       (void)client_->Delete(resources::Namespaces(), "", namespace_);
     }
+  }
+
+  // Another tenant's namespace for this test ("<namespace_>-b", then -c, ...), deleted with the
+  // test's own; "" (and a test failure) when it cannot be created.
+  std::string CreateOtherNamespace() {
+    const std::string name =
+        namespace_ + "-" + static_cast<char>('b' + static_cast<int>(other_namespaces_.size()));
+    auto created = client_->Create(
+        resources::Namespaces(), "",
+        {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", name}}}});
+    EXPECT_TRUE(created.has_value()) << created.error().ToString();
+    if (!created) return "";
+    other_namespaces_.push_back(name);
+    return name;
   }
 
   // Both modelplane CRDs are served; tests that need them skip with kModelplaneCrdsMissing.
@@ -148,6 +166,7 @@ class ClusterTest : public ::testing::Test {
   std::unique_ptr<KubeClient> client_;
   std::unique_ptr<Watcher> watcher_;
   std::string namespace_;
+  std::vector<std::string> other_namespaces_;  // CreateOtherNamespace's
 };
 
 inline nlohmann::json ConfigMap(const std::string& ns, const std::string& name,

@@ -384,16 +384,8 @@ TEST_F(AgentCsiClusterTest, ARevisionWhoseSignatureDoesNotVerifyIsNotMounted) {
 // another namespace that has no copy of its own: the bytes held for this namespace do not make
 // the copy mountable, since nothing showed that the copy's own sources serve them.
 TEST_F(AgentCsiClusterTest, ACopyInAnotherNamespaceIsNotMountedFromTheBytesHeldHere) {
-  const std::string other = namespace_ + "-b";
-  auto created_namespace = client_->Create(
-      core::resources::Namespaces(), "",
-      {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", other}}}});
-  ASSERT_TRUE(created_namespace) << created_namespace.error().ToString();
-  struct DeleteNamespace {
-    core::KubeClient& client;
-    std::string name;
-    ~DeleteNamespace() { (void)client.Delete(core::resources::Namespaces(), "", name); }
-  } delete_namespace{*client_, other};
+  const std::string other = CreateOtherNamespace();
+  ASSERT_FALSE(other.empty());
   auto original = client_->Get(core::resources::ModelRevisions(), namespace_, "llama-r1");
   ASSERT_TRUE(original) << original.error().ToString();
   const json copy = {{"apiVersion", "modelplane.io/v1alpha1"},

@@ -35,16 +35,8 @@ const core::api::SourceProof* ProofOf(const core::api::CachedRevision& entry,
 }
 
 TEST_F(AgentEvictionClusterTest, HeldBytesServeACopyInAnotherNamespaceOnlyOnceItsSourceServesThem) {
-  const std::string other = namespace_ + "-b";
-  auto created_namespace = client_->Create(
-      core::resources::Namespaces(), "",
-      {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", other}}}});
-  ASSERT_TRUE(created_namespace) << created_namespace.error().ToString();
-  struct DeleteNamespace {
-    core::KubeClient& client;
-    std::string name;
-    ~DeleteNamespace() { (void)client.Delete(core::resources::Namespaces(), "", name); }
-  } delete_namespace{*client_, other};
+  const std::string other = CreateOtherNamespace();
+  ASSERT_FALSE(other.empty());
 
   const TestRevision original = MakeRevision("original", 2 * kMiB, 2);
   ASSERT_FALSE(HasFailure());
