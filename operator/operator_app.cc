@@ -69,8 +69,24 @@ core::Status StartWebhook(const OperatorConfig& config, core::ComponentRuntime& 
       runtime.logger().WithComponent("operator.webhook"), runtime.metrics());
   if (!webhook) return std::unexpected(webhook.error());
   serving.webhook = std::move(*webhook);
+  // One list per revision created (rare); no ModelQuota CRD served reads as no quota.
+  QuotaLookup quotas =
+      [&client = *connection.client](
+          const std::string& namespace_name) -> core::Result<core::api::NamespaceQuota> {
+    auto listed = client.ListAll(core::resources::ModelQuotas(), namespace_name, {});
+    if (!listed) {
+      if (listed.error().code() == core::ErrorCode::kNotFound) return core::api::NamespaceQuota{};
+      return std::unexpected(listed.error());
+    }
+    std::vector<core::api::ModelQuota> parsed;
+    for (const nlohmann::json& item : listed->items) {
+      if (auto quota = core::api::ModelQuotaFromJson(item)) parsed.push_back(std::move(*quota));
+    }
+    return core::api::CombineQuotas(parsed);
+  };
   auto revision_webhook = RevisionWebhook::Create(
-      config.source_policy, runtime.logger().WithComponent("operator.webhook"), runtime.metrics());
+      config.source_policy, runtime.logger().WithComponent("operator.webhook"), runtime.metrics(),
+      std::move(quotas));
   if (!revision_webhook) return std::unexpected(revision_webhook.error());
   serving.revision_webhook = std::move(*revision_webhook);
   core::ServerOptions options;

@@ -72,4 +72,18 @@ QuotaGrant GrantWithinQuota(const QuotaAsk& ask, const api::NamespaceQuota& quot
   return grant;
 }
 
+std::optional<std::string> PrestageBeyondQuota(std::int64_t bytes_per_copy, std::int32_t nodes,
+                                               const api::NamespaceQuota& quota,
+                                               const std::string& namespace_name) {
+  if (!quota.prestaged_bytes || nodes <= 0 || bytes_per_copy <= 0) return std::nullopt;
+  const std::int64_t asked = CopiesBytes(static_cast<std::size_t>(nodes), bytes_per_copy);
+  if (asked <= *quota.prestaged_bytes) return std::nullopt;
+  return fmt::format(
+      "spec.prestage.nodes {} asks for {} of prestaged copies ({} each), and ModelQuota {} "
+      "allows {} in namespace {} for all of its revisions together; ask for at most {} nodes",
+      nodes, core::FormatBytes(asked), core::FormatBytes(bytes_per_copy), quota.prestaged_by,
+      core::FormatBytes(*quota.prestaged_bytes), namespace_name,
+      *quota.prestaged_bytes / bytes_per_copy);
+}
+
 }  // namespace modelplane::controller

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,5 +42,12 @@ struct QuotaGrant {
 [[nodiscard]] QuotaGrant GrantWithinQuota(const QuotaAsk& ask, const api::NamespaceQuota& quota,
                                           const api::QuotaBytes& others,
                                           const std::string& namespace_name);
+
+// A revision whose own prestage ask exceeds its namespace's limit even with nothing else held:
+// the refusal the admission webhook answers (it can never be granted whole), or none.
+[[nodiscard]] std::optional<std::string> PrestageBeyondQuota(std::int64_t bytes_per_copy,
+                                                             std::int32_t nodes,
+                                                             const api::NamespaceQuota& quota,
+                                                             const std::string& namespace_name);
 
 }  // namespace modelplane::controller

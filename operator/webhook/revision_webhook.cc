@@ -7,6 +7,7 @@
 #include "core/api/object_key.h"
 #include "core/signing/model_signature_verifier.h"
 #include "core/signing/signature_time.h"
+#include "operator/quotas/quota_grant.h"
 #include "operator/webhook/admission_answer.h"
 
 namespace modelplane::controller {
@@ -22,7 +23,8 @@ AdmissionVerdict Refuse(int code, std::string message) {
 
 AdmissionVerdict ReviewModelRevision(const nlohmann::json& object,
                                      const std::string& namespace_name,
-                                     const core::SourcePolicy* policy) {
+                                     const core::SourcePolicy* policy,
+                                     const core::api::NamespaceQuota* quota) {
   auto revision = core::api::ModelRevisionFromJson(object);
   if (!revision) return Refuse(400, revision.error().message());
   if (auto valid =
@@ -43,11 +45,19 @@ AdmissionVerdict ReviewModelRevision(const nlohmann::json& object,
   if (!signed_by) {
     return Refuse(403, fmt::format("{}: {}", signed_by.error().reason, signed_by.error().message));
   }
+  if (quota != nullptr && revision->spec.prestage) {
+    std::int64_t total = 0;
+    for (const core::api::ModelFile& file : revision->spec.files) total += file.size;
+    if (auto beyond = PrestageBeyondQuota(total, revision->spec.prestage->nodes, *quota, where)) {
+      return Refuse(403, "QuotaExceeded: " + *beyond);
+    }
+  }
   return {};
 }
 
 core::Result<std::unique_ptr<RevisionWebhook>> RevisionWebhook::Create(
-    std::optional<core::SourcePolicy> policy, core::Logger logger, core::MetricsRegistry& metrics) {
+    std::optional<core::SourcePolicy> policy, core::Logger logger, core::MetricsRegistry& metrics,
+    QuotaLookup quotas) {
   auto requests = metrics.AddCounter(
       {.name = "modelplane_revision_webhook_requests_total",
        .help = "AdmissionReviews for ModelRevisions by outcome (allowed, refused, unmanaged, "
@@ -55,12 +65,15 @@ core::Result<std::unique_ptr<RevisionWebhook>> RevisionWebhook::Create(
        .label_names = {"outcome"}});
   if (!requests) return std::unexpected(requests.error());
   return std::unique_ptr<RevisionWebhook>(
-      new RevisionWebhook(std::move(policy), std::move(logger), *requests));
+      new RevisionWebhook(std::move(policy), std::move(logger), *requests, std::move(quotas)));
 }
 
 RevisionWebhook::RevisionWebhook(std::optional<core::SourcePolicy> policy, core::Logger logger,
-                                 core::CounterFamily* requests)
-    : policy_(std::move(policy)), logger_(std::move(logger)), requests_(requests) {}
+                                 core::CounterFamily* requests, QuotaLookup quotas)
+    : policy_(std::move(policy)),
+      logger_(std::move(logger)),
+      requests_(requests),
+      quotas_(std::move(quotas)) {}
 
 void RevisionWebhook::AddRoutes(core::Router& router) const {
   router.Handle(http::verb::post, std::string(kRevisionWebhookPath),
@@ -85,8 +98,20 @@ core::ServerResponse RevisionWebhook::Handle(const core::ServerRequest& request)
     Count("unmanaged");
     return AnswerAdmissionReview(review->uid, {});
   }
+  // A quota that cannot be read now is left to the operator's controller, which enforces it on
+  // every pass: admission does not fail for it.
+  std::optional<core::api::NamespaceQuota> quota;
+  if (quotas_) {
+    if (auto found = quotas_(review->namespace_name)) {
+      quota = std::move(*found);
+    } else {
+      logger_.Warn("model_quota_lookup_failed",
+                   {{"namespace", review->namespace_name}, {"error", found.error().ToString()}});
+    }
+  }
   const AdmissionVerdict verdict =
-      ReviewModelRevision(review->object, review->namespace_name, policy_ ? &*policy_ : nullptr);
+      ReviewModelRevision(review->object, review->namespace_name, policy_ ? &*policy_ : nullptr,
+                          quota ? &*quota : nullptr);
   const std::string key = core::api::ObjectKey(review->namespace_name, review->name);
   logger_.Log(verdict.allowed ? core::LogLevel::kInfo : core::LogLevel::kWarn, "revision_admitted",
               {{"revision", key},

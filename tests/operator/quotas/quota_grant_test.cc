@@ -84,5 +84,16 @@ TEST(QuotaGrantTest, HugeRevisionsOnManyNodesDoNotOverflow) {
   EXPECT_EQ(grant.charge.prestaged_bytes, std::numeric_limits<std::int64_t>::max());
 }
 
+TEST(QuotaGrantTest, APrestageAskBeyondTheLimitAloneIsRefusedAtAdmission) {
+  const api::NamespaceQuota quota = Limits(100 * kGiB, std::nullopt);
+  EXPECT_FALSE(PrestageBeyondQuota(20 * kGiB, 5, quota, "team-a"));
+  const auto refused = PrestageBeyondQuota(20 * kGiB, 6, quota, "team-a");
+  ASSERT_TRUE(refused);
+  EXPECT_THAT(*refused, HasSubstr("spec.prestage.nodes 6 asks for 120.0 GiB"));
+  EXPECT_THAT(*refused, HasSubstr("ask for at most 5 nodes"));
+  EXPECT_FALSE(PrestageBeyondQuota(20 * kGiB, 6, {}, "team-a")) << "no limit";
+  EXPECT_FALSE(PrestageBeyondQuota(0, 6, quota, "team-a")) << "an empty revision costs nothing";
+}
+
 }  // namespace
 }  // namespace modelplane::controller

@@ -36,6 +36,29 @@ TEST(ReviewModelRevision, AllowsWhatThePolicyAllows) {
   EXPECT_TRUE(verdict.allowed) << verdict.message;
 }
 
+TEST(ReviewModelRevision, RefusesAPrestageAskItsNamespacesQuotaCouldNeverGrant) {
+  const core::SourcePolicy policy = Policy();
+  json revision = Revision();
+  std::int64_t total = 0;
+  for (const json& file : revision["spec"]["files"]) total += file["size"].get<std::int64_t>();
+  revision["spec"]["prestage"] = {{"nodes", 4}};
+  const core::api::NamespaceQuota three_copies{.prestaged_bytes = 3 * total,
+                                               .prestaged_by = "models/limits"};
+  const AdmissionVerdict refused = ReviewModelRevision(revision, "models", &policy, &three_copies);
+  EXPECT_FALSE(refused.allowed);
+  EXPECT_EQ(refused.code, 403);
+  EXPECT_THAT(refused.message, HasSubstr("QuotaExceeded: spec.prestage.nodes 4 asks for"));
+  EXPECT_THAT(refused.message, HasSubstr("ModelQuota models/limits"));
+  EXPECT_THAT(refused.message, HasSubstr("ask for at most 3 nodes"));
+  // What fits alone is admitted; what the others hold is the operator's to weigh.
+  revision["spec"]["prestage"]["nodes"] = 3;
+  EXPECT_TRUE(ReviewModelRevision(revision, "models", &policy, &three_copies).allowed);
+  revision["spec"]["prestage"]["nodes"] = 4;
+  EXPECT_TRUE(ReviewModelRevision(revision, "models", &policy, nullptr).allowed);
+  const core::api::NamespaceQuota pins_only{.pinned_bytes = 0, .pinned_by = "models/pins"};
+  EXPECT_TRUE(ReviewModelRevision(revision, "models", &policy, &pins_only).allowed);
+}
+
 TEST(ReviewModelRevision, RefusesAPathOutsideTheRootsNamingTheRule) {
   const core::SourcePolicy policy = Policy();
   json revision = Revision();

@@ -389,6 +389,30 @@ TEST_F(WebhookClusterTest, RevisionsTheSourcePolicyRefusesAreRefusedAtAdmissionN
   EXPECT_TRUE(allowed) << allowed.error().ToString();
 }
 
+TEST_F(WebhookClusterTest, APrestageAskTheNamespacesQuotaCouldNeverGrantIsRefusedAtAdmission) {
+  if (!client_->Request("GET",
+                        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/"
+                        "modelquotas.modelplane.io",
+                        nullptr, "")) {
+    GTEST_SKIP() << "the ModelQuota CRD is not installed (kubectl apply -f crds/)";
+  }
+  // The fixture's revisions are 64 bytes: room for two prestaged copies.
+  ASSERT_TRUE(client_->Create(core::resources::ModelQuotas(), namespace_,
+                              {{"apiVersion", "modelplane.io/v1alpha1"},
+                               {"kind", "ModelQuota"},
+                               {"metadata", {{"name", "limits"}, {"namespace", namespace_}}},
+                               {"spec", {{"prestagedBytes", 128}}}}));
+  json greedy = Revision(namespace_, "llama-greedy");
+  greedy["spec"]["prestage"] = {{"nodes", 3}};
+  auto refused = CreateRevision(greedy);
+  ASSERT_FALSE(refused) << "the API server stored a prestage ask beyond the namespace's quota";
+  EXPECT_THAT(refused.error().message(), HasSubstr("QuotaExceeded: spec.prestage.nodes 3"));
+  EXPECT_THAT(refused.error().message(), HasSubstr("ModelQuota " + namespace_ + "/limits"));
+  greedy["spec"]["prestage"]["nodes"] = 2;
+  auto allowed = CreateRevision(greedy);
+  EXPECT_TRUE(allowed) << allowed.error().ToString();
+}
+
 TEST_F(WebhookClusterTest, ARevisionAroundAdmissionIsDeniedByTheOperatorAndItsPodsRefused) {
   json secrets = Revision(namespace_, "llama-around");
   secrets["metadata"]["labels"] = {{kAroundAdmission, "true"}};
