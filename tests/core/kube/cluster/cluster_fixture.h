@@ -115,7 +115,7 @@ class ClusterTest : public ::testing::Test {
   // Another tenant's namespace for this test ("<namespace_>-b", then -c, ...), deleted with the
   // test's own; "" (and a test failure) when it cannot be created.
   std::string CreateOtherNamespace() {
-    const std::string name =
+    std::string name =
         namespace_ + "-" + static_cast<char>('b' + static_cast<int>(other_namespaces_.size()));
     auto created = client_->Create(
         resources::Namespaces(), "",
