@@ -347,10 +347,7 @@ TEST_F(PluginClusterTest, EveryVerbReadsAndWritesTheRealObjects) {
 // A tenant who may read the namespace's ModelRevisions and ModelQuotas and nothing else (what
 // the chart's tenant roles give Kubernetes' view role) reads its usage against its quota.
 TEST_F(PluginClusterTest, ATenantReadsItsQuotaWithoutAnyClusterWideRight) {
-  ASSERT_TRUE(client_->Request(
-      "GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/modelquotas.modelplane.io",
-      nullptr, ""))
-      << "the ModelQuota CRD is not installed (kubectl apply -f crds/)";
+  ASSERT_TRUE(CrdInstalled("modelquotas.modelplane.io")) << core::testing::kModelQuotaCrdMissing;
   ASSERT_FALSE(CreateRevision("llama-r2").empty());
   WriteRevisionStatus(
       "llama-r2",

@@ -28,12 +28,8 @@ class QuotaClusterTest : public ControllersTest {
   void SetUp() override {
     ControllersTest::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
-    if (!client_->Request("GET",
-                          "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/"
-                          "modelquotas.modelplane.io",
-                          nullptr, "")) {
-      GTEST_SKIP() << "the ModelQuota CRD is not installed (kubectl apply -f crds/)";
-    }
+    if (!CrdInstalled("modelquotas.modelplane.io"))
+      GTEST_SKIP() << core::testing::kModelQuotaCrdMissing;
   }
 
   void SetQuota(const json& spec) {

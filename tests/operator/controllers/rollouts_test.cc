@@ -380,12 +380,8 @@ TEST_F(RolloutsTest, ThePreviousRevisionIsUnpinnedAfterItsRollbackWindow) {
 }
 
 TEST_F(RolloutsTest, ANamespaceQuotaLimitsPinsAndEndsThemAfterTheirLastUse) {
-  if (!client_->Request("GET",
-                        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/"
-                        "modelquotas.modelplane.io",
-                        nullptr, "")) {
-    GTEST_SKIP() << "the ModelQuota CRD is not installed (kubectl apply -f crds/)";
-  }
+  if (!CrdInstalled("modelquotas.modelplane.io"))
+    GTEST_SKIP() << core::testing::kModelQuotaCrdMissing;
   // One pinned copy (the fixture's revisions are 4196 bytes), each pin ending 8 s after the
   // revision's last use on its node, whatever the revision's own rollback window says.
   ASSERT_TRUE(client_->Create(core::resources::ModelQuotas(), namespace_,

@@ -126,14 +126,19 @@ class ClusterTest : public ::testing::Test {
     return name;
   }
 
+  // Whether the API server has the CustomResourceDefinition `name` ("modelquotas.modelplane.io").
+  [[nodiscard]] bool CrdInstalled(std::string_view name) const {
+    return client_
+        ->Request("GET",
+                  "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/" + std::string(name),
+                  nullptr, "")
+        .has_value();
+  }
+
   // Both modelplane CRDs are served; tests that need them skip with kModelplaneCrdsMissing.
   [[nodiscard]] bool ModelplaneCrdsInstalled() const {
-    for (const char* crd : {"modelrevisions.modelplane.io", "modelcaches.modelplane.io"}) {
-      const std::string path =
-          std::string("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/") + crd;
-      if (!client_->Request("GET", path, nullptr, "")) return false;
-    }
-    return true;
+    return CrdInstalled("modelrevisions.modelplane.io") &&
+           CrdInstalled("modelcaches.modelplane.io");
   }
 
   // Deletes every object of `type` in the test's namespace and waits until they are gone (their
@@ -168,6 +173,10 @@ class ClusterTest : public ::testing::Test {
   std::string namespace_;
   std::vector<std::string> other_namespaces_;  // CreateOtherNamespace's
 };
+
+// Why a test that needs ModelQuotas skips.
+inline constexpr char kModelQuotaCrdMissing[] =
+    "the ModelQuota CRD is not installed (kubectl apply -f crds/)";
 
 inline nlohmann::json ConfigMap(const std::string& ns, const std::string& name,
                                 const nlohmann::json& data,

@@ -390,12 +390,8 @@ TEST_F(WebhookClusterTest, RevisionsTheSourcePolicyRefusesAreRefusedAtAdmissionN
 }
 
 TEST_F(WebhookClusterTest, APrestageAskTheNamespacesQuotaCouldNeverGrantIsRefusedAtAdmission) {
-  if (!client_->Request("GET",
-                        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/"
-                        "modelquotas.modelplane.io",
-                        nullptr, "")) {
-    GTEST_SKIP() << "the ModelQuota CRD is not installed (kubectl apply -f crds/)";
-  }
+  if (!CrdInstalled("modelquotas.modelplane.io"))
+    GTEST_SKIP() << core::testing::kModelQuotaCrdMissing;
   // The fixture's revisions are 64 bytes: room for two prestaged copies.
   ASSERT_TRUE(client_->Create(core::resources::ModelQuotas(), namespace_,
                               {{"apiVersion", "modelplane.io/v1alpha1"},
