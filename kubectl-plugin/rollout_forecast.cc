@@ -25,7 +25,11 @@ namespace {
 
 core::Result<simulation::OriginKind> OriginKindOf(const api::ModelSource& source) {
   if (source.type == api::kSourceObjectStore) return simulation::OriginKind::kObjectStore;
-  if (source.type == api::kSourceHttp) return simulation::OriginKind::kHttp;
+  // A hub serves ranged GETs over HTTPS from its CDN: modelled as an HTTP origin.
+  if (source.type == api::kSourceHttp || source.type == api::kSourceHuggingFace ||
+      source.type == api::kSourceModelScope) {
+    return simulation::OriginKind::kHttp;
+  }
   if (source.type == api::kSourceSharedFilesystem) {
     return simulation::OriginKind::kSharedFilesystem;
   }

@@ -63,6 +63,15 @@ Result<SharedFilesystemLocation> SharedFilesystemFromJson(const JsonObjectReader
   return location;
 }
 
+Result<HubLocation> HubFromJson(const JsonObjectReader& reader) {
+  HubLocation location;
+  MODELPLANE_JSON_TRY(reader.String("endpoint", location.endpoint, 512));
+  MODELPLANE_JSON_TRY(
+      reader.String("repository", location.repository, 256, Presence::kRequired));
+  MODELPLANE_JSON_TRY(reader.String("commit", location.commit, 64, Presence::kRequired));
+  return location;
+}
+
 Result<SecretReference> SecretReferenceFromJson(const JsonObjectReader& reader) {
   SecretReference ref;
   MODELPLANE_JSON_TRY(reader.String("name", ref.name, kMaxShortString, Presence::kRequired));
@@ -86,6 +95,9 @@ Result<ModelSource> SourceFromJson(const JsonObjectReader& reader) {
   MODELPLANE_JSON_TRY(reader.Object<HttpLocation>("http", source.http, HttpFromJson));
   MODELPLANE_JSON_TRY(reader.Object<SharedFilesystemLocation>(
       "sharedFilesystem", source.shared_filesystem, SharedFilesystemFromJson));
+  MODELPLANE_JSON_TRY(
+      reader.Object<HubLocation>("huggingFace", source.hugging_face, HubFromJson));
+  MODELPLANE_JSON_TRY(reader.Object<HubLocation>("modelScope", source.model_scope, HubFromJson));
   MODELPLANE_JSON_TRY(reader.Object<SecretReference>(
       "credentialsSecretRef", source.credentials_secret_ref, SecretReferenceFromJson));
   MODELPLANE_JSON_TRY(reader.Object<SourceCapacity>("capacity", source.capacity, CapacityFromJson));
@@ -238,6 +250,13 @@ nlohmann::json ToJson(const ModelSource& source) {
   if (source.http) out["http"] = {{"baseURL", source.http->base_url}};
   if (source.shared_filesystem)
     out["sharedFilesystem"] = {{"path", source.shared_filesystem->path}};
+  const auto hub_json = [](const HubLocation& location) {
+    nlohmann::json hub = {{"repository", location.repository}, {"commit", location.commit}};
+    if (!location.endpoint.empty()) hub["endpoint"] = location.endpoint;
+    return hub;
+  };
+  if (source.hugging_face) out["huggingFace"] = hub_json(*source.hugging_face);
+  if (source.model_scope) out["modelScope"] = hub_json(*source.model_scope);
   if (source.credentials_secret_ref) {
     out["credentialsSecretRef"] = {{"name", source.credentials_secret_ref->name}};
     if (!source.credentials_secret_ref->namespace_name.empty()) {

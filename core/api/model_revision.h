@@ -42,6 +42,8 @@ inline constexpr std::string_view kFormatSafetensors = "safetensors";
 inline constexpr std::string_view kSourceObjectStore = "objectStore";
 inline constexpr std::string_view kSourceHttp = "http";
 inline constexpr std::string_view kSourceSharedFilesystem = "sharedFilesystem";
+inline constexpr std::string_view kSourceHuggingFace = "huggingFace";
+inline constexpr std::string_view kSourceModelScope = "modelScope";
 
 // Tiers that can serve a node, in the order the agent prefers them.
 inline constexpr std::string_view kTierLocal = "local";
@@ -49,6 +51,7 @@ inline constexpr std::string_view kTierPeer = "peer";
 inline constexpr std::string_view kTierSharedFilesystem = "sharedFilesystem";
 inline constexpr std::string_view kTierObjectStore = "objectStore";
 inline constexpr std::string_view kTierHttp = "http";
+inline constexpr std::string_view kTierHub = "hub";  // huggingFace and modelScope sources
 
 // Revision phases.
 inline constexpr std::string_view kPhasePending = "Pending";
@@ -113,6 +116,16 @@ struct SharedFilesystemLocation {
                          const SharedFilesystemLocation&) = default;
 };
 
+// A model repository on the Hugging Face Hub or ModelScope, or a mirror of either, pinned to
+// one commit (core/api/hub_source.h has the defaults and the grammar).
+struct HubLocation {
+  std::string endpoint;    // empty: the hub's own (kHuggingFaceEndpoint, kModelScopeEndpoint)
+  std::string repository;  // "org/name"
+  std::string commit;      // 40 lower-case hex digits, never a branch or tag
+
+  friend bool operator==(const HubLocation&, const HubLocation&) = default;
+};
+
 struct SecretReference {
   std::string name;
   // Empty: the revision's own namespace. Another namespace's Secret needs a source policy rule
@@ -136,6 +149,8 @@ struct ModelSource {
   std::optional<ObjectStoreLocation> object_store;
   std::optional<HttpLocation> http;
   std::optional<SharedFilesystemLocation> shared_filesystem;
+  std::optional<HubLocation> hugging_face;
+  std::optional<HubLocation> model_scope;
   std::optional<SecretReference> credentials_secret_ref;
   std::optional<SourceCapacity> capacity;
 

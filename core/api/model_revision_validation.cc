@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "core/api/duration.h"
+#include "core/api/hub_source.h"
 #include "core/api/limits.h"
 #include "core/api/source_location_rules.h"
 #include "core/json/json_path.h"
@@ -129,13 +130,17 @@ void ValidateSource(const ModelSource& source, const std::string& item, Collecto
   const bool object_store = source.type == kSourceObjectStore;
   const bool http = source.type == kSourceHttp;
   const bool shared = source.type == kSourceSharedFilesystem;
-  if (!object_store && !http && !shared) {
+  const bool hugging_face = source.type == kSourceHuggingFace;
+  const bool model_scope = source.type == kSourceModelScope;
+  if (!object_store && !http && !shared && !hugging_face && !model_scope) {
     out.Add(ValidationReason::kUnknownSourceType, JsonPathChild(item, "type"),
-            "must be objectStore, http or sharedFilesystem");
+            "must be objectStore, http, sharedFilesystem, huggingFace or modelScope");
     return;
   }
   if (object_store != source.object_store.has_value() || http != source.http.has_value() ||
-      shared != source.shared_filesystem.has_value()) {
+      shared != source.shared_filesystem.has_value() ||
+      hugging_face != source.hugging_face.has_value() ||
+      model_scope != source.model_scope.has_value()) {
     out.Add(
         ValidationReason::kSourceLocationMismatch, item,
         fmt::format("a source of type {} sets {} and no other location", source.type, source.type));
@@ -165,6 +170,11 @@ void ValidateSource(const ModelSource& source, const std::string& item, Collecto
     check("objectStore", "prefix", CheckObjectPrefix(location.prefix));
   }
   if (http) check("http", "baseURL", CheckBaseUrl(source.http->base_url));
+  if (const HubLocation* hub = HubLocationOf(source)) {
+    if (!hub->endpoint.empty()) check(source.type, "endpoint", CheckEndpointUrl(hub->endpoint));
+    check(source.type, "repository", CheckHubRepository(hub->repository));
+    check(source.type, "commit", CheckHubCommit(hub->commit));
+  }
   if (shared) {
     const std::string& fs_path = source.shared_filesystem->path;
     const std::string fs_field = JsonPathChild(JsonPathChild(item, "sharedFilesystem"), "path");

@@ -1,5 +1,7 @@
 #include "core/api/source_identity.h"
 
+#include "core/api/hub_source.h"
+
 #include <algorithm>
 #include <cctype>
 
@@ -39,6 +41,10 @@ std::string SourceIdentity(const ModelSource& source) {
   if (source.http) {
     return std::string(kTierHttp) + "/" + Lower(OriginOf(source.http->base_url));
   }
+  if (HubLocationOf(source) != nullptr) {
+    // One budget per hub, not per repository: a hub throttles a client across its repositories.
+    return std::string(kTierHub) + "/" + Lower(HubEndpoint(source));
+  }
   if (source.shared_filesystem) {
     return std::string(kTierSharedFilesystem) + "/" +
            std::string(WithoutTrailingSlashes(source.shared_filesystem->path));
@@ -50,7 +56,7 @@ std::string_view SourceIdentityTier(std::string_view identity) {
   const std::size_t slash = identity.find('/');
   if (slash == std::string_view::npos) return {};
   const std::string_view tier = identity.substr(0, slash);
-  for (std::string_view known : {kTierObjectStore, kTierHttp, kTierSharedFilesystem, kTierPeer}) {
+  for (std::string_view known : {kTierObjectStore, kTierHttp, kTierHub, kTierSharedFilesystem, kTierPeer}) {
     if (tier == known) return known;
   }
   return {};

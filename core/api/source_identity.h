@@ -8,6 +8,8 @@
 //                                                         the source names none
 //   http             "http/<scheme>://<host[:port]>"     the origin of base_url
 //   sharedFilesystem "sharedFilesystem/<path>"            without a trailing slash
+//   huggingFace,     "hub/<scheme>://<host[:port]>"      the hub's endpoint (hub_source.h): one
+//   modelScope                                           budget per hub, across repositories
 //
 // Thread safety: pure functions.
 #pragma once

@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "core/api/hub_source.h"
+#include "core/api/source_location_rules.h"
 #include "core/http/url.h"
 
 namespace modelplane::core {
@@ -136,6 +138,9 @@ class Authorizer {
     if (source.type == api::kSourceHttp && source.http) {
       return CheckHttp(source.http->base_url, grant);
     }
+    if (const api::HubLocation* hub = api::HubLocationOf(source)) {
+      return CheckHub(source, *hub, grant);
+    }
     return fmt::format("type \"{}\" has no location the policy can check", source.type);
   }
 
@@ -248,6 +253,40 @@ class Authorizer {
                        base_url, namespace_);
   }
 
+  std::string CheckHub(const api::ModelSource& source, const api::HubLocation& hub,
+                       SourceGrant& grant) const {
+    const std::string endpoint = api::HubEndpoint(source);
+    auto parsed = ParseLocation(endpoint);
+    if (!parsed) return fmt::format("{}.endpoint: {}", source.type, parsed.error().message());
+    for (const HubRule& rule : policy_.hubs) {
+      if (!NamespaceAllowed(rule.namespaces, namespace_)) continue;
+      auto allowed = ParseLocation(rule.endpoint);
+      if (!allowed || allowed->origin != parsed->origin) continue;
+      if (!RepositoryAllowed(rule.repositories, hub.repository)) continue;
+      grant.addresses = RuleAddresses(rule.addresses, rule.endpoint);
+      for (const std::string& host : rule.redirect_hosts) {
+        grant.redirect_hosts.push_back(Lowercase(host));
+      }
+      if (source.credentials_secret_ref) return CheckSecret(*source.credentials_secret_ref, grant);
+      return "";
+    }
+    return fmt::format("{} repository \"{}\" at {} matches no hubs rule for namespace \"{}\"",
+                       source.type, hub.repository, endpoint, namespace_);
+  }
+
+  static bool RepositoryAllowed(const std::vector<std::string>& patterns,
+                                std::string_view repository) {
+    if (patterns.empty()) return true;
+    return std::ranges::any_of(patterns, [&](const std::string& pattern) {
+      if (pattern == "*") return true;
+      if (pattern.ends_with("/*")) {
+        const std::string_view org = std::string_view(pattern).substr(0, pattern.size() - 1);
+        return repository.starts_with(org) && repository.size() > org.size();
+      }
+      return pattern == repository;
+    });
+  }
+
   const SourcePolicy& policy_;
   const std::string namespace_;
 };
@@ -312,6 +351,29 @@ void BindConfig(ConfigMap& map, HttpOriginRule& rule) {
   }
 }
 
+void BindConfig(ConfigMap& map, HubRule& rule) {
+  map.Required("endpoint", rule.endpoint);
+  map.Optional("repositories", rule.repositories);
+  map.Optional("redirectHosts", rule.redirect_hosts);
+  BindNamespaces(map, rule.namespaces);
+  BindAddresses(map, rule.addresses);
+  if (!map.ok()) return;
+  if (std::string problem = api::CheckEndpointUrl(rule.endpoint); !problem.empty()) {
+    map.Fail(fmt::format("endpoint \"{}\" {}", rule.endpoint, problem));
+    return;
+  }
+  for (const std::string& host : rule.redirect_hosts) {
+    const std::string_view name = host.starts_with("*.") ? std::string_view(host).substr(2) : host;
+    const std::string url = fmt::format("https://{}", name);
+    if (std::string problem = api::CheckEndpointUrl(url); !problem.empty() || name.empty() ||
+                                                          name.find(':') != std::string::npos) {
+      map.Fail(fmt::format("redirectHosts entry \"{}\" must be a host name or \"*.domain\"",
+                           host));
+      return;
+    }
+  }
+}
+
 void BindConfig(ConfigMap& map, CredentialRule& rule) {
   map.Required("secret", rule.secret);
   map.Optional("secretNamespace", rule.secret_namespace);
@@ -329,6 +391,7 @@ void BindConfig(ConfigMap& map, SourcePolicy& policy) {
   map.Optional("sharedFilesystems", policy.shared_filesystems);
   map.Optional("objectStores", policy.object_stores);
   map.Optional("httpOrigins", policy.http_origins);
+  map.Optional("hubs", policy.hubs);
   map.Optional("credentials", policy.credentials);
   map.Optional("signatures", policy.signatures);
   if (!map.ok()) return;
@@ -341,6 +404,16 @@ void BindConfig(ConfigMap& map, SourcePolicy& policy) {
       return;
     }
   }
+}
+
+bool HostMatches(std::string_view host, const std::vector<std::string>& patterns) {
+  return std::ranges::any_of(patterns, [&](const std::string& pattern) {
+    if (pattern.starts_with("*.")) {
+      const std::string_view domain = std::string_view(pattern).substr(1);  // ".domain"
+      return host.size() > domain.size() && host.ends_with(domain);
+    }
+    return host == pattern;
+  });
 }
 
 Result<std::vector<SourceGrant>> AuthorizeSources(const SourcePolicy* policy,

@@ -21,6 +21,11 @@
 //     httpOrigins:
 //       - url: https://huggingface.co/org/  # origin, and a path prefix at segment boundaries
 //         addresses: [10.1.0.0/16]          # special-purpose ranges its name may resolve to
+//     hubs:                                 # huggingFace and modelScope sources
+//       - endpoint: https://huggingface.co  # the hub, or a mirror (HF_ENDPOINT)
+//         repositories: ["meta-llama/*"]    # absent or ["*"]: every repository
+//         redirectHosts: [cdn-lfs.hf.co, "*.xethub.hf.co"]  # where its resolve may redirect
+//         addresses: [10.1.0.0/16]          # as httpOrigins, for the endpoint and those hosts
 //     credentials:
 //       - secret: models-readonly           # another namespace's Secret...
 //         secretNamespace: shared-keys      # ...here (absent: credentialsNamespace)
@@ -76,6 +81,17 @@ struct HttpOriginRule {
   std::vector<std::string> addresses;  // as ObjectStoreRule::addresses
 };
 
+// A hub's redirects are followed only to the endpoint's own origin and to `redirect_hosts`
+// (exact names, or "*.domain" for any name below it); the Authorization header goes only to the
+// endpoint's own origin (node-agent/sources/hub_range_source.h).
+struct HubRule {
+  std::string endpoint;
+  std::vector<std::string> repositories;  // "org/name", "org/*" or "*"
+  std::vector<std::string> redirect_hosts;
+  std::vector<std::string> namespaces;
+  std::vector<std::string> addresses;  // as ObjectStoreRule::addresses
+};
+
 struct CredentialRule {
   std::string secret;
   std::string secret_namespace;  // empty: SourcePolicy::credentials_namespace
@@ -87,6 +103,7 @@ struct SourcePolicy {
   std::vector<SharedFilesystemRule> shared_filesystems;
   std::vector<ObjectStoreRule> object_stores;
   std::vector<HttpOriginRule> http_origins;
+  std::vector<HubRule> hubs;
   std::vector<CredentialRule> credentials;
   SignaturePolicy signatures;
 };
@@ -94,6 +111,7 @@ struct SourcePolicy {
 void BindConfig(ConfigMap& map, SharedFilesystemRule& rule);
 void BindConfig(ConfigMap& map, ObjectStoreRule& rule);
 void BindConfig(ConfigMap& map, HttpOriginRule& rule);
+void BindConfig(ConfigMap& map, HubRule& rule);
 void BindConfig(ConfigMap& map, CredentialRule& rule);
 void BindConfig(ConfigMap& map, SourcePolicy& policy);
 
@@ -109,10 +127,17 @@ struct SourceGrant {
   // inside the matching rule's `addresses`, or the rule's own host when the administrator wrote
   // it as an IP literal. Unset: any address (the command-line tools; never from AuthorizeSources).
   std::optional<AddressPolicy> addresses;
-  // objectStore with credentialsSecretRef: the namespace of the Secret the reference may use
+  // huggingFace and modelScope: the hosts (besides the endpoint's own) a redirect may lead to,
+  // as HubRule::redirect_hosts, lower-cased.
+  std::vector<std::string> redirect_hosts;
+  // objectStore, huggingFace and modelScope with credentialsSecretRef: the namespace of the Secret the reference may use
   // (the revision's own, or the one a credentials rule grants).
   std::string secret_namespace;
 };
+
+// Whether `host` (lower-case) is one of `patterns` (exact names, or "*.domain": any name below
+// the domain, not the domain itself).
+[[nodiscard]] bool HostMatches(std::string_view host, const std::vector<std::string>& patterns);
 
 // Every source checked; kPermissionDenied listing each source that breaks the policy and the
 // rule list it found no match in. `policy` null: no policy configured, every source refused.
