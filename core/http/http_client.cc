@@ -201,6 +201,23 @@ Result<StreamResponse> HttpClient::TryOnce(const ClientRequest& request, const U
   }
   if (request.on_head) request.on_head();
 
+  if (request.redirects_as_answers && IsRedirectStatus(head->status)) {
+    std::uint64_t ignored = 0;
+    const std::size_t limit = options_.error_body_limit;
+    std::size_t dropped = 0;
+    const BodySink drop = [&dropped, limit](std::span<const std::byte> data) -> Status {
+      dropped += data.size();
+      if (dropped > limit)
+        return MakeError(ErrorCode::kResourceExhausted, "redirect body too large");
+      return Ok();
+    };
+    // As for an error body: one that is too large or broken only costs the connection.
+    (void)(*lease)->ReadBody(drop, read_timeout, ignored);
+    StreamResponse redirect;
+    redirect.status = head->status;
+    redirect.headers = std::move(head->headers);
+    return redirect;
+  }
   if (head->status < 200 || head->status >= 300) {
     std::string detail;
     std::uint64_t ignored = 0;

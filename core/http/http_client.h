@@ -4,7 +4,8 @@
 //
 // Status policy: a 2xx answer is success; every other status becomes an Error (code from
 // ErrorCodeForHttpStatus, message "HTTP <status> from <url>: <start of the body>"). Redirects are
-// not followed.
+// not followed: a request with `redirects_as_answers` gets 301/302/303/307/308 back as an answer
+// (headers only) and decides itself where it may go (redirect_follower.h).
 //
 // Retry policy: connect failures, timeouts, resets and 429/502/503/504 are retried with jittered
 // exponential backoff (Retry-After honoured) up to RetryPolicy::max_attempts; 4xx never. The
@@ -91,6 +92,9 @@ struct ClientRequest {
   CancellationToken* cancel = nullptr;
   // The caller's clock, which times the waits between attempts; null: the system's.
   const Clock* clock = nullptr;
+  // A redirect status is answered as a response with its headers and no body (the body is read
+  // and dropped), not as an error; a Range request's answer is then not checked for a range.
+  bool redirects_as_answers = false;
 };
 
 // basic_fields' move assignment is noexcept; see ServerResponse in server_response.h.

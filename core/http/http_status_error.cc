@@ -23,6 +23,10 @@ ErrorCode ErrorCodeForHttpStatus(unsigned status) {
   return ErrorCode::kUnavailable;  // 5xx, and 1xx/3xx the client does not follow
 }
 
+bool IsRedirectStatus(unsigned status) {
+  return status == 301 || status == 302 || status == 303 || status == 307 || status == 308;
+}
+
 bool IsRetryableHttpStatus(unsigned status) {
   return status == 429 || status == 502 || status == 503 || status == 504;
 }

@@ -13,6 +13,8 @@ namespace modelplane::core {
 
 [[nodiscard]] ErrorCode ErrorCodeForHttpStatus(unsigned status);
 [[nodiscard]] bool IsRetryableHttpStatus(unsigned status);
+// 301, 302, 303, 307 and 308: the answer names another URL in Location.
+[[nodiscard]] bool IsRedirectStatus(unsigned status);
 // "HTTP 404 from https://host:port/path: <detail>" with the code and retryability above.
 [[nodiscard]] Error HttpStatusError(unsigned status, std::string_view url, std::string_view detail);
 
