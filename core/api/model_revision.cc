@@ -66,8 +66,7 @@ Result<SharedFilesystemLocation> SharedFilesystemFromJson(const JsonObjectReader
 Result<HubLocation> HubFromJson(const JsonObjectReader& reader) {
   HubLocation location;
   MODELPLANE_JSON_TRY(reader.String("endpoint", location.endpoint, 512));
-  MODELPLANE_JSON_TRY(
-      reader.String("repository", location.repository, 256, Presence::kRequired));
+  MODELPLANE_JSON_TRY(reader.String("repository", location.repository, 256, Presence::kRequired));
   MODELPLANE_JSON_TRY(reader.String("commit", location.commit, 64, Presence::kRequired));
   return location;
 }
@@ -95,8 +94,7 @@ Result<ModelSource> SourceFromJson(const JsonObjectReader& reader) {
   MODELPLANE_JSON_TRY(reader.Object<HttpLocation>("http", source.http, HttpFromJson));
   MODELPLANE_JSON_TRY(reader.Object<SharedFilesystemLocation>(
       "sharedFilesystem", source.shared_filesystem, SharedFilesystemFromJson));
-  MODELPLANE_JSON_TRY(
-      reader.Object<HubLocation>("huggingFace", source.hugging_face, HubFromJson));
+  MODELPLANE_JSON_TRY(reader.Object<HubLocation>("huggingFace", source.hugging_face, HubFromJson));
   MODELPLANE_JSON_TRY(reader.Object<HubLocation>("modelScope", source.model_scope, HubFromJson));
   MODELPLANE_JSON_TRY(reader.Object<SecretReference>(
       "credentialsSecretRef", source.credentials_secret_ref, SecretReferenceFromJson));

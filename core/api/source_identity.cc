@@ -1,9 +1,9 @@
 #include "core/api/source_identity.h"
 
-#include "core/api/hub_source.h"
-
 #include <algorithm>
 #include <cctype>
+
+#include "core/api/hub_source.h"
 
 namespace modelplane::core::api {
 namespace {
@@ -56,7 +56,8 @@ std::string_view SourceIdentityTier(std::string_view identity) {
   const std::size_t slash = identity.find('/');
   if (slash == std::string_view::npos) return {};
   const std::string_view tier = identity.substr(0, slash);
-  for (std::string_view known : {kTierObjectStore, kTierHttp, kTierHub, kTierSharedFilesystem, kTierPeer}) {
+  for (std::string_view known :
+       {kTierObjectStore, kTierHttp, kTierHub, kTierSharedFilesystem, kTierPeer}) {
     if (tier == known) return known;
   }
   return {};

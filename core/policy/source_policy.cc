@@ -365,10 +365,9 @@ void BindConfig(ConfigMap& map, HubRule& rule) {
   for (const std::string& host : rule.redirect_hosts) {
     const std::string_view name = host.starts_with("*.") ? std::string_view(host).substr(2) : host;
     const std::string url = fmt::format("https://{}", name);
-    if (std::string problem = api::CheckEndpointUrl(url); !problem.empty() || name.empty() ||
-                                                          name.find(':') != std::string::npos) {
-      map.Fail(fmt::format("redirectHosts entry \"{}\" must be a host name or \"*.domain\"",
-                           host));
+    if (std::string problem = api::CheckEndpointUrl(url);
+        !problem.empty() || name.empty() || name.find(':') != std::string::npos) {
+      map.Fail(fmt::format("redirectHosts entry \"{}\" must be a host name or \"*.domain\"", host));
       return;
     }
   }

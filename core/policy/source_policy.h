@@ -130,8 +130,8 @@ struct SourceGrant {
   // huggingFace and modelScope: the hosts (besides the endpoint's own) a redirect may lead to,
   // as HubRule::redirect_hosts, lower-cased.
   std::vector<std::string> redirect_hosts;
-  // objectStore, huggingFace and modelScope with credentialsSecretRef: the namespace of the Secret the reference may use
-  // (the revision's own, or the one a credentials rule grants).
+  // objectStore, huggingFace and modelScope with credentialsSecretRef: the namespace of the Secret
+  // the reference may use (the revision's own, or the one a credentials rule grants).
   std::string secret_namespace;
 };
 
