@@ -18,7 +18,7 @@
 #include "core/api/model_revision_validation.h"
 #include "core/digest/sha256.h"
 #include "core/io/unique_fd.h"
-#include "node-agent/manifest/file_roles.h"
+#include "core/manifest/file_roles.h"
 
 namespace modelplane::agent {
 namespace {
@@ -154,7 +154,7 @@ core::Result<FileListing> ListFolderFiles(const std::string& folder, const HashO
       listing.skipped.push_back(relative);
       continue;
     }
-    const std::optional<std::string> role = RoleForPath(relative);
+    const std::optional<std::string> role = core::RoleForPath(relative);
     if (!role) {
       listing.skipped.push_back(relative);
       continue;
@@ -209,7 +209,7 @@ core::Result<FileListing> ListS3Files(S3Client& client, const std::string& bucke
   for (S3Object& object : *objects) {
     std::string relative = object.key.substr(key_prefix.size());
     if (relative.empty() || relative.back() == '/') continue;  // folder markers
-    const auto role = RoleForPath(relative);
+    const auto role = core::RoleForPath(relative);
     bool hidden = false;
     for (std::size_t at = 0; at != std::string::npos;) {
       hidden = hidden || relative[at] == '.';
@@ -254,23 +254,6 @@ core::Result<FileListing> ListS3Files(S3Client& client, const std::string& bucke
             [](const auto& a, const auto& b) { return a.path < b.path; });
   std::sort(listing.skipped.begin(), listing.skipped.end());
   return listing;
-}
-
-core::Result<core::api::ModelRevision> BuildRevision(std::string name, std::string namespace_name,
-                                                     core::api::ModelRevisionSpec spec_defaults,
-                                                     std::vector<core::api::ModelFile> files,
-                                                     core::api::ModelSource source) {
-  core::api::ModelRevision revision;
-  revision.metadata.name = std::move(name);
-  revision.metadata.namespace_name = std::move(namespace_name);
-  revision.spec = std::move(spec_defaults);
-  revision.spec.files = std::move(files);
-  revision.spec.sources = {std::move(source)};
-  if (auto valid = core::api::ProblemsToStatus(core::api::ValidateModelRevisionSpec(revision.spec));
-      !valid) {
-    return std::unexpected(valid.error().Wrap("the manifest would be invalid"));
-  }
-  return revision;
 }
 
 }  // namespace modelplane::agent

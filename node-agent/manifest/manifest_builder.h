@@ -1,11 +1,12 @@
 // Builds the file list of a ModelRevision (path, size, sha256, role) from a local folder or an
 // S3 prefix, hashing files in parallel on a bounded number of threads with large reads; S3
-// objects are streamed through the hasher and never stored.
+// objects are streamed through the hasher and never stored. core/manifest/revision_builder.h
+// makes the revision from the list.
 //
 // A folder is walked without following symlinks: a symlink to a regular file inside the folder
 // is hashed (its target's bytes), one that leaves the folder or points at a directory is an
 // error (kPermissionDenied), so a manifest never describes bytes from elsewhere. Files without a
-// role (file_roles.h) are skipped and listed in `skipped`.
+// role (core/manifest/file_roles.h) are skipped and listed in `skipped`.
 // Thread safety: each call is independent; it starts and joins its own threads.
 #pragma once
 
@@ -36,11 +37,5 @@ struct FileListing {
 [[nodiscard]] core::Result<FileListing> ListS3Files(S3Client& client, const std::string& bucket,
                                                     const std::string& prefix,
                                                     const HashOptions& options);
-
-// A ModelRevision with `files` and `source`, the other execution fields from `spec_defaults`
-// (format, engine, parallelism...), its spec validated with ValidateModelRevisionSpec.
-[[nodiscard]] core::Result<core::api::ModelRevision> BuildRevision(
-    std::string name, std::string namespace_name, core::api::ModelRevisionSpec spec_defaults,
-    std::vector<core::api::ModelFile> files, core::api::ModelSource source);
 
 }  // namespace modelplane::agent

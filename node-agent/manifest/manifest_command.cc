@@ -11,8 +11,10 @@
 
 #include "core/api/limits.h"
 #include "core/io/bounded_file.h"
+#include "core/manifest/execution_flags.h"
+#include "core/manifest/manifest_yaml.h"
+#include "core/manifest/revision_builder.h"
 #include "node-agent/manifest/manifest_builder.h"
-#include "node-agent/manifest/manifest_yaml.h"
 #include "node-agent/sources/revision_sources.h"
 
 namespace modelplane::agent {
@@ -28,10 +30,7 @@ struct ManifestFlags {
   std::string secret;
   std::string base_url;
   std::string source_name;
-  std::string engine = "vllm";
-  std::string engine_version = "unspecified";
-  std::string model_name;
-  int tensor_parallel = 1;
+  core::ExecutionDefaults execution;
   std::size_t threads = 4;
   bool virtual_hosted = false;
   std::vector<std::string> signatures;
@@ -44,12 +43,7 @@ int Fail(const core::Error& error, int code = 1) {
 }
 
 int Run(const ManifestFlags& flags) {
-  core::api::ModelRevisionSpec defaults;
-  defaults.format = std::string(core::api::kFormatSafetensors);
-  defaults.engine.name = flags.engine;
-  defaults.engine.version = flags.engine_version;
-  defaults.parallelism.tensor_parallel = flags.tensor_parallel;
-  defaults.model_name = flags.model_name;
+  core::api::ModelRevisionSpec defaults = core::SpecFromDefaults(flags.execution);
   const HashOptions hash{.threads = std::max<std::size_t>(1, flags.threads)};
 
   core::Result<FileListing> listing = core::MakeError(core::ErrorCode::kInternal, "unset");
@@ -112,10 +106,10 @@ int Run(const ManifestFlags& flags) {
     if (!bundle) return Fail(bundle.error().Wrap("reading the signature"));
     defaults.signatures.push_back({.bundle = std::move(*bundle)});
   }
-  auto revision = BuildRevision(flags.name, flags.namespace_name, std::move(defaults),
-                                std::move(listing->files), std::move(source));
+  auto revision = core::BuildRevision(flags.name, flags.namespace_name, std::move(defaults),
+                                      std::move(listing->files), std::move(source));
   if (!revision) return Fail(revision.error());
-  const std::string yaml = RevisionToYaml(*revision);
+  const std::string yaml = core::RevisionToYaml(*revision);
   if (flags.output.empty() || flags.output == "-") {
     std::cout << yaml;
     return 0;
@@ -150,11 +144,7 @@ Subcommand AddManifestCommand(CLI::App& parent) {
   app->add_option("--base-url", flags->base_url,
                   "For a folder: describe it as an http source at this URL");
   app->add_option("--source-name", flags->source_name, "Name of the source in spec.sources");
-  app->add_option("--engine", flags->engine, "spec.engine.name");
-  app->add_option("--engine-version", flags->engine_version, "spec.engine.version");
-  app->add_option("--model-name", flags->model_name, "spec.modelName");
-  app->add_option("--tensor-parallel", flags->tensor_parallel, "spec.parallelism.tensorParallel")
-      ->check(CLI::Range(1, 1024));
+  core::AddExecutionFlags(*app, flags->execution);
   app->add_option("--threads", flags->threads, "Files hashed at once")->check(CLI::Range(1, 256));
   app->add_option("--signature", flags->signatures,
                   "An OpenSSF model-signing bundle for the folder (model_signing sign ... "

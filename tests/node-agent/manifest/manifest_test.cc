@@ -13,18 +13,21 @@
 
 #include "core/api/model_revision_validation.h"
 #include "core/digest/sha256.h"
+#include "core/manifest/manifest_yaml.h"
+#include "core/manifest/revision_builder.h"
 #include "core/signing/model_signature_verifier.h"
-#include "node-agent/manifest/file_roles.h"
 #include "node-agent/manifest/manifest_builder.h"
 #include "node-agent/manifest/manifest_command.h"
-#include "node-agent/manifest/manifest_yaml.h"
 #include "tests/node-agent/sources/test_files.h"
 #include "tests/support/signing_fixtures.h"
 
 namespace modelplane::agent {
 namespace {
 
+using core::BuildRevision;
 using core::ErrorCode;
+using core::RevisionFromYaml;
+using core::RevisionToYaml;
 using testing::PatternBytes;
 using testing::TempFolder;
 
@@ -51,23 +54,6 @@ core::api::ModelRevisionSpec Defaults() {
   spec.format = "safetensors";
   spec.engine = {.name = "vllm", .version = "0.6.3"};
   return spec;
-}
-
-TEST(RoleForPath, ByFileName) {
-  EXPECT_EQ(RoleForPath("model-00001-of-00002.safetensors"), "weights");
-  EXPECT_EQ(RoleForPath("sub/model.safetensors.index.json"), "index");
-  EXPECT_EQ(RoleForPath("config.json"), "config");
-  EXPECT_EQ(RoleForPath("generation_config.json"), "config");
-  EXPECT_EQ(RoleForPath("tokenizer.json"), "tokenizer");
-  EXPECT_EQ(RoleForPath("tokenizer_config.json"), "tokenizer");
-  EXPECT_EQ(RoleForPath("special_tokens_map.json"), "tokenizer");
-  EXPECT_EQ(RoleForPath("merges.txt"), "tokenizer");
-  EXPECT_EQ(RoleForPath("quantize_config.json"), "quantization");
-  EXPECT_EQ(RoleForPath("lora/adapter_model.safetensors"), "adapter");
-  EXPECT_EQ(RoleForPath("lora/adapter_config.json"), "adapter");
-  EXPECT_EQ(RoleForPath("README.md"), std::nullopt);
-  EXPECT_EQ(RoleForPath("pytorch_model.bin"), std::nullopt);
-  EXPECT_EQ(RoleForPath(".hidden.safetensors"), std::nullopt);
 }
 
 TEST(ManifestFromFolder, MatchesTheCheckpointGeneratorsSummary) {

@@ -1,13 +1,12 @@
-#include "node-agent/manifest/file_roles.h"
+#include "core/manifest/file_roles.h"
 
 #include <array>
 
 #include "core/api/model_revision.h"
 
-namespace modelplane::agent {
+namespace modelplane::core {
 
 std::optional<std::string> RoleForPath(std::string_view path) {
-  namespace api = core::api;
   const std::size_t slash = path.rfind('/');
   const std::string_view name = slash == std::string_view::npos ? path : path.substr(slash + 1);
   if (name.empty() || name.front() == '.') return std::nullopt;
@@ -37,4 +36,4 @@ std::optional<std::string> RoleForPath(std::string_view path) {
   return std::nullopt;
 }
 
-}  // namespace modelplane::agent
+}  // namespace modelplane::core

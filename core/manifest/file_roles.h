@@ -13,9 +13,9 @@
 #include <string>
 #include <string_view>
 
-namespace modelplane::agent {
+namespace modelplane::core {
 
 // The role for the file at relative path `path`, or nullopt when it has none.
 [[nodiscard]] std::optional<std::string> RoleForPath(std::string_view path);
 
-}  // namespace modelplane::agent
+}  // namespace modelplane::core

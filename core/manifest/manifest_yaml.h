@@ -13,10 +13,10 @@
 #include "core/api/model_revision.h"
 #include "core/error/error.h"
 
-namespace modelplane::agent {
+namespace modelplane::core {
 
-[[nodiscard]] std::string RevisionToYaml(const core::api::ModelRevision& revision);
+[[nodiscard]] std::string RevisionToYaml(const api::ModelRevision& revision);
 
-[[nodiscard]] core::Result<core::api::ModelRevision> RevisionFromYaml(std::string_view text);
+[[nodiscard]] Result<api::ModelRevision> RevisionFromYaml(std::string_view text);
 
-}  // namespace modelplane::agent
+}  // namespace modelplane::core

@@ -1,11 +1,11 @@
-#include "node-agent/manifest/manifest_yaml.h"
+#include "core/manifest/manifest_yaml.h"
 
 #include <charconv>
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
-namespace modelplane::agent {
+namespace modelplane::core {
 namespace {
 
 bool LooksLikeNonString(const std::string& text) {
@@ -78,23 +78,23 @@ nlohmann::json ToJsonValue(const YAML::Node& node) {
 
 }  // namespace
 
-std::string RevisionToYaml(const core::api::ModelRevision& revision) {
+std::string RevisionToYaml(const api::ModelRevision& revision) {
   YAML::Emitter out;
   out.SetIndent(2);
   out.SetSeqFormat(YAML::Block);
-  Emit(out, core::api::ToJson(revision));
+  Emit(out, api::ToJson(revision));
   return std::string(out.c_str()) + "\n";
 }
 
-core::Result<core::api::ModelRevision> RevisionFromYaml(std::string_view text) {
+Result<api::ModelRevision> RevisionFromYaml(std::string_view text) {
   YAML::Node root;
   try {
     root = YAML::Load(std::string(text));
   } catch (const YAML::Exception& error) {
-    return core::MakeError(core::ErrorCode::kInvalidArgument,
-                           fmt::format("manifest is not YAML: {}", error.what()));
+    return MakeError(ErrorCode::kInvalidArgument,
+                     fmt::format("manifest is not YAML: {}", error.what()));
   }
-  return core::api::ModelRevisionFromJson(ToJsonValue(root));
+  return api::ModelRevisionFromJson(ToJsonValue(root));
 }
 
-}  // namespace modelplane::agent
+}  // namespace modelplane::core
