@@ -406,8 +406,12 @@ void BindConfig(ConfigMap& map, SourcePolicy& policy) {
 }
 
 bool HostMatches(std::string_view host, const std::vector<std::string>& patterns) {
+  boost::system::error_code not_an_address;
+  (void)boost::asio::ip::make_address(host, not_an_address);
+  const bool address_literal = !not_an_address;
   return std::ranges::any_of(patterns, [&](const std::string& pattern) {
     if (pattern.starts_with("*.")) {
+      if (address_literal) return false;  // "*.0.0.2" names no domain
       const std::string_view domain = std::string_view(pattern).substr(1);  // ".domain"
       return host.size() > domain.size() && host.ends_with(domain);
     }

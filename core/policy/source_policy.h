@@ -135,8 +135,8 @@ struct SourceGrant {
   std::string secret_namespace;
 };
 
-// Whether `host` (lower-case) is one of `patterns` (exact names, or "*.domain": any name below
-// the domain, not the domain itself).
+// Whether `host` (lower-case) is one of `patterns` (exact names, or "*.domain": any DNS name
+// below the domain, not the domain itself, and never an IP address).
 [[nodiscard]] bool HostMatches(std::string_view host, const std::vector<std::string>& patterns);
 
 // Every source checked; kPermissionDenied listing each source that breaks the policy and the

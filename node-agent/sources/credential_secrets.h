@@ -1,7 +1,7 @@
-// Where an objectStore source's credentialsSecretRef is resolved: the node agent asks the
-// operator (operator_credentials.h), which hands a node only the Secrets of revisions that node
-// holds; the command-line tools read Secrets the person running them put in a folder.
-// Thread safety: Read may be called from many threads at once.
+// Where a source's credentialsSecretRef is resolved (an object store's keys, a hub's token): the
+// node agent asks the operator (operator_credentials.h), which hands a node only the Secrets of
+// revisions that node holds; the command-line tools read Secrets the person running them put in a
+// folder. Thread safety: Read may be called from many threads at once.
 #pragma once
 
 #include <memory>
@@ -21,6 +21,11 @@ class CredentialSecrets {
   [[nodiscard]] virtual core::Result<SigningCredentials> Read(const std::string& namespace_name,
                                                               const std::string& name,
                                                               bool fresh) = 0;
+  // The hub token of the same Secret (key token, HF_TOKEN or MODELSCOPE_API_TOKEN); kNotFound
+  // when it has none.
+  [[nodiscard]] virtual core::Result<std::string> ReadToken(const std::string& namespace_name,
+                                                            const std::string& name,
+                                                            bool fresh) = 0;
 };
 
 // "<directory>/<name>/" (s3_credentials.h); the namespace is not part of the path: whoever runs
@@ -32,6 +37,11 @@ class DirectorySecrets final : public CredentialSecrets {
                                                       const std::string& name,
                                                       bool /*fresh*/) override {
     return CredentialsFromDirectory(directory_ + "/" + name);
+  }
+  [[nodiscard]] core::Result<std::string> ReadToken(const std::string& /*namespace_name*/,
+                                                    const std::string& name,
+                                                    bool /*fresh*/) override {
+    return TokenFromDirectory(directory_ + "/" + name);
   }
 
  private:

@@ -48,20 +48,7 @@ core::Status HttpOriginRangeSource::ReadRange(const SourceFile& file, std::uint6
   request.url = UrlFor(file.path);
   for (const auto& [name, value] : options_.headers) request.headers.set(name, value);
   const auto map_error = [&](const Error& error) {
-    const auto status = error.http_status();
-    ErrorCode code = error.code();
-    if (status == 404u || status == 410u) code = ErrorCode::kNotFound;
-    if (status == 401u) code = ErrorCode::kUnauthenticated;
-    if (status == 403u) code = ErrorCode::kPermissionDenied;
-    if (status == 416u) code = ErrorCode::kDataLoss;  // the range starts past the file's end
-    // A server error (500 included) is the origin's trouble, not the request's: retried from
-    // the source's retry quota, which successes refill, as the object store's InternalError
-    // is, so a flaky sole origin still completes. The HTTP client itself retries only
-    // 429/502/503/504 within one read.
-    const bool retryable =
-        code != error.code() ? false : (error.retryable() || (status && *status >= 500u));
-    return Error(code, fmt::format("{} {}: {}", name_, file.path, error.message()), retryable)
-        .WithHttpStatus(status);
+    return OriginHttpError(name_, file.path, error);
   };
   return ReadHttpRange(*client_, std::move(request), offset, destination, context,
                        options_.read_timeout, map_error);

@@ -15,6 +15,21 @@ using std::chrono::steady_clock;
 
 }  // namespace
 
+core::Error OriginHttpError(std::string_view source_name, std::string_view path,
+                            const core::Error& error) {
+  const auto status = error.http_status();
+  ErrorCode code = error.code();
+  if (status == 404u || status == 410u) code = ErrorCode::kNotFound;
+  if (status == 401u) code = ErrorCode::kUnauthenticated;
+  if (status == 403u) code = ErrorCode::kPermissionDenied;
+  if (status == 416u) code = ErrorCode::kDataLoss;  // the range starts past the file's end
+  // The HTTP client itself retries only 429/502/503/504 within one read.
+  const bool retryable =
+      code != error.code() ? false : (error.retryable() || (status && *status >= 500u));
+  return Error(code, fmt::format("{} {}: {}", source_name, path, error.message()), retryable)
+      .WithHttpStatus(status);
+}
+
 core::Status ApplyReadContext(const ReadContext& context, milliseconds read_timeout,
                               core::ClientRequest& request) {
   if (auto stop = context.StopReason()) return std::unexpected(*stop);
@@ -35,6 +50,18 @@ core::Status ReadHttpRange(core::HttpClient& client, core::ClientRequest request
                            std::uint64_t offset, std::span<std::byte> destination,
                            const ReadContext& context, milliseconds read_timeout,
                            const HttpErrorMapper& map_error) {
+  const StreamFetch fetch = [&client](const core::ClientRequest& one, const core::BodySink& sink,
+                                      std::span<std::byte> landing) {
+    return client.FetchStream(one, sink, landing);
+  };
+  return ReadHttpRangeWith(fetch, std::move(request), offset, destination, context, read_timeout,
+                           map_error);
+}
+
+core::Status ReadHttpRangeWith(const StreamFetch& fetch, core::ClientRequest request,
+                               std::uint64_t offset, std::span<std::byte> destination,
+                               const ReadContext& context, milliseconds read_timeout,
+                               const HttpErrorMapper& map_error) {
   if (destination.empty()) return core::Ok();
   if (auto applied = ApplyReadContext(context, read_timeout, request); !applied) return applied;
   request.range_first = offset;
@@ -62,7 +89,7 @@ core::Status ReadHttpRange(core::HttpClient& client, core::ClientRequest request
     return core::Ok();
   };
 
-  auto response = client.FetchStream(request, sink, destination);
+  auto response = fetch(request, sink, destination);
   if (!response) {
     if (sink_error) return std::unexpected(sink_error->Wrap(request.url));
     const Error& error = response.error();

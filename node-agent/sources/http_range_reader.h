@@ -26,11 +26,24 @@ namespace modelplane::agent {
 // Turns the client's error for a request (an HTTP status error, a timeout) into the source's.
 using HttpErrorMapper = std::function<core::Error(const core::Error&)>;
 
+// The error an origin's HTTP answer means to the fetch engine, named after the source and file:
+// 404/410 kNotFound, 401 kUnauthenticated, 403 kPermissionDenied and 416 kDataLoss (none
+// retried), 429/503 kThrottled as the client maps them, and any other 5xx retryable: the
+// origin's trouble, retried from the source's retry quota, which successes refill, so a flaky
+// sole origin still completes. Shared by the HTTP-origin and hub sources.
+[[nodiscard]] core::Error OriginHttpError(std::string_view source_name, std::string_view path,
+                                          const core::Error& error);
+
 // kCancelled / kDeadlineExceeded when the context already forbids starting; otherwise Ok and
 // the request's connect and read timeouts are lowered to the time left before the deadline.
 [[nodiscard]] core::Status ApplyReadContext(const ReadContext& context,
                                             std::chrono::milliseconds read_timeout,
                                             core::ClientRequest& request);
+
+// One streaming request as HttpClient::FetchStream makes it; a source that follows redirects
+// passes its own (redirect_follower.h).
+using StreamFetch = std::function<core::Result<core::StreamResponse>(
+    const core::ClientRequest&, const core::BodySink&, std::span<std::byte> landing)>;
 
 // GETs bytes [offset, offset + destination.size()) of request.url into destination, entirely
 // or not at all (see RangeSource::ReadRange for the error codes).
@@ -39,5 +52,12 @@ using HttpErrorMapper = std::function<core::Error(const core::Error&)>;
                                          const ReadContext& context,
                                          std::chrono::milliseconds read_timeout,
                                          const HttpErrorMapper& map_error);
+
+// The same through `fetch`.
+[[nodiscard]] core::Status ReadHttpRangeWith(const StreamFetch& fetch, core::ClientRequest request,
+                                             std::uint64_t offset, std::span<std::byte> destination,
+                                             const ReadContext& context,
+                                             std::chrono::milliseconds read_timeout,
+                                             const HttpErrorMapper& map_error);
 
 }  // namespace modelplane::agent

@@ -18,7 +18,7 @@ constexpr std::size_t kMaxAnswerBytes = 64 * 1024;
 // A projected ServiceAccount token is a JWT of a few KiB.
 constexpr std::size_t kMaxTokenBytes = 64 * 1024;
 
-core::Result<std::string> ReadToken(const std::string& path) {
+core::Result<std::string> ReadServiceAccountToken(const std::string& path) {
   auto read = core::ReadBoundedFile(path, kMaxTokenBytes);
   if (!read) {
     // Missing or unreadable now may be a token the kubelet is rotating: retry later. One too
@@ -69,13 +69,38 @@ core::Result<std::unique_ptr<OperatorCredentials>> OperatorCredentials::Create(
 
 core::Result<SigningCredentials> OperatorCredentials::Read(const std::string& namespace_name,
                                                            const std::string& name, bool fresh) {
+  auto answer = Lookup(namespace_name, name, fresh);
+  if (!answer) return std::unexpected(answer.error());
+  if (answer->credentials.access_key_id.empty() || answer->credentials.secret_access_key.empty()) {
+    return MakeError(ErrorCode::kUnauthenticated,
+                     fmt::format("credentialsSecretRef {}/{}: the Secret has no accessKeyId and "
+                                 "secretAccessKey",
+                                 namespace_name, name));
+  }
+  return answer->credentials;
+}
+
+core::Result<std::string> OperatorCredentials::ReadToken(const std::string& namespace_name,
+                                                         const std::string& name, bool fresh) {
+  auto answer = Lookup(namespace_name, name, fresh);
+  if (!answer) return std::unexpected(answer.error());
+  if (answer->token.empty()) {
+    return MakeError(
+        ErrorCode::kUnauthenticated,
+        fmt::format("credentialsSecretRef {}/{}: the Secret has no token", namespace_name, name));
+  }
+  return answer->token;
+}
+
+core::Result<OperatorCredentials::Answer> OperatorCredentials::Lookup(
+    const std::string& namespace_name, const std::string& name, bool fresh) {
   const auto key = std::make_pair(namespace_name, name);
   const auto now = options_.clock->Now();
   {
     const std::scoped_lock lock(mutex_);
     if (auto found = held_.find(key); found != held_.end()) {
       const auto age = now - found->second.fetched_at;
-      if (age < (fresh ? options_.min_refresh : options_.ttl)) return found->second.credentials;
+      if (age < (fresh ? options_.min_refresh : options_.ttl)) return found->second.answer;
       held_.erase(found);
     }
   }
@@ -90,13 +115,13 @@ core::Result<SigningCredentials> OperatorCredentials::Read(const std::string& na
       "secret_credentials_fetched",
       {{"namespace", namespace_name}, {"secret", name}, {"fresh", fresh ? "true" : "false"}});
   const std::scoped_lock lock(mutex_);
-  held_[key] = Held{.credentials = *fetched, .fetched_at = now};
+  held_[key] = Held{.answer = *fetched, .fetched_at = now};
   return fetched;
 }
 
-core::Result<SigningCredentials> OperatorCredentials::Fetch(const std::string& namespace_name,
-                                                            const std::string& name) const {
-  auto token = ReadToken(options_.token_file);
+core::Result<OperatorCredentials::Answer> OperatorCredentials::Fetch(
+    const std::string& namespace_name, const std::string& name) const {
+  auto token = ReadServiceAccountToken(options_.token_file);
   if (!token) return std::unexpected(token.error());
   core::ClientRequest request;
   request.method = http::verb::get;
@@ -114,25 +139,20 @@ core::Result<SigningCredentials> OperatorCredentials::Fetch(const std::string& n
   const auto malformed = [&] {
     return MakeError(ErrorCode::kUnavailable,
                      fmt::format("credentialsSecretRef {}/{}: the operator's answer is not "
-                                 "{{accessKeyId, secretAccessKey[, sessionToken]}}",
+                                 "{{[accessKeyId, secretAccessKey[, sessionToken]], [token]}}",
                                  namespace_name, name));
   };
   if (!body || !body->is_object()) return malformed();
-  SigningCredentials credentials;
   const auto text = [&](const char* field) {
     const auto found = body->find(field);
     return found != body->end() && found->is_string() ? found->get<std::string>() : std::string();
   };
-  credentials.access_key_id = text("accessKeyId");
-  credentials.secret_access_key = text("secretAccessKey");
-  credentials.session_token = text("sessionToken");
-  if (credentials.access_key_id.empty() || credentials.secret_access_key.empty()) {
-    return MakeError(ErrorCode::kUnauthenticated,
-                     fmt::format("credentialsSecretRef {}/{}: the Secret has no accessKeyId and "
-                                 "secretAccessKey",
-                                 namespace_name, name));
-  }
-  return credentials;
+  Answer answer;
+  answer.credentials.access_key_id = text("accessKeyId");
+  answer.credentials.secret_access_key = text("secretAccessKey");
+  answer.credentials.session_token = text("sessionToken");
+  answer.token = text("token");
+  return answer;
 }
 
 }  // namespace modelplane::agent

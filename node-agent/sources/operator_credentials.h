@@ -50,17 +50,26 @@ class OperatorCredentials final : public CredentialSecrets {
 
   [[nodiscard]] core::Result<SigningCredentials> Read(const std::string& namespace_name,
                                                       const std::string& name, bool fresh) override;
+  [[nodiscard]] core::Result<std::string> ReadToken(const std::string& namespace_name,
+                                                    const std::string& name, bool fresh) override;
 
  private:
-  struct Held {
+  // What the operator answered for one Secret: object-store keys, a hub token, or both.
+  struct Answer {
     SigningCredentials credentials;
+    std::string token;
+  };
+  struct Held {
+    Answer answer;
     core::Clock::SteadyTime fetched_at;
   };
+  [[nodiscard]] core::Result<Answer> Lookup(const std::string& namespace_name,
+                                            const std::string& name, bool fresh);
   OperatorCredentials(OperatorCredentialsOptions options, std::unique_ptr<core::HttpClient> http,
                       core::Logger logger)
       : options_(std::move(options)), http_(std::move(http)), logger_(std::move(logger)) {}
-  [[nodiscard]] core::Result<SigningCredentials> Fetch(const std::string& namespace_name,
-                                                       const std::string& name) const;
+  [[nodiscard]] core::Result<Answer> Fetch(const std::string& namespace_name,
+                                           const std::string& name) const;
 
   const OperatorCredentialsOptions options_;
   const std::unique_ptr<core::HttpClient> http_;

@@ -4,8 +4,10 @@
 
 #include <fmt/format.h>
 
+#include "core/api/hub_source.h"
 #include "core/api/source_identity.h"
 #include "node-agent/sources/http_origin_range_source.h"
+#include "node-agent/sources/hub_range_source.h"
 #include "node-agent/sources/identified_source.h"
 #include "node-agent/sources/s3_range_source.h"
 #include "node-agent/sources/shared_filesystem_range_source.h"
@@ -23,6 +25,64 @@ std::size_t Concurrency(const core::api::ModelSource& source,
     return static_cast<std::size_t>(*source.capacity->max_concurrent_fetches);
   }
   return environment.default_concurrency;
+}
+
+// One client per address policy, shared by the http and hub sources that may connect to the
+// same addresses.
+using HttpClients = std::map<std::string, std::shared_ptr<core::HttpClient>>;
+
+core::Result<std::shared_ptr<core::HttpClient>> ClientFor(const core::SourceGrant& grant,
+                                                          const SourceEnvironment& environment,
+                                                          HttpClients& clients) {
+  std::shared_ptr<core::HttpClient>& client =
+      clients[grant.addresses ? grant.addresses->ToString() : "any"];
+  if (!client) {
+    core::ClientOptions options = environment.http;
+    if (grant.addresses) options.address_policy = grant.addresses;
+    auto created = core::HttpClient::Create(std::move(options));
+    if (!created) return std::unexpected(created.error());
+    client = std::move(*created);
+  }
+  return client;
+}
+
+// A hub's token comes only from the source's credentialsSecretRef, in the namespace its grant
+// names; the agent has no token of its own to lend.
+HubTokenProvider TokenProviderFor(const core::api::ModelSource& source,
+                                  const core::SourceGrant& grant,
+                                  const SourceEnvironment& environment) {
+  if (!source.credentials_secret_ref) return nullptr;
+  const std::string name = source.credentials_secret_ref->name;
+  if (!environment.secrets) {
+    return [name](bool) -> core::Result<std::string> {
+      return MakeError(ErrorCode::kNotFound,
+                       fmt::format("credentialsSecretRef {}: this agent has no way to read "
+                                   "Secrets (credentials is not configured)",
+                                   name));
+    };
+  }
+  return [secrets = environment.secrets, secret_namespace = grant.secret_namespace,
+          name](bool fresh) { return secrets->ReadToken(secret_namespace, name, fresh); };
+}
+
+core::Result<std::unique_ptr<HubRangeSource>> CreateHubSource(const core::api::ModelSource& source,
+                                                              const core::api::HubLocation& hub,
+                                                              const core::SourceGrant& grant,
+                                                              const SourceEnvironment& environment,
+                                                              std::size_t concurrency,
+                                                              HttpClients& clients) {
+  auto client = ClientFor(grant, environment, clients);
+  if (!client) return std::unexpected(client.error());
+  return HubRangeSource::Create(*client, {.name = source.name,
+                                          .type = source.type,
+                                          .endpoint = core::api::HubEndpoint(source),
+                                          .repository = hub.repository,
+                                          .commit = hub.commit,
+                                          .redirect_hosts = grant.redirect_hosts,
+                                          .max_concurrency = concurrency,
+                                          .read_timeout = environment.http.read_timeout,
+                                          .token = TokenProviderFor(source, grant, environment),
+                                          .clock = environment.clock});
 }
 
 }  // namespace
@@ -98,8 +158,7 @@ core::Result<std::vector<std::unique_ptr<RangeSource>>> CreateRevisionSources(
                      fmt::format("{} sources but {} grants", sources.size(), grants.size()));
   }
   std::vector<std::unique_ptr<RangeSource>> result;
-  // One pool for the http sources that may connect to the same addresses.
-  std::map<std::string, std::shared_ptr<core::HttpClient>> http_clients;
+  HttpClients http_clients;
   for (std::size_t index = 0; index < sources.size(); ++index) {
     const core::api::ModelSource& source = sources[index];
     const core::SourceGrant& grant = grants[index];
@@ -116,20 +175,20 @@ core::Result<std::vector<std::unique_ptr<RangeSource>>> CreateRevisionSources(
       result.push_back(std::make_unique<IdentifiedSource>(std::move(*created),
                                                           core::api::SourceIdentity(source)));
     } else if (source.type == core::api::kSourceHttp && source.http) {
-      std::shared_ptr<core::HttpClient>& http_client =
-          http_clients[grant.addresses ? grant.addresses->ToString() : "any"];
-      if (!http_client) {
-        core::ClientOptions options = environment.http;
-        if (grant.addresses) options.address_policy = grant.addresses;
-        auto client = core::HttpClient::Create(std::move(options));
-        if (!client) return std::unexpected(client.error());
-        http_client = std::move(*client);
-      }
-      auto created = HttpOriginRangeSource::Create(http_client,
+      auto http_client = ClientFor(grant, environment, http_clients);
+      if (!http_client) return std::unexpected(http_client.error());
+      auto created = HttpOriginRangeSource::Create(*http_client,
                                                    {.name = source.name,
                                                     .base_url = source.http->base_url,
                                                     .max_concurrency = concurrency,
                                                     .read_timeout = environment.http.read_timeout});
+      if (!created) {
+        return std::unexpected(created.error().Wrap(fmt::format("source {}", source.name)));
+      }
+      result.push_back(std::make_unique<IdentifiedSource>(std::move(*created),
+                                                          core::api::SourceIdentity(source)));
+    } else if (const core::api::HubLocation* hub = core::api::HubLocationOf(source)) {
+      auto created = CreateHubSource(source, *hub, grant, environment, concurrency, http_clients);
       if (!created) {
         return std::unexpected(created.error().Wrap(fmt::format("source {}", source.name)));
       }

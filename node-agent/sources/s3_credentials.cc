@@ -103,6 +103,16 @@ core::Result<SigningCredentials> CredentialsFromDirectory(const std::string& dir
                             .session_token = token->value_or("")};
 }
 
+core::Result<std::string> TokenFromDirectory(const std::string& directory) {
+  auto token = ReadFirstKey(directory, {"token", "HF_TOKEN", "MODELSCOPE_API_TOKEN"});
+  if (!token) return std::unexpected(token.error());
+  if (!*token || (*token)->empty()) {
+    return MakeError(ErrorCode::kNotFound,
+                     fmt::format("credentials directory {} has no token", directory));
+  }
+  return **token;
+}
+
 core::Result<SigningCredentials> CredentialsFromSharedFile(const std::string& path,
                                                            std::string_view profile) {
   auto content = core::ReadBoundedFile(path, kMaxSharedFileBytes);

@@ -41,6 +41,10 @@ using EnvironmentLookup = std::function<std::optional<std::string>(std::string_v
 [[nodiscard]] core::Result<SigningCredentials> CredentialsFromDirectory(
     const std::string& directory);
 
+// A hub token from a mounted Secret: the file `token`, else `HF_TOKEN`, else
+// `MODELSCOPE_API_TOKEN`, trailing whitespace removed. kNotFound when none is there.
+[[nodiscard]] core::Result<std::string> TokenFromDirectory(const std::string& directory);
+
 // One profile of an AWS shared-credentials file.
 [[nodiscard]] core::Result<SigningCredentials> CredentialsFromSharedFile(
     const std::string& path, std::string_view profile = "default");

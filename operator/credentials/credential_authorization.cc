@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "core/api/hub_source.h"
 #include "core/json/json_lookup.h"
 
 namespace modelplane::controller {
@@ -83,7 +84,9 @@ core::Result<core::api::RevisionReference> AuthorizeCredentialRequest(
     });
     if (revision == revisions.end()) continue;
     for (const core::api::ModelSource& source : revision->spec.sources) {
-      if (!source.object_store || !source.credentials_secret_ref ||
+      const bool takes_secret =
+          source.object_store.has_value() || core::api::HubLocationOf(source) != nullptr;
+      if (!takes_secret || !source.credentials_secret_ref ||
           source.credentials_secret_ref->name != secret_name) {
         continue;
       }

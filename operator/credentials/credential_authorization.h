@@ -1,15 +1,16 @@
-// Who may have which object-store credential Secret: the decisions behind the operator's
-// credentials endpoint (credentials_service.h), apart from its I/O so they are tested alone.
+// Who may have which source credential Secret (object-store keys, a hub token): the decisions
+// behind the operator's credentials endpoint (credentials_service.h), apart from its I/O so they
+// are tested alone.
 //
 // The caller is a node agent: its token must be the agent ServiceAccount's, and bound to a pod
 // (the API server then names the pod's node in the token's extra
 // authentication.kubernetes.io/node-name); a token without a node is refused, since it would let
 // the holder speak for any node. Node N may have Secret X/Y only while N's ModelCache spec names
-// a revision with an objectStore source whose credentialsSecretRef resolves to X/Y and the
-// source policy allows that revision's namespace to use it (core::AuthorizeSources: its own
-// namespace's Secret, or one a credentials rule grants). Nothing else (the revision's author, a
-// pod's annotation, the Secret's labels) widens it.
-// Thread safety: pure functions.
+// a revision with an objectStore, huggingFace or modelScope source whose credentialsSecretRef
+// resolves to X/Y and the source policy allows that revision's namespace to use it
+// (core::AuthorizeSources: its own namespace's Secret, or one a credentials rule grants). Nothing
+// else (the revision's author, a pod's annotation, the Secret's labels) widens it. Thread safety:
+// pure functions.
 #pragma once
 
 #include <span>

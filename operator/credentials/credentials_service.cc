@@ -167,13 +167,23 @@ core::ServerResponse CredentialsService::Handle(const core::ServerRequest& reque
   auto access_key = SecretKey(*secret, {"accessKeyId", "AWS_ACCESS_KEY_ID"});
   auto secret_key = SecretKey(*secret, {"secretAccessKey", "AWS_SECRET_ACCESS_KEY"});
   auto session_token = SecretKey(*secret, {"sessionToken", "AWS_SESSION_TOKEN"});
-  if (!access_key || !secret_key || !session_token || access_key->empty() || secret_key->empty()) {
+  // A hub source's token (huggingFace, modelScope), under the names their clients read.
+  auto hub_token = SecretKey(*secret, {"token", "HF_TOKEN", "MODELSCOPE_API_TOKEN"});
+  const bool has_keys =
+      access_key && secret_key && session_token && !access_key->empty() && !secret_key->empty();
+  const bool has_token = hub_token && !hub_token->empty();
+  if (!has_keys && !has_token) {
     return answer(http::status::not_found, "not_found",
-                  fmt::format("Secret {}/{} has no accessKeyId and secretAccessKey",
+                  fmt::format("Secret {}/{} has neither accessKeyId and secretAccessKey nor token",
                               secret_namespace, secret_name));
   }
-  json body = {{"accessKeyId", *access_key}, {"secretAccessKey", *secret_key}};
-  if (!session_token->empty()) body["sessionToken"] = *session_token;
+  json body = json::object();
+  if (has_keys) {
+    body["accessKeyId"] = *access_key;
+    body["secretAccessKey"] = *secret_key;
+    if (!session_token->empty()) body["sessionToken"] = *session_token;
+  }
+  if (has_token) body["token"] = *hub_token;
   if (auto counter = answers_->WithLabels({"served"})) counter->Increment();
   logger_.Info("credentials_served",
                {{"node", node},

@@ -1,4 +1,4 @@
-// The operator's object-store credentials endpoint for node agents, served with the webhook's
+// The operator's source credentials endpoint for node agents, served with the webhook's
 // TLS certificate, on a listener of its own (credentials.port, which a NetworkPolicy opens to
 // the agents only) or on the webhook's: GET /credentials/v1/<namespace>/<secret> with
 // "Authorization: Bearer <token>", the agent pod's projected ServiceAccount token for `audience`.
@@ -10,7 +10,8 @@
 // node's
 // ModelCache and the revisions it names, read from the API server on the call (not from an
 // informer, so a node never gets a Secret on a stale view and every replica can answer), then
-// the Secret itself. Answers: 200 {accessKeyId, secretAccessKey[, sessionToken]} with
+// the Secret itself. Answers: 200 {[accessKeyId, secretAccessKey[, sessionToken]], [token]}
+// (object-store keys, a hub token from key token, HF_TOKEN or MODELSCOPE_API_TOKEN) with
 // Cache-Control: no-store; 401 for a token the API server does not accept; 403 with the reason
 // for another account, a token bound to no node, or a Secret the node may not have; 404 for a
 // missing Secret or key; 503 when the API server could not be asked (the agent retries). The

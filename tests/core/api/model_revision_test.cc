@@ -55,6 +55,27 @@ TEST(ModelRevisionTest, ParsesTheSampleManifest) {
   EXPECT_THAT(ValidateModelRevisionSpec(spec), IsEmpty());
 }
 
+TEST(ModelRevisionTest, HubSourcesRoundTripThroughJson) {
+  nlohmann::json document = SampleJson();
+  document["spec"]["sources"] = nlohmann::json::array(
+      {{{"name", "hub"},
+        {"type", "huggingFace"},
+        {"huggingFace", {{"repository", "org/m"}, {"commit", std::string(40, 'b')}}},
+        {"credentialsSecretRef", {{"name", "hf-token"}}}},
+       {{"name", "ms"},
+        {"type", "modelScope"},
+        {"modelScope",
+         {{"endpoint", "http://127.0.0.1:9000"},
+          {"repository", "org/m"},
+          {"commit", std::string(40, 'c')}}}}});
+  auto revision = ModelRevisionFromJson(document);
+  ASSERT_TRUE(revision.has_value()) << revision.error().ToString();
+  ASSERT_TRUE(revision->spec.sources[0].hugging_face.has_value());
+  EXPECT_EQ(revision->spec.sources[0].hugging_face->repository, "org/m");
+  EXPECT_EQ(revision->spec.sources[1].model_scope->endpoint, "http://127.0.0.1:9000");
+  EXPECT_EQ(ToJson(*revision)["spec"]["sources"], document["spec"]["sources"]);
+}
+
 TEST(ModelRevisionTest, RoundTripsThroughJsonIncludingStatusAndUnknownMetadata) {
   nlohmann::json document = SampleJson();
   document["metadata"]["managedFields"] = nlohmann::json::array({{{"manager", "kubectl"}}});

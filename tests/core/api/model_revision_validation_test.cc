@@ -45,6 +45,39 @@ TEST(ModelRevisionValidationTest, ReportsMalformedSha256) {
   }
 }
 
+TEST(ModelRevisionValidationTest, HubSourcesNameARepositoryAtACommit) {
+  ModelRevisionSpec spec = SampleSpec();
+  ModelSource hub{.name = "hub", .type = std::string(kSourceHuggingFace)};
+  hub.hugging_face = HubLocation{.repository = "meta-llama/Llama-3.1-8B",
+                                 .commit = "0123456789abcdef0123456789abcdef01234567"};
+  spec.sources = {hub};
+  EXPECT_THAT(ValidateModelRevisionSpec(spec), IsEmpty());
+  spec.sources[0].hugging_face->commit = "main";
+  EXPECT_THAT(
+      ValidateModelRevisionSpec(spec),
+      ElementsAre(Problem(ValidationReason::kInvalidValue, "spec.sources[0].huggingFace.commit")));
+  spec.sources[0].hugging_face->commit = std::string(40, 'A');
+  EXPECT_THAT(ValidateModelRevisionSpec(spec), ::testing::SizeIs(1));
+  spec.sources[0].hugging_face->commit = std::string(40, 'a');
+  for (const std::string bad :
+       {"org/../x", "org/name/extra", "-org/name", "org/na--me", "", "org/name?x", "org name/x"}) {
+    spec.sources[0].hugging_face->repository = bad;
+    EXPECT_THAT(ValidateModelRevisionSpec(spec),
+                ElementsAre(Problem(ValidationReason::kInvalidValue,
+                                    "spec.sources[0].huggingFace.repository")))
+        << bad;
+  }
+  spec.sources[0].hugging_face->repository = "gpt2";
+  spec.sources[0].hugging_face->endpoint = "https://hf-mirror.com/sub";
+  EXPECT_THAT(ValidateModelRevisionSpec(spec),
+              ElementsAre(Problem(ValidationReason::kInvalidValue,
+                                  "spec.sources[0].huggingFace.endpoint")));
+  // The location must match the type.
+  spec.sources[0].type = std::string(kSourceModelScope);
+  EXPECT_THAT(ValidateModelRevisionSpec(spec),
+              ElementsAre(Problem(ValidationReason::kSourceLocationMismatch, "spec.sources[0]")));
+}
+
 TEST(ModelRevisionValidationTest, ReportsDuplicatePaths) {
   ModelRevisionSpec spec = SampleSpec();
   spec.files[3].path = spec.files[1].path;

@@ -26,6 +26,13 @@ objectStores:
     namespaces: [team-b]
 httpOrigins:
   - url: https://huggingface.co/org/
+hubs:
+  - endpoint: https://huggingface.co
+    repositories: ["meta-llama/*", "Qwen/Qwen3-8B"]
+    redirectHosts: [cdn-lfs.hf.co, "*.XetHub.hf.co"]
+  - endpoint: http://127.0.0.1:8080
+    namespaces: [team-a]
+    addresses: [127.0.0.0/8]
 credentials:
   - secret: models-readonly
     namespaces: [team-a]
@@ -58,6 +65,16 @@ api::ModelSource Http(std::string url) {
   return {.name = "hf",
           .type = std::string(api::kSourceHttp),
           .http = api::HttpLocation{.base_url = std::move(url)}};
+}
+
+api::ModelSource Hub(std::string repository, std::string endpoint = "",
+                     std::optional<std::string> secret = std::nullopt) {
+  api::ModelSource source{.name = "hub", .type = std::string(api::kSourceHuggingFace)};
+  source.hugging_face = api::HubLocation{.endpoint = std::move(endpoint),
+                                         .repository = std::move(repository),
+                                         .commit = std::string(40, 'a')};
+  if (secret) source.credentials_secret_ref = api::SecretReference{.name = *secret};
+  return source;
 }
 
 std::string Refusal(const SourcePolicy& policy, std::string_view namespace_name,
@@ -161,6 +178,54 @@ TEST(SourcePolicyTest, HttpOriginsMatchSchemeHostPortAndPathPrefix) {
               HasSubstr("encoded"));
   EXPECT_THAT(Refusal(policy, "x", Http("https://user@huggingface.co/org/m")),
               HasSubstr("http.baseUrl"));
+}
+
+TEST(SourcePolicyTest, HubsMatchEndpointRepositoryAndNamespace) {
+  const SourcePolicy policy = Policy();
+  EXPECT_EQ(Refusal(policy, "x", Hub("meta-llama/Llama-3.1-8B")), "");
+  EXPECT_EQ(Refusal(policy, "x", Hub("Qwen/Qwen3-8B", "https://HuggingFace.co/")), "");
+  EXPECT_THAT(Refusal(policy, "x", Hub("Qwen/Qwen3-32B")), HasSubstr("no hubs rule"));
+  EXPECT_THAT(Refusal(policy, "x", Hub("meta-llama")), HasSubstr("no hubs rule"));
+  EXPECT_THAT(Refusal(policy, "x", Hub("meta-llama/m", "https://hf-mirror.com")),
+              HasSubstr("no hubs rule"));
+  // A mirror rule without repositories allows any, for its namespaces only.
+  EXPECT_EQ(Refusal(policy, "team-a", Hub("any/thing", "http://127.0.0.1:8080")), "");
+  EXPECT_THAT(Refusal(policy, "team-b", Hub("any/thing", "http://127.0.0.1:8080")),
+              HasSubstr("no hubs rule for namespace \"team-b\""));
+  // A token Secret follows the same rules as an object store's keys.
+  EXPECT_EQ(Refusal(policy, "team-a", Hub("any/thing", "http://127.0.0.1:8080", "hf-token")), "");
+  EXPECT_THAT(Refusal(policy, "team-a", Hub("meta-llama/m", "", "Bad_Name")),
+              HasSubstr("not a Secret name"));
+
+  auto grants = AuthorizeSources(&policy, "x", {Hub("meta-llama/m")});
+  ASSERT_TRUE(grants) << grants.error().ToString();
+  EXPECT_EQ(grants->front().redirect_hosts,
+            (std::vector<std::string>{"cdn-lfs.hf.co", "*.xethub.hf.co"}));
+  auto local = AuthorizeSources(&policy, "team-a", {Hub("o/m", "http://127.0.0.1:8080")});
+  ASSERT_TRUE(local);
+  ASSERT_TRUE(local->front().addresses.has_value());
+}
+
+TEST(SourcePolicyTest, RedirectHostsMatchExactNamesAndNamesBelowAWildcard) {
+  const std::vector<std::string> hosts = {"cdn-lfs.hf.co", "*.xethub.hf.co", "127.0.0.2"};
+  EXPECT_TRUE(HostMatches("cdn-lfs.hf.co", hosts));
+  EXPECT_TRUE(HostMatches("cas-bridge.xethub.hf.co", hosts));
+  EXPECT_TRUE(HostMatches("127.0.0.2", hosts));
+  EXPECT_FALSE(HostMatches("xethub.hf.co", hosts));
+  EXPECT_FALSE(HostMatches("evil-xethub.hf.co", hosts));
+  EXPECT_FALSE(HostMatches("cdn-lfs.hf.co.evil.com", hosts));
+  EXPECT_FALSE(HostMatches("127.0.0.3", {"*.0.0.3"}));
+}
+
+TEST(SourcePolicyTest, BadHubRulesAreRejected) {
+  EXPECT_FALSE(LoadConfigString<SourcePolicy>("hubs:\n  - repositories: [a/b]\n"));
+  EXPECT_FALSE(LoadConfigString<SourcePolicy>("hubs:\n  - endpoint: https://h/path\n"));
+  EXPECT_FALSE(LoadConfigString<SourcePolicy>(
+      "hubs:\n  - endpoint: https://h\n    redirectHosts: [\"cdn:443\"]\n"));
+  EXPECT_FALSE(LoadConfigString<SourcePolicy>(
+      "hubs:\n  - endpoint: https://h\n    redirectHosts: [\"https://cdn\"]\n"));
+  EXPECT_TRUE(LoadConfigString<SourcePolicy>(
+      "hubs:\n  - endpoint: https://h\n    redirectHosts: [\"*.cdn.example\"]\n"));
 }
 
 TEST(SourcePolicyTest, EveryBrokenSourceIsNamedAndNoPolicyRefusesAll) {

@@ -116,6 +116,11 @@ class RecordingSecrets final : public CredentialSecrets {
     asked.push_back(fmt::format("{}/{}{}", namespace_name, name, fresh ? " fresh" : ""));
     return SigningCredentials{.access_key_id = "k", .secret_access_key = "s"};
   }
+  core::Result<std::string> ReadToken(const std::string& namespace_name, const std::string& name,
+                                      bool fresh) override {
+    asked.push_back(fmt::format("{}/{}{} token", namespace_name, name, fresh ? " fresh" : ""));
+    return std::string("hub-token");
+  }
   std::vector<std::string> asked;
 };
 
