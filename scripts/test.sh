@@ -139,10 +139,11 @@ step "unit tests" unit_tests
 # The checker the scenario runs on kube-apiserver's audit log (RBAC against what the code calls),
 # on a synthetic chart and log, the harnesses' port picker, the choice of the units clang-tidy
 # checks (on a small project ninja builds), and the test Hub server against the real
-# huggingface_hub client; seconds in all.
+# huggingface_hub and modelscope clients; seconds in all.
 step "harness tests (RBAC audit checker, port picker, clang-tidy's units, test Hub server)" \
   .venv/bin/python -m pytest -q -p no:cacheprovider tests/e2e/test_rbac_audit.py \
-  tests/e2e/test_free_ports.py tests/scripts/test_tidy_units.py tests/e2e/test_hub_server.py
+  tests/e2e/test_free_ports.py tests/scripts/test_tidy_units.py tests/e2e/test_hub_server.py \
+  tests/e2e/test_modelscope_server.py
 step "Kubernetes client tests on a local control plane" cluster_tests
 if [[ -x scripts/fuzz.sh ]]; then
   step "fuzzers (bounded run)" scripts/fuzz.sh 20

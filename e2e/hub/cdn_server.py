@@ -1,9 +1,9 @@
 """The test Hub's "CDN": a second origin that serves LFS files behind signed, expiring URLs.
 
-The Hub's resolve answers 302 to a URL made here. Like the real CDN it trusts only the
-signature in the query, never a token, so a test can assert the client sent no Authorization
-header to it (every request's headers are recorded). It can also answer a burst of 503s, the
-real CDN's throttling answer, for tests of a client's backoff.
+The Hub's resolve (and ModelScope's file endpoint) answers 302 to a URL made here. Like the
+real CDN it trusts only the signature in the query, never a token, so a test can assert the
+client sent no Authorization header to it (every request's headers are recorded). It can also
+answer a burst of 503s, the real CDN's throttling answer, for tests of a client's backoff.
 """
 
 import hashlib
@@ -20,8 +20,11 @@ DEFAULT_URL_TTL_S = 3600
 
 
 class CdnServer(LoopbackServer):
-    def __init__(self, host: str, port: int, store: RepoStore, clock=time.time, log=None):
-        super().__init__(host, port, CdnHandler, log)
+    origin = "cdn"
+
+    def __init__(self, host: str, port: int, store: RepoStore, clock=time.time, log=None,
+                 request_log=None):
+        super().__init__(host, port, CdnHandler, log, request_log)
         self.store = store
         self.clock = clock
         self._key = secrets.token_bytes(32)  # per instance: a URL from another run is forged
@@ -59,6 +62,8 @@ class CdnServer(LoopbackServer):
 
 class CdnHandler(BoundedHandler):
     server: CdnServer
+
+    request_kind = "cdn"
 
     def do_GET(self):
         try:

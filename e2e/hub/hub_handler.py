@@ -1,4 +1,5 @@
-"""The test Hub's routes: revision, tree, resolve, resolve-cache, and the /_test/ hooks.
+"""The test Hub's routes: revision, tree, resolve, resolve-cache, the /_test/ hooks, and the
+ModelScope API under /api/v1/ (modelscope_handler.py).
 
 Status codes and headers are the ones huggingface_hub (the version pinned in
 requirements-test.txt) reads: get_hf_file_metadata in its file_download.py, hf_raise_for_status
@@ -11,6 +12,7 @@ import time
 import urllib.parse
 
 from loopback_http import BoundedHandler
+from modelscope_handler import ModelScopeApi
 from repo_store import FileEntry
 
 INVALID_TOKEN_MESSAGE = "Invalid credentials in Authorization header"  # the client matches it
@@ -43,6 +45,7 @@ class HubHandler(BoundedHandler):
         segments = raw_path.split("/")[1:]  # split before unquoting: a revision may hold %2F
         self.query = urllib.parse.parse_qs(query)
         kind, route = self._route(segments)
+        self.request_kind = kind
         try:
             if self.command == "POST" and kind != "admin":
                 self.close_connection = True  # its body stays unread
@@ -60,6 +63,9 @@ class HubHandler(BoundedHandler):
             self.finish_request_log(kind)
 
     def _route(self, segments: list[str]):
+        modelscope = ModelScopeApi(self).route(segments)
+        if modelscope is not None:
+            return modelscope
         if segments[:2] == ["api", "models"] and len(segments) >= 6:
             if segments[4] == "revision":
                 return "revision", self._revision
@@ -196,17 +202,9 @@ class HubHandler(BoundedHandler):
 
     def _tree_entries(self, repo_id: str, commit: str, directory: str, recursive: bool) -> list:
         store = self.server.store
-        prefix = f"{directory}/" if directory else ""
-        files = [path for path in store.files(repo_id, commit) if path.startswith(prefix)]
-        directories = {prefix + "/".join(rest.split("/")[:depth])
-                       for rest in (path[len(prefix):] for path in files)
-                       for depth in range(1, rest.count("/") + 1)}
-        listed = files + sorted(directories)
-        if not recursive:
-            listed = [path for path in listed if "/" not in path[len(prefix):]]
         entries = []
-        for path in sorted(listed):
-            if path in directories:
+        for path, is_directory in store.listing(repo_id, commit, directory, recursive):
+            if is_directory:
                 entries.append({"type": "directory", "oid": store.tree_id(repo_id, commit, path),
                                 "size": 0, "path": path})
             else:

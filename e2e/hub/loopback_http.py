@@ -7,6 +7,7 @@ import ipaddress
 import json
 import re
 import socket
+import sys
 import threading
 
 MAX_HEADER_BYTES = 16 * 1024
@@ -28,11 +29,13 @@ class LoopbackServer(http.server.ThreadingHTTPServer):
 
     daemon_threads = False
     block_on_close = True
+    origin = "loopback"  # the name a request log gives this server's lines ("hub", "cdn")
 
-    def __init__(self, host: str, port: int, handler_class, log=None):
+    def __init__(self, host: str, port: int, handler_class, log=None, request_log=None):
         require_loopback(host)
         super().__init__((host, port), handler_class)
         self.log = log or (lambda line: None)
+        self.request_log = request_log  # a request_log.RequestLog, or None
         self.records = collections.deque(maxlen=RECORDED_REQUESTS)
         self.counts: collections.Counter = collections.Counter()
         self.lock = threading.Lock()
@@ -56,6 +59,16 @@ class LoopbackServer(http.server.ThreadingHTTPServer):
         with self.lock:
             self._open.discard(request)
         super().shutdown_request(request)
+
+    def handle_error(self, request, client_address) -> None:
+        # A client that resets a kept-alive connection (seen with the modelscope client) is no
+        # server error: one line, not socketserver's traceback on stderr.
+        error = sys.exc_info()[1]
+        if isinstance(error, ConnectionError):
+            self.log(f"event=connection_dropped server={self.url} client={client_address[0]} "
+                     f"error={type(error).__name__}")
+            return
+        super().handle_error(request, client_address)
 
     def start(self) -> None:
         # A short poll interval: `stop` waits for the accept loop to notice it.
@@ -83,6 +96,8 @@ class LoopbackServer(http.server.ThreadingHTTPServer):
             self.counts[f"{kind} {status}"] += 1
             self.records.append({"kind": kind, "status": status, "method": method, "path": path,
                                  "headers": lowered})
+        if self.request_log is not None:
+            self.request_log.write(self.origin, method, path, status, lowered)
 
     def snapshot(self) -> dict:
         with self.lock:
@@ -96,6 +111,7 @@ class BoundedHandler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     timeout = IDLE_TIMEOUT_S
     server: LoopbackServer
+    request_kind = "request"  # what the records file this request under; the handler sets it
 
     def parse_request(self) -> bool:
         if not super().parse_request():
@@ -131,10 +147,13 @@ class BoundedHandler(http.server.BaseHTTPRequestHandler):
             self.send_header(name, value)
         if "Content-Length" not in headers:
             self.send_header("Content-Length", str(len(body)))
+        # Recorded (and logged) before the answer leaves, so a client that has its answer finds
+        # the request in the records and in the request log, even from another process.
+        self.answered = status
+        self.server.record(self.request_kind, status, self.command, self.path, self.headers)
         self.end_headers()
         if self.command != "HEAD" and body:
             self.wfile.write(body)
-        self.answered = status
 
     def send_plain(self, status: int, text: str, headers: dict[str, str] | None = None) -> None:
         self.send(status, {"Content-Type": "text/plain; charset=utf-8", **(headers or {})},
@@ -168,8 +187,10 @@ class BoundedHandler(http.server.BaseHTTPRequestHandler):
         pass  # replaced by the one structured line per request in `finish_request_log`
 
     def finish_request_log(self, kind: str) -> None:
+        """Ends a request: one log line, and a record with status 0 when no answer went out."""
         status = getattr(self, "answered", 0)
-        self.server.record(kind, status, self.command, self.path, self.headers)
+        if status == 0:
+            self.server.record(kind, status, self.command, self.path, self.headers)
         self.server.log(f"event=request_served server={self.server.url} kind={kind} "
                         f"method={self.command} status={status} path={self.path}")
         self.answered = 0

@@ -99,6 +99,7 @@ class RepoStore:
         self.root = os.path.abspath(root)
         self.lfs_threshold = lfs_threshold
         self._entry_cache: dict[str, FileEntry] = {}  # commits are immutable: hash each file once
+        self._small_sha256_cache: dict[str, str] = {}
 
     # ---- writing (test set-up and the branch-moving hook) ----
 
@@ -198,6 +199,34 @@ class RepoStore:
             with open(disk_path, "rb") as content:
                 cached = describe_file(path, content.read(), self.lfs_threshold)
             self._entry_cache[disk_path] = cached  # a racing thread computes the same value
+        return cached
+
+    def listing(self, repo_id: str, commit: str, directory: str,
+                recursive: bool) -> list[tuple[str, bool]]:
+        """(path, is a directory) for what lies under `directory` ("" for the root) in a commit,
+        sorted by path: its direct children, or every file and folder below it."""
+        prefix = f"{directory}/" if directory else ""
+        files = [path for path in self.files(repo_id, commit) if path.startswith(prefix)]
+        directories = {prefix + "/".join(rest.split("/")[:depth])
+                       for rest in (path[len(prefix):] for path in files)
+                       for depth in range(1, rest.count("/") + 1)}
+        listed = files + sorted(directories)
+        if not recursive:
+            listed = [path for path in listed if "/" not in path[len(prefix):]]
+        return [(path, path in directories) for path in sorted(listed)]
+
+    def content_sha256(self, repo_id: str, commit: str, path: str) -> str:
+        """The sha256 of a file's content, LFS or not: ModelScope lists it for every file, where
+        the Hub has one only for LFS files."""
+        entry = self.entry(repo_id, commit, path)
+        if entry.sha256 is not None:
+            return entry.sha256
+        disk_path = self.file_path(repo_id, commit, path)
+        cached = self._small_sha256_cache.get(disk_path)
+        if cached is None:
+            with open(disk_path, "rb") as content:  # below the LFS threshold: small
+                cached = hashlib.sha256(content.read()).hexdigest()
+            self._small_sha256_cache[disk_path] = cached
         return cached
 
     def tree_id(self, repo_id: str, commit: str, directory: str) -> str:

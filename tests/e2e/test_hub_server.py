@@ -296,15 +296,26 @@ def test_a_rate_limited_resolve_is_retried_after_the_window(start_hub, tmp_path)
     assert hub.stats()["hub"]["resolve 429"] == 3
 
 
+def start_process(tmp_path, *arguments) -> tuple[subprocess.Popen, dict]:
+    """hub_server.py as a process over tmp_path/repos; returns it and its URLs."""
+    process = subprocess.Popen([sys.executable, os.path.join(ROOT, "e2e", "hub", "hub_server.py"),
+                                "--root", str(tmp_path / "repos"), "--port", "0",
+                                "--lfs-threshold", str(LFS_THRESHOLD), *arguments],
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    return process, json.loads(process.stdout.readline())
+
+
+def read_request_log(path) -> list[dict]:
+    with open(path, encoding="utf-8") as lines:
+        return [json.loads(line) for line in lines]
+
+
 def test_runs_as_a_process_until_sigterm(tmp_path):
     store = hub_server.RepoStore(str(tmp_path / "repos"), LFS_THRESHOLD)
     old = store.add_commit(REPO, {"a.txt": b"old"})
     new = store.add_commit(REPO, {"a.txt": b"new"})
-    process = subprocess.Popen([sys.executable, os.path.join(ROOT, "e2e", "hub", "hub_server.py"),
-                                "--root", str(tmp_path / "repos"), "--port", "0"],
-                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    process, urls = start_process(tmp_path)
     try:
-        urls = json.loads(process.stdout.readline())
         request = urllib.request.Request(f"{urls['hub']}/_test/move-ref", method="POST",
                                          data=json.dumps({"repo": REPO, "ref": "main",
                                                           "commit": old}).encode())
@@ -317,3 +328,58 @@ def test_runs_as_a_process_until_sigterm(tmp_path):
     finally:
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=10) == 0
+
+
+def test_the_request_log_shows_the_token_never_reaching_the_cdn(tmp_path):
+    store = hub_server.RepoStore(str(tmp_path / "repos"), LFS_THRESHOLD)
+    store.create_repo(REPO, private_token=TOKEN)
+    files = model_files(seed=9)
+    commit = store.add_commit(REPO, files)
+    log = tmp_path / "requests.jsonl"
+    process, urls = start_process(tmp_path, "--request-log", str(log))
+    try:
+        folder = snapshot_download(REPO, endpoint=urls["hub"], token=TOKEN,
+                                   cache_dir=tmp_path / "cache")
+        assert read_tree(folder) == files
+        lines = read_request_log(log)  # read while the server runs: each line is flushed
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=10) == 0
+    cdn = [line for line in lines if line["origin"] == "cdn"]
+    assert [line["status"] for line in cdn] == [200] * 3  # the three LFS files
+    assert not any(line["authorization"] or line["cookie"] for line in cdn)
+    assert all(line["path"].startswith(f"/{REPO}/{commit}/") for line in cdn)
+    hub = [line for line in lines if line["origin"] == "hub"]
+    assert hub and all(line["authorization"] for line in hub)
+    assert {line["method"] for line in lines} == {"GET", "HEAD"}
+    assert all(line["range"] is None for line in lines)
+
+
+def test_process_mode_counts_429s_and_cdn_503s_in_the_request_log(tmp_path):
+    store = hub_server.RepoStore(str(tmp_path / "repos"), LFS_THRESHOLD)
+    store.add_commit(REPO, model_files(seed=10))
+    log = tmp_path / "requests.jsonl"
+    process, urls = start_process(tmp_path, "--request-log", str(log), "--resolve-limit", "1",
+                                  "--resolve-window", "60", "--cdn-fail", "2")
+    try:
+        name = "weights/model-00001-of-00002.safetensors"
+        resolve = f"{urls['hub']}/{REPO}/resolve/main/{name}"
+        location = head_without_redirect(resolve).headers["Location"]
+        assert head_without_redirect(resolve).status == 429
+        statuses = []
+        for _ in range(3):
+            request = urllib.request.Request(location, headers={"Range": "bytes=0-9"})
+            try:
+                with urllib.request.urlopen(request, timeout=5) as answer:
+                    statuses.append(answer.status)
+            except urllib.error.HTTPError as error:
+                statuses.append(error.code)
+        assert statuses == [503, 503, 206]
+        lines = read_request_log(log)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=10) == 0
+    assert [(line["origin"], line["status"]) for line in lines] == [
+        ("hub", 302), ("hub", 429), ("cdn", 503), ("cdn", 503), ("cdn", 206)]
+    assert [line["range"] for line in lines] == [None, None] + ["bytes=0-9"] * 3
+    assert lines[0]["path"] == f"/{REPO}/resolve/main/{name}" and lines[0]["method"] == "HEAD"
