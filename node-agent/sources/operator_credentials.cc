@@ -152,6 +152,15 @@ core::Result<OperatorCredentials::Answer> OperatorCredentials::Fetch(
   answer.credentials.secret_access_key = text("secretAccessKey");
   answer.credentials.session_token = text("sessionToken");
   answer.token = text("token");
+  const bool has_keys =
+      !answer.credentials.access_key_id.empty() && !answer.credentials.secret_access_key.empty();
+  if (!has_keys && answer.token.empty()) {
+    // Not kept: the next read asks again.
+    return MakeError(ErrorCode::kUnauthenticated,
+                     fmt::format("credentialsSecretRef {}/{}: the Secret has neither "
+                                 "accessKeyId and secretAccessKey nor token",
+                                 namespace_name, name));
+  }
   return answer;
 }
 

@@ -144,6 +144,24 @@ TEST_F(OperatorCredentialsTest, RefusalsKeepTheirMeaning) {
   EXPECT_TRUE(client->Read("x", "y", false));
 }
 
+TEST_F(OperatorCredentialsTest, AHubTokenAndObjectStoreKeysComeFromOneAnswer) {
+  auto client = Client();
+  ASSERT_NE(client, nullptr);
+  Answer(http::status::ok, R"({"token":"hf_abc"})");
+  auto token = client->ReadToken("team-a", "hub", false);
+  ASSERT_TRUE(token) << token.error().ToString();
+  EXPECT_EQ(*token, "hf_abc");
+  auto keys = client->Read("team-a", "hub", false);
+  ASSERT_FALSE(keys);
+  EXPECT_EQ(keys.error().code(), ErrorCode::kUnauthenticated);
+  EXPECT_THAT(keys.error().message(), ::testing::Not(HasSubstr("hf_abc")));
+  EXPECT_EQ(requests(), 1);  // one answer, kept for both
+  Answer(http::status::ok, R"({"accessKeyId":"AKIA1","secretAccessKey":"s1"})");
+  auto no_token = client->ReadToken("team-b", "keys", false);
+  ASSERT_FALSE(no_token);
+  EXPECT_EQ(no_token.error().code(), ErrorCode::kUnauthenticated);
+}
+
 TEST_F(OperatorCredentialsTest, OnlyOverTlsAndWithAToken) {
   auto plain = OperatorCredentials::Create({.url = "http://127.0.0.1:1", .token_file = token_file_},
                                            *core::Logger::Create({.component = "test"}));

@@ -55,6 +55,18 @@ TEST(CredentialsFromDirectory, ReadsAMountedSecretAndTrimsNewlines) {
   EXPECT_EQ(credentials->session_token, "");
 }
 
+TEST(TokenFromDirectory, ReadsTokenThenTheHubClientsVariableNames) {
+  TempFolder folder;
+  EXPECT_EQ(TokenFromDirectory(folder.path()).error().code(), core::ErrorCode::kNotFound);
+  folder.Write("HF_TOKEN", "hf_abc\n");
+  EXPECT_EQ(TokenFromDirectory(folder.path()).value(), "hf_abc");
+  folder.Write("token", "own\n");
+  EXPECT_EQ(TokenFromDirectory(folder.path()).value(), "own");
+  TempFolder empty_token;
+  empty_token.Write("token", "\n");
+  EXPECT_EQ(TokenFromDirectory(empty_token.path()).error().code(), core::ErrorCode::kNotFound);
+}
+
 TEST(CredentialsFromDirectory, AcceptsEnvironmentStyleKeyNames) {
   TempFolder folder;
   folder.Write("AWS_ACCESS_KEY_ID", "AKID");

@@ -250,6 +250,41 @@ TEST_F(CredentialsClusterTest, ANodeGetsOnlyTheSecretsOfRevisionsItStages) {
   EXPECT_EQ(assigned->access_key_id, "AKIA-A");
 }
 
+TEST_F(CredentialsClusterTest, AHubSourcesTokenGoesToTheNodesThatStageFromIt) {
+  json hub = Revision("hub", "hf-token");
+  hub["spec"]["sources"] = json::array(
+      {{{"name", "hub"},
+        {"type", "huggingFace"},
+        {"huggingFace", {{"repository", "org/model"}, {"commit", std::string(40, 'c')}}},
+        {"credentialsSecretRef", {{"name", "hf-token"}}}}});
+  ASSERT_TRUE(client_->Create(core::resources::ModelRevisions(), namespace_, hub));
+  ASSERT_TRUE(client_->Create(Secrets(), namespace_,
+                              {{"apiVersion", "v1"},
+                               {"kind", "Secret"},
+                               {"metadata", {{"name", "hf-token"}}},
+                               {"stringData", {{"HF_TOKEN", "hf_secret\n"}}}}));
+  auto policy = core::LoadConfigString<core::SourcePolicy>(
+      "hubs: [{endpoint: \"https://huggingface.co\"}]\n");
+  ASSERT_TRUE(policy) << policy.error().ToString();
+  policy_ = *policy;
+  ASSERT_NO_FATAL_FAILURE(SetCache(node_a_, {"hub"}));
+  auto on_a = AgentClient(TokenFile("node-agent", "agent-a"));
+  ASSERT_NE(on_a, nullptr);
+  auto token = on_a->ReadToken(namespace_, "hf-token", false);
+  ASSERT_TRUE(token) << token.error().ToString();
+  EXPECT_EQ(*token, "hf_secret");
+  // The same Secret holds no object-store keys.
+  auto keys = on_a->Read(namespace_, "hf-token", false);
+  ASSERT_FALSE(keys);
+  EXPECT_EQ(keys.error().code(), ErrorCode::kUnauthenticated);
+  // Node B stages nothing from the hub: no token.
+  auto on_b = AgentClient(TokenFile("node-agent", "agent-b"));
+  ASSERT_NE(on_b, nullptr);
+  auto refused = on_b->ReadToken(namespace_, "hf-token", false);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code(), ErrorCode::kPermissionDenied);
+}
+
 TEST_F(CredentialsClusterTest, AnotherNamespacesSecretOnlyWithAPolicyRule) {
   auto on_a = AgentClient(TokenFile("node-agent", "agent-a"));
   ASSERT_NE(on_a, nullptr);
