@@ -205,10 +205,25 @@ openssl ecparam -name prime256v1 -genkey -noout -out "$state/release.key" 2>/dev
   openssl ec -in "$state/release.key" -pubout -out "$state/release.pub" 2>/dev/null ||
   fail "openssl could not make the release key"
 release_key=$(awk '{printf "%s\\n", $0}' "$state/release.pub")
+# A local Hugging Face Hub (e2e/hub): one private repository, its LFS files behind a "CDN" on
+# 127.0.0.2, at most 2 resolve calls per 2 s as the Hub answers a burst of pods (429).
+hub_token=hf_$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
+"$root/.venv/bin/python" e2e/checkpoint/generate.py --out "$state/hub-model" --size 16MiB --shards 2 \
+  --seed 7 >/dev/null
+hub_commit=$(python3 e2e/hub/seed_repo.py --root "$state/hub" --repo scenario/tiny \
+  --from "$state/hub-model" --token "$hub_token")
+start hub python3 e2e/hub/hub_server.py --root "$state/hub" --port 0 --lfs-threshold 4096 \
+  --request-log "$state/hub-requests.jsonl" --resolve-limit 2 --resolve-window 2
+wait_for 30 "the test Hub to listen" grep -q '"hub"' "$state/logs/hub.log"
+hub_url=$(python3 -c '
+import json, sys
+print(next(json.loads(line)["hub"] for line in open(sys.argv[1]) if line.startswith("{")))' \
+  "$state/logs/hub.log")
 source_policy="{credentialsNamespace: modelplane-system, \
 objectStores: [{endpoint: \"$S3_ENDPOINT_URL\", buckets: [$MODELPLANE_S3_BUCKET], nodeCredentials: true, \
 addresses: [127.0.0.0/8]}], \
 sharedFilesystems: [{root: $state/share}], \
+hubs: [{endpoint: \"$hub_url\", redirectHosts: [127.0.0.2], addresses: [127.0.0.0/8]}], \
 signatures: {signers: [{name: scenario-release, publicKey: \"$release_key\", namespaces: [models]}]}}"
 cat >"$state/operator.yaml" <<YAML
 admin: {address: 127.0.0.1, port: 0}
@@ -653,6 +668,58 @@ kubectl delete modelquota scenario-limits -n models >/dev/null
 pins_back() { [[ $(r2_pins) == "$pins_before" ]]; }
 wait_for 60 "llama-r2 pinned again without the quota" pins_back
 pass "quota removed: llama-r2 pinned again on $pins_before nodes"
+
+say "A private model from the Hub: imported in one command, staged with its token kept home"
+printf '%s' "$hub_token" >"$state/hub-token"
+kubectl create secret generic hf-token -n models --from-literal=token="$hub_token" >/dev/null
+PATH=$bin/kubectl-plugin:$PATH kubectl modelplane import hf://scenario/tiny@main --name tiny-hub \
+  --endpoint "$hub_url" --token-file "$state/hub-token" --credentials-secret hf-token -n models \
+  >"$state/tiny-hub.yaml" 2>"$state/hub-import.txt" ||
+  fail "kubectl modelplane import failed: $(cat "$state/hub-import.txt")"
+grep -q "$hub_commit" "$state/tiny-hub.yaml" || fail "the imported revision does not name commit $hub_commit"
+# A push after the import moves main; the revision names the commit, so nothing changes.
+"$root/.venv/bin/python" e2e/checkpoint/generate.py --out "$state/hub-model-2" --size 16MiB \
+  --shards 2 --seed 8 >/dev/null
+python3 e2e/hub/seed_repo.py --root "$state/hub" --repo scenario/tiny --from "$state/hub-model-2" \
+  --token "$hub_token" >/dev/null
+sed -i 's/^  prestage:.*//' "$state/tiny-hub.yaml"
+kubectl apply -n models -f "$state/tiny-hub.yaml" >/dev/null
+kubectl patch modelrevision tiny-hub -n models --type merge -p '{"spec":{"prestage":{"nodes":2}}}' >/dev/null
+# hub_budget_cut: the hub's SourceBudget has counted throttled requests (the 429s) or cut.
+hub_budget_cut() {
+  kubectl get sourcebudgets -o json | python3 -c '
+import json, sys
+sys.exit(0 if any(b["spec"]["source"].startswith("hub/") and
+                  ((b.get("status") or {}).get("throttledRequests", 0) > 0 or
+                   (b.get("status") or {}).get("phase") == "Cut")
+                  for b in json.load(sys.stdin)["items"]) else 1)'
+}
+hub_ready() {
+  hub_budget_cut && touch "$state/hub-budget-cut"
+  [[ $(kubectl get modelrevision tiny-hub -n models -o jsonpath='{.status.phase}/{.status.readyNodes}') == Ready/2 ]]
+}
+wait_for 240 "tiny-hub Ready on 2 nodes" hub_ready
+python3 - "$state/hub-requests.jsonl" "$state/hub-model" >"$state/hub-requests.txt" <<'PY' ||
+import json, sys
+lines = [json.loads(line) for line in open(sys.argv[1])]
+cdn = [line for line in lines if line["origin"] == "cdn"]
+hub = [line for line in lines if line["origin"] == "hub"]
+leaked = [line for line in cdn if line["authorization"] or line.get("cookie")]
+if leaked:
+    sys.exit(f"the token reached the CDN: {leaked[0]['path']}")
+if not any(line["authorization"] for line in hub if "/resolve/" in line["path"]):
+    sys.exit("no resolve call carried the token")
+if not any(line["status"] == 206 for line in cdn):
+    sys.exit("no ranged read from the CDN")
+throttled = sum(1 for line in hub if line["status"] == 429)
+if not throttled:
+    sys.exit("the hub answered no 429: the burst did not reach its limit")
+print(f"{len(hub)} hub requests ({throttled} answered 429), {len(cdn)} CDN requests, none with the token")
+PY
+  fail "$(cat "$state/hub-requests.txt")"
+[[ -f $state/hub-budget-cut ]] || hub_budget_cut ||
+  fail "the hub's 429s never reached its SourceBudget (no throttled requests counted)"
+pass "tiny-hub (hf://scenario/tiny at $(cut -c1-12 <<<"$hub_commit"), main moved since) Ready 2/2: $(cat "$state/hub-requests.txt"); the hub's SourceBudget counted the 429s"
 
 say "Bad input"
 sed -e 's/name: "llama-r1"/name: "llama-bad"/' -e '0,/sha256: "sha256:[0-9a-f]*"/s//sha256: "sha256:nothex"/' \
