@@ -109,6 +109,7 @@ credentialsNamespace: {{ .Release.Namespace | quote }}
 sharedFilesystems: {{ toJson .Values.sourcePolicy.sharedFilesystems }}
 objectStores: {{ toJson .Values.sourcePolicy.objectStores }}
 httpOrigins: {{ toJson .Values.sourcePolicy.httpOrigins }}
+hubs: {{ toJson (.Values.sourcePolicy.hubs | default list) }}
 credentials: {{ toJson .Values.sourcePolicy.credentials }}
 signatures: {{ toJson (.Values.sourcePolicy.signatures | default dict) }}
 {{- end }}
