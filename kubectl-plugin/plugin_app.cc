@@ -15,12 +15,14 @@
 #include "core/kube/resource_type.h"
 #include "core/runtime/kube_connection.h"
 #include "kubectl-plugin/cache_report.h"
+#include "kubectl-plugin/import_command.h"
 #include "kubectl-plugin/pod_explanation.h"
 #include "kubectl-plugin/quota_report.h"
 #include "kubectl-plugin/revision_patches.h"
 #include "kubectl-plugin/revision_report.h"
 #include "kubectl-plugin/rollout_forecast.h"
 #include "kubectl-plugin/rollout_forecast_report.h"
+#include "kubectl-plugin/session.h"
 #include "kubectl-plugin/terminal_text.h"
 #include "simulation/rollout_simulation.h"
 
@@ -33,13 +35,10 @@ using nlohmann::json;
 namespace {
 
 constexpr int kFailed = 1;
-constexpr int kEventsRead = 200;  // events about one pod; the newest one is what is shown
 constexpr double kMegabyte = 1e6;
 
 struct Options {
-  std::string kubeconfig;
-  std::string context;
-  std::string namespace_name;
+  ClusterFlags cluster;
   std::string name;  // the verb's argument
   std::int32_t nodes = 0;
   // plan; origin and stream 0: not given (the rates then come from the SourceBudgets).
@@ -47,94 +46,7 @@ struct Options {
   double nic_gigabits = kDefaultNicGigabits;
   double origin_gigabits = 0;
   double stream_megabytes = 0;
-};
-
-// Ends the verb: one line on stderr.
-struct Failure {
-  std::string message;
-};
-
-class Session {
- public:
-  Session(const PluginContext& context, const Options& options)
-      : context_(context), options_(options) {}
-
-  [[nodiscard]] std::optional<Failure> Connect() {
-    auto choice = ChooseKubeconfig(options_.kubeconfig, context_.getenv, context_.file_exists);
-    if (!choice) return Failure{choice.error().message()};
-    core::KubernetesConfig settings{.kubeconfig = choice->path, .context = options_.context};
-    auto connection = core::ConnectToKubernetes(settings, context_.clock, /*stop=*/nullptr);
-    if (!connection) {
-      return Failure{fmt::format("cannot talk to the API server (kubeconfig from {}): {}",
-                                 choice->source, connection.error().message())};
-    }
-    connection_ = std::move(*connection);
-    namespace_ = !options_.namespace_name.empty() ? options_.namespace_name
-                                                  : connection_->config.default_namespace;
-    return std::nullopt;
-  }
-
-  [[nodiscard]] core::KubeClient& client() { return *connection_->client; }
-  [[nodiscard]] const std::string& namespace_name() const { return namespace_; }
-  [[nodiscard]] api::Timestamp Now() const {
-    return std::chrono::time_point_cast<std::chrono::microseconds>(context_.clock.WallNow());
-  }
-
-  // The ModelRevision named by the verb's argument, or a Failure naming it.
-  [[nodiscard]] core::Result<json> GetRevision(const std::string& name) {
-    auto revision = client().Get(resources::ModelRevisions(), namespace_, name);
-    if (!revision) {
-      return std::unexpected(
-          ReadError(revision.error(), "ModelRevision", core::api::ObjectKey(namespace_, name)));
-    }
-    return std::move(*revision);
-  }
-
-  // Every ModelCache, or why they could not be listed (tenants may not list cluster objects).
-  [[nodiscard]] CacheListing ListCaches() { return ListClusterObjects(resources::ModelCaches()); }
-  [[nodiscard]] ObjectListing ListSourceBudgets() {
-    return ListClusterObjects(resources::SourceBudgets());
-  }
-
-  [[nodiscard]] std::vector<json> EventsAbout(const json& pod) {
-    core::ListOptions options;
-    options.field_selector =
-        "regarding.kind=Pod,regarding.name=" + core::StringMember(pod, {"metadata", "name"});
-    options.limit = kEventsRead;
-    auto page = client().List(resources::Events(), namespace_, options);
-    if (!page) return {};  // events explain, they are not needed to answer
-    std::vector<json> events;
-    for (json& item : page->items) events.push_back(std::move(item));
-    return events;
-  }
-
-  [[nodiscard]] ObjectListing ListClusterObjects(const core::ResourceType& type) {
-    ObjectListing listing;
-    auto page = client().ListAll(type, "", {});
-    if (!page) {
-      listing.unavailable =
-          page.error().code() == core::ErrorCode::kPermissionDenied
-              ? fmt::format("not allowed to list {}.{}", type.resource, type.group)
-              : page.error().message();
-      return listing;
-    }
-    for (json& item : page->items) listing.items.push_back(std::move(item));
-    return listing;
-  }
-
-  static core::Error ReadError(const core::Error& error, std::string_view kind,
-                               const std::string& name) {
-    if (error.code() == core::ErrorCode::kNotFound) {
-      return core::Error(error.code(), fmt::format("{} {} not found", kind, name));
-    }
-    return error.Wrap(fmt::format("reading {} {}", kind, name));
-  }
-
- private:
-  const PluginContext& context_;
-  const Options& options_;
-  std::optional<core::KubeConnection> connection_;
-  std::string namespace_;
+  ImportFlags import;
 };
 
 std::optional<Failure> RunQuota(Session& session, const Options& options, std::ostream& out);
@@ -273,6 +185,11 @@ std::optional<Failure> RunPlan(Session& session, const Options& options, std::os
   return std::nullopt;
 }
 
+// Connects only for --apply: writing the YAML needs no cluster.
+std::optional<Failure> RunImportVerb(Session& session, const Options& options, std::ostream& out) {
+  return RunImport(session, options.import, out);
+}
+
 using Verb = std::optional<Failure> (*)(Session&, const Options&, std::ostream&);
 
 // A finite rate above 0. CLI11's PositiveNumber would name the largest double in its message.
@@ -293,8 +210,8 @@ CLI::Validator PositiveRate() {
 
 int RunPlugin(const std::vector<std::string>& arguments, const PluginContext& context) {
   CLI::App app{
-      "Shows where model weights are and why pods wait for them; prestages and revokes "
-      "ModelRevisions.",
+      "Shows where model weights are and why pods wait for them; prestages, revokes, imports "
+      "revisions.",
       "kubectl modelplane"};
   app.get_formatter()->column_width(26);
   app.require_subcommand(1);
@@ -307,16 +224,18 @@ int RunPlugin(const std::vector<std::string>& arguments, const PluginContext& co
     return fmt::format("error: {} (see {} --help)\n", Printable(error.what()), command);
   });
   Options options;
-  app.add_option("--kubeconfig", options.kubeconfig,
+  app.add_option("--kubeconfig", options.cluster.kubeconfig,
                  "kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)");
-  app.add_option("--context", options.context, "kubeconfig context (default: its current one)");
-  app.add_option("-n,--namespace", options.namespace_name,
+  app.add_option("--context", options.cluster.context,
+                 "kubeconfig context (default: its current one)");
+  app.add_option("-n,--namespace", options.cluster.namespace_name,
                  "namespace (default: the context's, else default)");
 
   Verb verb = nullptr;
+  bool verb_connects = true;
   auto add_verb = [&](const std::string& name, const std::string& description,
                       const std::string& argument, const std::string& argument_help, Verb run,
-                      bool argument_required = true) {
+                      bool argument_required = true, bool connects = true) {
     CLI::App* command = app.add_subcommand(name, description);
     if (!argument.empty()) {
       command->add_option(argument, options.name, argument_help)->required(argument_required);
@@ -324,7 +243,10 @@ int RunPlugin(const std::vector<std::string>& arguments, const PluginContext& co
     command->footer(
         "Global flags: --kubeconfig FILE, --context NAME, -n/--namespace NS (before or after the "
         "verb).");
-    command->callback([&verb, run] { verb = run; });
+    command->callback([&verb, &verb_connects, run, connects] {
+      verb = run;
+      verb_connects = connects;
+    });
     return command;
   };
   add_verb("status", "A revision's state per node; with none, the namespace's quota view",
@@ -361,6 +283,11 @@ int RunPlugin(const std::vector<std::string>& arguments, const PluginContext& co
                    "one request stream's rate, MB/s (default: what the fleet measured)")
       ->check(PositiveRate());
 
+  CLI::App* import = add_verb(
+      "import", "Write a ModelRevision for a Hugging Face Hub repository (YAML, or --apply)", "",
+      "", RunImportVerb, /*argument_required=*/false, /*connects=*/false);
+  AddImportFlags(*import, options.import);
+
   std::vector<std::string> reversed(arguments.rbegin(), arguments.rend());
   try {
     app.parse(reversed);
@@ -369,15 +296,17 @@ int RunPlugin(const std::vector<std::string>& arguments, const PluginContext& co
     if (app.get_subcommands().empty() && !app.remaining().empty() &&
         error.get_exit_code() != static_cast<int>(CLI::ExitCodes::Success)) {
       context.err << fmt::format(
-          "error: unknown verb \"{}\" (verbs: status, quota, why, cache, prestage, revoke, plan)\n",
+          "error: unknown verb \"{}\" (verbs: status, quota, why, cache, prestage, revoke, plan, "
+          "import)\n",
           Printable(app.remaining().front()));
       return error.get_exit_code();
     }
     return app.exit(error, context.out, context.err);
   }
   if (verb == nullptr) return kFailed;  // require_subcommand makes this unreachable
-  Session session(context, options);
-  std::optional<Failure> failure = session.Connect();
+  Session session(context, options.cluster);
+  std::optional<Failure> failure;
+  if (verb_connects) failure = session.Connect();
   if (!failure) failure = verb(session, options, context.out);
   if (failure) {
     context.err << "error: " << Printable(failure->message) << "\n";

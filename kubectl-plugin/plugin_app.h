@@ -1,7 +1,8 @@
-// `kubectl modelplane`: the verbs (status, quota, why, cache, prestage, revoke, plan), their flags,
-// and the calls each makes to the API server. Formatting, explanations and the rollout plan are
-// pure functions in the *_report, pod_explanation, revision_patches and rollout_forecast files;
-// this file reads and writes objects.
+// `kubectl modelplane`: the verbs (status, quota, why, cache, prestage, revoke, plan, import),
+// their flags, and the calls each makes to the API server (through session.h). Formatting,
+// explanations and the rollout plan are pure functions in the *_report, pod_explanation,
+// revision_patches and rollout_forecast files; import_command.h writes revisions from a hub and
+// talks to the cluster only with --apply; this file reads and writes objects.
 //
 // Exit status: 0 done, 1 the verb failed (one "error: ..." line on stderr), CLI11's usage codes
 // (non-zero, one line) when the arguments are wrong.

@@ -144,6 +144,9 @@ step "harness tests (RBAC audit checker, port picker, clang-tidy's units, test H
   .venv/bin/python -m pytest -q -p no:cacheprovider tests/e2e/test_rbac_audit.py \
   tests/e2e/test_free_ports.py tests/scripts/test_tidy_units.py tests/e2e/test_hub_server.py \
   tests/e2e/test_modelscope_server.py
+# kubectl-modelplane import, the binary just built, against the test Hub and huggingface_hub.
+step "kubectl modelplane import against the test Hub" env MODELPLANE_BINARY_DIR="$root/$build" \
+  .venv/bin/python -m pytest -q -p no:cacheprovider tests/e2e/test_hub_import.py
 step "Kubernetes client tests on a local control plane" cluster_tests
 if [[ -x scripts/fuzz.sh ]]; then
   step "fuzzers (bounded run)" scripts/fuzz.sh 20

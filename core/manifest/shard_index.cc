@@ -1,18 +1,10 @@
 #include "core/manifest/shard_index.h"
 
-#include <vector>
-
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include "core/json/json_document.h"
 
 namespace modelplane::core {
-namespace {
-
-constexpr std::size_t kShardsNamedInAnError = 5;
-
-}  // namespace
 
 bool IsSafetensorsIndex(std::string_view path) {
   return path.ends_with(".safetensors.index.json");
@@ -42,22 +34,16 @@ Result<std::set<std::string>> ShardsNamedByIndex(std::string_view index_path,
   return shards;
 }
 
-Status CheckIndexShards(std::string_view index_path, std::string_view text,
-                        const std::set<std::string>& paths) {
+Result<std::vector<std::string>> ShardsMissingFrom(std::string_view index_path,
+                                                   std::string_view text,
+                                                   const std::set<std::string>& paths) {
   auto shards = ShardsNamedByIndex(index_path, text);
   if (!shards) return std::unexpected(shards.error());
   std::vector<std::string> missing;
   for (const std::string& shard : *shards) {
     if (!paths.contains(shard)) missing.push_back(shard);
   }
-  if (missing.empty()) return Ok();
-  const std::size_t named = std::min(missing.size(), kShardsNamedInAnError);
-  return MakeError(
-      ErrorCode::kInvalidArgument,
-      fmt::format(
-          "{} names {} shard(s) outside the chosen files: {}{}", index_path, missing.size(),
-          fmt::join(missing.begin(), missing.begin() + static_cast<std::ptrdiff_t>(named), ", "),
-          missing.size() > named ? ", ..." : ""));
+  return missing;
 }
 
 }  // namespace modelplane::core

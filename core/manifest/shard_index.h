@@ -3,13 +3,15 @@
 // quantization's, or one left out by a filter) loads nowhere, so writers refuse it up front.
 //
 // The index is {"metadata": {...}, "weight_map": {"<tensor>": "<shard file>", ...}}; shard names
-// are relative to the index's own folder.
+// are relative to the index's own folder. Callers word the refusal (they know why a shard is
+// missing: filtered out, or never there).
 // Thread safety: pure functions.
 #pragma once
 
 #include <set>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/error/error.h"
 
@@ -23,8 +25,8 @@ namespace modelplane::core {
 [[nodiscard]] Result<std::set<std::string>> ShardsNamedByIndex(std::string_view index_path,
                                                                std::string_view text);
 
-// Ok when every shard the index names is in `paths`; kInvalidArgument listing the ones missing.
-[[nodiscard]] Status CheckIndexShards(std::string_view index_path, std::string_view text,
-                                      const std::set<std::string>& paths);
+// The shards the index names that `paths` lacks, sorted; empty when it holds them all.
+[[nodiscard]] Result<std::vector<std::string>> ShardsMissingFrom(
+    std::string_view index_path, std::string_view text, const std::set<std::string>& paths);
 
 }  // namespace modelplane::core

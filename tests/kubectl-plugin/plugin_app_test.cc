@@ -33,7 +33,8 @@ PluginRun Plugin(const std::vector<std::string>& arguments) {
 TEST(PluginAppTest, EveryVerbHasHelpThatFitsTheTerminal) {
   const PluginRun top = Plugin({"--help"});
   EXPECT_EQ(top.status, 0);
-  for (const char* verb : {"status", "quota", "why", "cache", "prestage", "revoke", "plan"}) {
+  for (const char* verb :
+       {"status", "quota", "why", "cache", "prestage", "revoke", "plan", "import"}) {
     EXPECT_NE(top.out.find(verb), std::string::npos) << top.out;
     const PluginRun help = Plugin({verb, "--help"});
     EXPECT_EQ(help.status, 0) << verb;
@@ -50,6 +51,12 @@ TEST(PluginAppTest, EveryVerbHasHelpThatFitsTheTerminal) {
     EXPECT_NE(plan.find(flag), std::string::npos) << plan;
   }
   EXPECT_NE(plan.find("=25"), std::string::npos) << plan;  // the NIC's default, shown
+  const std::string import = Plugin({"import", "--help"}).out;
+  for (const char* flag : {"hf://org/name[@revision]", "--name", "--endpoint", "--token-file",
+                           "--include", "--exclude", "--credentials-secret", "--engine-name",
+                           "--engine-version", "--apply", "--output"}) {
+    EXPECT_NE(import.find(flag), std::string::npos) << flag << "\n" << import;
+  }
 }
 
 // One line on stderr, nothing on stdout, a non-zero status.
@@ -65,7 +72,7 @@ TEST(PluginAppTest, UsageErrorsAreOneLine) {
   ExpectOneLineError(Plugin({}), "subcommand");
   ExpectOneLineError(
       Plugin({"bogus"}),
-      "unknown verb \"bogus\" (verbs: status, quota, why, cache, prestage, revoke, plan)");
+      "unknown verb \"bogus\" (verbs: status, quota, why, cache, prestage, revoke, plan, import)");
   ExpectOneLineError(Plugin({"why"}), "POD is required (see kubectl modelplane why");
   ExpectOneLineError(Plugin({"quota", "extra"}), "extra");
   ExpectOneLineError(Plugin({"prestage", "llama-r2"}), "--nodes");
@@ -77,6 +84,23 @@ TEST(PluginAppTest, UsageErrorsAreOneLine) {
                      "--nic-gbps: must be a number above 0, not 0");
   ExpectOneLineError(Plugin({"plan", "llama-r2", "--replicas", "3", "--stream-mbps", "-5"}),
                      "--stream-mbps");
+  ExpectOneLineError(Plugin({"import", "hf://acme/tiny"}), "--name is required");
+  ExpectOneLineError(Plugin({"import", "--name", "m"}), "REFERENCE is required");
+}
+
+// Writing the YAML needs no cluster: the import reaches its own checks without a kubeconfig
+// (the test's environment has none), and only --apply asks for one, before the hub is asked.
+TEST(PluginAppTest, ImportNeedsAClusterOnlyToApply) {
+  ExpectOneLineError(Plugin({"import", "acme/tiny", "--name", "m"}),
+                     "\"acme/tiny\" is not a hub reference (expected hf://org/name[@revision])");
+  ExpectOneLineError(
+      Plugin({"import", "hf://acme/tiny", "--name", "m", "--token-file", "/missing/token"}),
+      "reading --token-file");
+  ExpectOneLineError(Plugin({"import", "hf://acme/tiny", "--name", "m", "--endpoint",
+                             "https://hub.example/some/path"}),
+                     "the hub endpoint must be an http(s) URL without a path");
+  ExpectOneLineError(Plugin({"import", "hf://acme/tiny", "--name", "m", "--apply"}),
+                     "no kubeconfig: pass --kubeconfig, set KUBECONFIG or create ~/.kube/config");
 }
 
 TEST(PluginAppTest, NoKubeconfigIsOneClearLine) {

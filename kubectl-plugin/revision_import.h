@@ -1,0 +1,53 @@
+// A ModelRevision for a hub repository at one revision, the way `kubectl modelplane import`
+// writes it: the revision resolved to a commit once, the files chosen by the selection and by
+// role, each with its size and sha256.
+//
+// LFS files take their sha256 from the tree listing (the Hub stores it); plain git files have
+// none there, so they are downloaded and hashed, and must have the listing's size. Files without
+// a role (README.md, *.bin...) are left out and returned in `skipped`. A safetensors index is
+// read (it is small, and bounded by kMaxIndexBytes) and must name only chosen shards, else the
+// import is refused (HubIndexMismatch), because such a revision would load nowhere.
+//
+// The source is {name: "hub", type: huggingFace, huggingFace: {repository, commit, endpoint only
+// when it is not the Hub's own}}; spec.repositoryRevision keeps what the user asked for (a branch
+// or tag reads better than a commit).
+// Thread safety: one thread; the client is used by it alone.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/api/model_revision.h"
+#include "core/error/error.h"
+#include "core/hub/hub_api_client.h"
+#include "core/hub/hub_reference.h"
+#include "core/manifest/file_selection.h"
+#include "core/manifest/revision_builder.h"
+
+namespace modelplane::cli {
+
+// The largest safetensors index read: a model with 100,000 tensors has one of about 10 MB.
+inline constexpr std::size_t kMaxIndexBytes = 32 * 1024 * 1024;
+
+struct ImportRequest {
+  core::HubReference reference;
+  std::string endpoint;        // where `hub` talks to, without a trailing '/'
+  std::string name;            // metadata.name
+  std::string namespace_name;  // empty: left out (kubectl apply uses the context's)
+  core::FileSelection selection{{}, {}};
+  core::ExecutionDefaults execution;
+  std::string credentials_secret;  // empty: no credentialsSecretRef
+};
+
+struct ImportResult {
+  core::api::ModelRevision revision;
+  std::vector<std::string> skipped;  // chosen by the selection but without a role
+  std::size_t downloaded = 0;        // plain git files hashed here
+};
+
+[[nodiscard]] core::Result<ImportResult> ImportRevision(core::HubApiClient& hub,
+                                                        const ImportRequest& request);
+
+}  // namespace modelplane::cli
