@@ -102,6 +102,13 @@ Result<ModelSource> SourceFromJson(const JsonObjectReader& reader) {
   return source;
 }
 
+Result<BaseRevision> BaseFromJson(const JsonObjectReader& reader) {
+  BaseRevision base;
+  MODELPLANE_JSON_TRY(reader.String("digest", base.digest, 128, Presence::kRequired));
+  MODELPLANE_JSON_TRY(reader.String("name", base.name, kMaxShortString));
+  return base;
+}
+
 Result<PrestagePolicy> PrestageFromJson(const JsonObjectReader& reader) {
   PrestagePolicy prestage;
   MODELPLANE_JSON_TRY(reader.StringMap("nodeSelector", prestage.node_selector, kMaxSmallMapEntries,
@@ -146,6 +153,7 @@ Result<ModelRevisionSpec> RevisionSpecFromReader(const JsonObjectReader& reader)
   MODELPLANE_JSON_TRY(reader.Bool("revoked", spec.revoked));
   MODELPLANE_JSON_TRY(reader.ObjectArray<ModelSignature>("signatures", spec.signatures,
                                                          kMaxSignatures, SignatureFromJson));
+  MODELPLANE_JSON_TRY(reader.Object<BaseRevision>("base", spec.base, BaseFromJson));
   return spec;
 }
 
@@ -349,6 +357,10 @@ nlohmann::json ToJson(const ModelRevisionSpec& spec) {
       signatures.push_back({{"bundle", signature.bundle}});
     }
     out["signatures"] = std::move(signatures);
+  }
+  if (spec.base) {
+    out["base"] = {{"digest", spec.base->digest}};
+    if (!spec.base->name.empty()) out["base"]["name"] = spec.base->name;
   }
   return out;
 }

@@ -179,6 +179,16 @@ struct ModelSignature {
   friend bool operator==(const ModelSignature&, const ModelSignature&) = default;
 };
 
+// The base model an adapter revision (LoRA) applies to, named by the base revision's digest:
+// the adapter is staged beside any revision of its namespace with that digest, pinned and
+// evicted with it (docs/serving-pods.md, "LoRA adapters").
+struct BaseRevision {
+  std::string digest;  // "sha256:<64 hex>"
+  std::string name;    // for humans: the base revision's name when the adapter was made
+
+  friend bool operator==(const BaseRevision&, const BaseRevision&) = default;
+};
+
 struct ModelRevisionSpec {
   std::string model_name;           // for humans
   std::string repository_revision;  // for humans
@@ -192,6 +202,7 @@ struct ModelRevisionSpec {
   std::optional<RetentionPolicy> retention;
   bool revoked = false;
   std::vector<ModelSignature> signatures;  // not part of the digest: they say who vouches
+  std::optional<BaseRevision> base;        // set: a LoRA adapter of that base
 
   friend bool operator==(const ModelRevisionSpec&, const ModelRevisionSpec&) = default;
 };

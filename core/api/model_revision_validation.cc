@@ -299,6 +299,30 @@ bool IsCanonicalSha256(std::string_view digest) {
   return true;
 }
 
+namespace {
+
+// An adapter names its base by a well-formed digest and carries adapter files: without one it
+// would stage beside every copy of the base and give the engine nothing to load.
+void ValidateBase(const ModelRevisionSpec& spec, const std::string& path, Collector& out) {
+  if (!spec.base) return;
+  const std::string base_path = JsonPathChild(path, "base");
+  if (!IsCanonicalSha256(spec.base->digest)) {
+    out.Add(ValidationReason::kMalformedDigest, JsonPathChild(base_path, "digest"),
+            "must be the base revision's digest, sha256:<64 lower-case hex>");
+  }
+  if (!spec.base->name.empty() && !IsSimpleName(spec.base->name, true)) {
+    out.Add(ValidationReason::kInvalidValue, JsonPathChild(base_path, "name"),
+            "must be a ModelRevision name");
+  }
+  if (std::ranges::none_of(spec.files,
+                           [](const ModelFile& file) { return file.role == kRoleAdapter; })) {
+    out.Add(ValidationReason::kInvalidValue, JsonPathChild(path, "files"),
+            "an adapter revision (spec.base set) must list at least one file of role adapter");
+  }
+}
+
+}  // namespace
+
 std::vector<ValidationProblem> ValidateModelRevisionSpec(const ModelRevisionSpec& spec,
                                                          std::string_view path) {
   Collector out;
@@ -307,6 +331,7 @@ std::vector<ValidationProblem> ValidateModelRevisionSpec(const ModelRevisionSpec
   ValidateExecution(spec, base, out);
   ValidateSources(spec, base, out);
   ValidatePolicies(spec, base, out);
+  ValidateBase(spec, base, out);
   return out.Take();
 }
 

@@ -60,6 +60,8 @@ std::string CanonicalRevisionEncoding(const ModelRevisionSpec& spec) {
     AppendNetstring(out, file->sha256);
     AppendNetstring(out, file->role);
   }
+  // Only adapters carry it, so every other revision's digest stays what it was.
+  if (spec.base) AppendField(out, "base.digest", spec.base->digest);
   return out;
 }
 

@@ -9,8 +9,9 @@ std::optional<SourceRefusal> SourceRefusalOf(ErrorCode code) {
     case ErrorCode::kPermissionDenied:
     case ErrorCode::kUnauthenticated:
       return SourceRefusal{kCacheReasonSourceAccessDenied,
-                           "refused access to its files (credentials, permissions, or a path "
-                           "that leads out of its allowed root)"};
+                           "refused access to its files (credentials, permissions, a path that "
+                           "leads out of its allowed root, or a redirect to a host the source "
+                           "policy does not list)"};
     case ErrorCode::kAddressDenied:
       return SourceRefusal{kCacheReasonSourceAddressDenied,
                            "resolved only to addresses the source policy does not allow "

@@ -44,6 +44,25 @@ TEST(RevisionDigestTest, GoldenValueForTheSample) {
   EXPECT_EQ(DigestOfJson(DigestSampleJson()), kSampleDigest);
 }
 
+TEST(RevisionDigestTest, AnAdaptersBaseIsPartOfItsDigestAndItsNameIsNot) {
+  ModelRevisionSpec spec = SampleSpec();
+  spec.files[0].role = std::string(kRoleAdapter);
+  const std::string plain = ComputeRevisionDigest(spec).value();
+  spec.base = BaseRevision{.digest = "sha256:" + std::string(64, 'a'), .name = "llama-r1"};
+  const std::string adapter = ComputeRevisionDigest(spec).value();
+  EXPECT_NE(adapter, plain);
+  spec.base->name = "renamed";
+  EXPECT_EQ(ComputeRevisionDigest(spec).value(), adapter);
+  spec.base->digest = "sha256:" + std::string(64, 'b');
+  EXPECT_NE(ComputeRevisionDigest(spec).value(), adapter);
+  // Without an adapter file, or with a malformed digest, it is no valid adapter.
+  spec.files[0].role = std::string(kRoleWeights);
+  EXPECT_FALSE(ComputeRevisionDigest(spec).has_value());
+  spec.files[0].role = std::string(kRoleAdapter);
+  spec.base->digest = "llama-r1";
+  EXPECT_FALSE(ComputeRevisionDigest(spec).has_value());
+}
+
 TEST(RevisionDigestTest, EncodingStartsWithItsVersion) {
   auto spec = ModelRevisionSpecFromJson(DigestSampleJson()["spec"]);
   ASSERT_TRUE(spec.has_value());
