@@ -171,8 +171,7 @@ std::optional<Failure> RunImport(Session& session, const ImportFlags& flags, std
       api::HubLocationOf(revision.spec.sources.front())->commit, revision.spec.files.size(),
       TotalBytes(revision), imported->downloaded);
   if (flags.apply) {
-    out << fmt::format("modelrevision.modelplane.io/{} created in namespace {}\n",
-                       revision.metadata.name, session.namespace_name());
+    out << fmt::format("modelrevision.modelplane.io/{} created\n", revision.metadata.name);
   } else if (flags.output.empty() || flags.output == "-") {
     out << yaml;
   }

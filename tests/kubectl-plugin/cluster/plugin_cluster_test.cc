@@ -5,6 +5,7 @@
 // that prestage and revoke changed the object on the server.
 //
 // No operator or agent runs here, so nothing rewrites what the test wrote.
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -15,6 +16,7 @@
 #include "core/kube/event_recorder.h"
 #include "tests/core/kube/cluster/cluster_fixture.h"
 #include "tests/kubectl-plugin/test_objects.h"
+#include "tests/support/child_process.h"
 #include "tests/support/source_proof_status.h"
 
 namespace modelplane::cli {
@@ -487,6 +489,64 @@ TEST_F(PluginClusterTest, WhyExplainsAPendingPodAndARunningOne) {
       << running.out << running.err;
   EXPECT_EQ(Joined(running.out),
             "Pod " + namespace_ + "/running is running and ready on node " + node + ".");
+}
+
+// `import --apply` against the test Hub (e2e/hub/hub_server.py as its own process): the revision
+// the YAML describes is created in the namespace, and a second import under the same name is
+// refused with the name before the hub is asked again.
+TEST_F(PluginClusterTest, ImportAppliesARevisionAndRefusesATakenName) {
+  const std::string source = MODELPLANE_SOURCE_DIR;
+  const std::string root = "/tmp/" + namespace_ + "-hub";
+  const std::string model = root + "/model";
+  std::filesystem::create_directories(model);
+  std::ofstream(model + "/config.json") << R"({"layers": 2})";
+  std::ofstream(model + "/model.safetensors") << std::string(8192, 'w');
+  std::string commit;
+  ASSERT_EQ(core::testing::RunCommand("python3 " + source + "/e2e/hub/seed_repo.py --root " + root +
+                                          "/repos --repo acme/tiny --from " + model,
+                                      &commit),
+            0);
+  commit = commit.substr(0, commit.find('\n'));
+  auto hub = ::modelplane::testing::ChildProcess::Start(
+      {"python3", source + "/e2e/hub/hub_server.py", "--root", root + "/repos", "--port", "0",
+       "--lfs-threshold", "4096"},
+      {.log_path = root + "/hub.log", .log_stdout_only = true, .die_with_parent = true});
+  ASSERT_TRUE(hub) << hub.error().ToString();
+  std::string hub_url;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        const json urls = json::parse(hub->Log(), nullptr, /*allow_exceptions=*/false);
+        if (urls.is_object()) hub_url = urls.value("hub", "");
+        return !hub_url.empty();
+      },
+      kWait));
+  const std::string import = "import hf://acme/tiny --name tiny-hub --engine-version 0.6.3 -n " +
+                             namespace_ + " --endpoint " + hub_url + " --apply";
+
+  const Output applied = Plugin(import);
+  EXPECT_EQ(applied.status, 0) << applied.err;
+  EXPECT_EQ(applied.out, "modelrevision.modelplane.io/tiny-hub created\n");
+  const json revision = Get("tiny-hub");
+  EXPECT_EQ(revision.value(json::json_pointer("/spec/sources/0/huggingFace/commit"), ""), commit);
+  EXPECT_EQ(revision.value(json::json_pointer("/spec/repositoryRevision"), ""), "main");
+  EXPECT_EQ(revision["spec"]["files"].size(), 2U) << revision.dump();
+
+  const Output again = Plugin(import);
+  EXPECT_NE(again.status, 0);
+  EXPECT_EQ(again.out, "");
+  EXPECT_NE(again.err.find("ModelRevision " + namespace_ + "/tiny-hub already exists"),
+            std::string::npos)
+      << again.err;
+  std::string revision_lookups;
+  ASSERT_EQ(core::testing::RunCommand(
+                "python3 -c 'import json, sys, urllib.request; print(json.load(urllib.request."
+                "urlopen(sys.argv[1]))[\"hub\"][\"revision\"])' " +
+                    hub_url + "/_test/stats",
+                &revision_lookups),
+            0);
+  EXPECT_EQ(revision_lookups, "1\n");  // the refused import never asked the hub
+  hub->Stop();
+  std::filesystem::remove_all(root);
 }
 
 }  // namespace
