@@ -44,10 +44,11 @@ FILE_EXTENSIONS = (".md", ".sh", ".py", ".h", ".cc", ".yaml", ".yml", ".json", "
                    ".csv", ".png", ".txt", ".proto", ".cmake", ".toml", ".cfg")
 SHELL_LANGUAGES = {"sh", "bash", "shell", "zsh"}
 
-# The binaries and where their flags are defined (every main goes through core/runtime).
+# The binaries and where their flags are defined (every main goes through core/runtime; the
+# commands that write revisions share core/manifest's execution flags).
 BINARIES = {
-    "kubectl-modelplane": ["kubectl-plugin"],
-    "modelplane-node-agent": ["node-agent", "core/runtime"],
+    "kubectl-modelplane": ["kubectl-plugin", "core/manifest"],
+    "modelplane-node-agent": ["node-agent", "core/runtime", "core/manifest"],
     "modelplane-operator": ["operator", "core/runtime"],
     "modelplane-scheduler-extender": ["scheduler-extender", "core/runtime"],
 }
