@@ -8,6 +8,7 @@
 #include "core/json/json_lookup.h"
 #include "core/kube/builtin_types.h"
 #include "core/workqueue/rate_limiter.h"
+#include "operator/controllers/adapter_placement.h"
 #include "operator/controllers/cache_entries.h"
 #include "operator/controllers/holdings.h"
 #include "operator/gating/serving_pods.h"
@@ -248,6 +249,7 @@ ControllerManager::ControllerManager(core::KubeClient& client, const core::Watch
                  options_.admission) {
   revisions_.AddIndexer(kRevisionsByDigest, RevisionsByDigestIndex());
   revisions_.AddIndexer(kRevisionsByFile, RevisionsByFileIndex());
+  revisions_.AddIndexer(kRevisionsByBaseDigest, RevisionsByBaseDigestIndex());
   revisions_.AddIndexer(kRevisionsByNamespace, core::indexers::ByNamespace());
   quotas_.AddIndexer(kQuotasByNamespace, core::indexers::ByNamespace());
   caches_.AddIndexer(kCachesByRevision, CachesByRevisionIndex());
@@ -298,6 +300,11 @@ void ControllerManager::WireHandlers() {
       .on_update =
           [this](const core::ObjectPtr& old_object, const core::ObjectPtr& object) {
             revision_queue_.Add(core::ObjectStore::KeyOf(*object));
+            // A base that got its digest: its adapters find where it is now.
+            if (StatusDigestOf(*old_object) != StatusDigestOf(*object)) {
+              EnqueueRevisionKeys(
+                  AdapterKeysOf(revisions_.store(), {core::ObjectStore::KeyOf(*object)}));
+            }
             EnqueueRevocations();
             if (RevocationInputsChanged(*old_object, *object)) {
               EnqueueHoldersOfDigests(nullptr,
@@ -329,7 +336,9 @@ void ControllerManager::WireHandlers() {
               EnqueueRevisionsOfCache(*object);  // a resync: look at everything again
               return;
             }
-            EnqueueRevisionKeys(ChangedSpecRevisionKeys(*old_object, *object));
+            const std::vector<std::string> moved = ChangedSpecRevisionKeys(*old_object, *object);
+            EnqueueRevisionKeys(moved);
+            EnqueueRevisionKeys(AdapterKeysOf(revisions_.store(), moved));
             const std::vector<std::string> changed = ChangedStatusDigests(*old_object, *object);
             EnqueueRevisionsWithDigests(changed);
             EnqueueHoldersOfDigests(object.get(), changed);
@@ -442,7 +451,10 @@ void ControllerManager::WireWorkloadHandlers() {
 }
 
 void ControllerManager::EnqueueRevisionsOfCache(const json& cache) {
-  EnqueueRevisionKeys(SpecRevisionKeys(cache));
+  const std::vector<std::string> listed = SpecRevisionKeys(cache);
+  EnqueueRevisionKeys(listed);
+  // An adapter follows its base's entries (adapter_placement.h).
+  EnqueueRevisionKeys(AdapterKeysOf(revisions_.store(), listed));
   EnqueueRevisionsWithDigests(StatusDigests(cache));
 }
 

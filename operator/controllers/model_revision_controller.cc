@@ -17,6 +17,7 @@
 #include "core/signing/model_signature_verifier.h"
 #include "core/signing/signature_time.h"
 #include "core/workqueue/run_concurrently.h"
+#include "operator/controllers/adapter_placement.h"
 #include "operator/controllers/cache_entries.h"
 #include "operator/controllers/held_copies.h"
 
@@ -291,6 +292,19 @@ ModelRevisionController::Plan ModelRevisionController::Observe(const json& raw, 
        {&plan.gates->bound_nodes, &plan.gates->plan.staging_nodes}) {
     for (const std::string& node : *nodes) {
       plan.desired[node].reason = std::string(api::kReasonInUse);
+    }
+  }
+  // An adapter goes where its base is, with the base's pin; its own asks above still count.
+  if (spec.base) {
+    for (auto& [node, intent] : EntriesBesideBase(
+             context_.revisions.store(), context_.caches.store(), context_.parsed_caches,
+             revision->metadata.namespace_name, spec.base->digest)) {
+      EntryIntent& desired = plan.desired[node];
+      if (desired.reason.empty()) desired.reason = intent.reason;
+      if (intent.pinned && !desired.pinned) {
+        desired.pinned = true;
+        desired.pinned_until = intent.pinned_until;
+      }
     }
   }
   // Pods are never cut; what it asks for beyond them must fit its namespace's quotas.
