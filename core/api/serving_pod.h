@@ -6,12 +6,15 @@
 //     modelplane.io/revision: llama-r2          the ModelRevision, in the pod's own namespace
 //     modelplane.io/mount-path: /models/llama   where containers see it (default /models/<name>)
 //     modelplane.io/containers: server,warmup   only these containers get the mount (default all)
+//     modelplane.io/adapters: sql-lora,chat-lora LoRA adapter ModelRevisions, same namespace
 //
 // Thread safety: pure functions.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/api/model_cache.h"
 #include "core/error/error.h"
@@ -47,6 +50,26 @@ inline constexpr std::string_view kRevisionDigestEnvironment = "MODELPLANE_REVIS
 
 inline constexpr std::string_view kDefaultMountRoot = "/models";
 
+// LoRA adapters (docs/serving-pods.md, "LoRA adapters"). Each adapter the pod names (an adapter
+// ModelRevision: spec.base set) gets its own read-only CSI volume, kAdapterVolumePrefix and its
+// place in the list, mounted beside the base (AdapterMountPath) in the containers that mount
+// the base. The pod is let go only to nodes where the base and every adapter are verified.
+inline constexpr std::string_view kAdaptersAnnotation = "modelplane.io/adapters";
+// A few adapters per replica is what serving engines keep loaded at once (vLLM's --max-loras
+// defaults to 1); the bound keeps a pod's volumes and its gating pass small.
+inline constexpr std::size_t kMaxAdapters = 8;
+inline constexpr std::string_view kAdapterVolumePrefix = "modelplane-adapter-";
+// vLLM's --lora-modules value for the pod's adapters, "<engine name>=<mount path>" each,
+// space-separated: written by the webhook when every adapter's digest is known and by the
+// operator in the patch that lets the pod go otherwise (a value the author wrote is dropped),
+// and handed to the containers that mount the base as MODELPLANE_LORA_MODULES through the
+// downward API, as the revision digest is.
+inline constexpr std::string_view kLoraModulesAnnotation = "modelplane.io/lora-modules";
+inline constexpr std::string_view kLoraModulesEnvironment = "MODELPLANE_LORA_MODULES";
+// Hex digits of an adapter's digest in the name an engine serves it under: enough that two
+// adapters' weights never meet under one name in practice, short enough to type in a request.
+inline constexpr std::size_t kAdapterDigestHexInName = 12;
+
 // A DNS-1123 subdomain, as Kubernetes requires of namespaces and ModelRevision names.
 [[nodiscard]] bool IsObjectName(std::string_view name);
 
@@ -60,5 +83,39 @@ inline constexpr std::string_view kDefaultMountRoot = "/models";
 
 // "/models/<name>".
 [[nodiscard]] std::string DefaultMountPath(std::string_view revision_name);
+
+// The items of a comma-separated annotation (modelplane.io/containers, modelplane.io/adapters),
+// trimmed of blanks, empty items left out.
+[[nodiscard]] std::vector<std::string> SplitAnnotationList(std::string_view value);
+
+// Reads the adapters annotation's value: "<name>,<name>", each "<name>" or
+// "<pod_namespace>/<name>" as in the revision annotation, behind the same namespace wall
+// (kPermissionDenied for another namespace's). kInvalidArgument for a name that names nothing,
+// more than kMaxAdapters, a name listed twice, or the pod's own revision (`revision_name`).
+[[nodiscard]] Result<std::vector<RevisionReference>> ParseAdaptersAnnotation(
+    std::string_view value, std::string_view pod_namespace, std::string_view revision_name);
+
+// "modelplane-adapter-<index>": volume names are DNS labels of at most 63 characters, which an
+// adapter's name (a subdomain of up to 253) need not be.
+[[nodiscard]] std::string AdapterVolumeName(std::size_t index);
+
+// "<folder of the base's mount path>/adapters/<adapter name>": /models/adapters/sql-lora beside
+// /models/llama-r1. Outside the base's mount, which is read-only and could not hold a mount
+// point.
+[[nodiscard]] std::string AdapterMountPath(std::string_view base_mount_path,
+                                           std::string_view adapter_name);
+
+// "<adapter name>-<first kAdapterDigestHexInName hex digits of its digest>": the name the
+// engine serves the adapter under. New weights under the same ModelRevision name are a new
+// digest and so a new name, so no client, router or prefix cache keyed by the name meets the
+// old weights' results under it.
+[[nodiscard]] std::string AdapterEngineName(std::string_view adapter_name, std::string_view digest);
+
+struct LoraModule {
+  std::string name;  // AdapterEngineName
+  std::string path;  // AdapterMountPath
+};
+// vLLM's --lora-modules format: "name=path name=path".
+[[nodiscard]] std::string LoraModulesValue(const std::vector<LoraModule>& modules);
 
 }  // namespace modelplane::core::api
