@@ -62,20 +62,6 @@ std::optional<std::string> MountPathProblem(const std::string& path) {
   return std::nullopt;
 }
 
-std::vector<std::string> SplitList(const std::string& text) {
-  std::vector<std::string> items;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    std::size_t end = std::min(text.find(',', start), text.size());
-    std::string item = text.substr(start, end - start);
-    item.erase(0, item.find_first_not_of(" \t"));
-    item.erase(item.find_last_not_of(" \t") + 1);
-    if (!item.empty()) items.push_back(std::move(item));
-    start = end + 1;
-  }
-  return items;
-}
-
 json& ArrayMember(json& object, const char* key) {
   if (!object.contains(key) || !object[key].is_array()) object[key] = json::array();
   return object[key];
@@ -93,20 +79,65 @@ bool IsOurVolume(const json& volume) {
   return volume.contains("hostPath");
 }
 
-json WeightsVolume(const api::RevisionReference& revision, const RevisionLookup& found,
-                   const InjectionOptions& options) {
+// A read-only volume the pod gets: its revision's or an adapter's.
+struct RevisionVolume {
+  std::string volume_name;
+  std::string revision_name;
+  std::string digest;  // empty while the revision does not exist yet
+  std::string mount_path;
+};
+
+json VolumeFor(const RevisionVolume& wanted, const InjectionOptions& options) {
   if (options.volume_mode == WeightsVolumeMode::kHostPath) {
-    const std::string hex = found.digest.substr(found.digest.find(':') + 1);
-    return {{"name", api::kWeightsVolumeName},
+    const std::string hex = wanted.digest.substr(wanted.digest.find(':') + 1);
+    return {{"name", wanted.volume_name},
             {"hostPath",
              {{"path", fmt::format("{}/models/{}", options.host_cache_root, hex)},
               {"type", "Directory"}}}};
   }
-  return {{"name", api::kWeightsVolumeName},
+  return {{"name", wanted.volume_name},
           {"csi",
            {{"driver", api::kCsiDriverName},
             {"readOnly", true},
-            {"volumeAttributes", {{api::kRevisionVolumeAttribute, revision.name}}}}}};
+            {"volumeAttributes", {{api::kRevisionVolumeAttribute, wanted.revision_name}}}}}};
+}
+
+// A variable the kubelet reads from one of the pod's annotations when the container starts.
+json FromAnnotation(std::string_view variable, std::string_view annotation) {
+  return {{"name", variable},
+          {"valueFrom",
+           {{"fieldRef", {{"fieldPath", fmt::format("metadata.annotations['{}']", annotation)}}}}}};
+}
+
+// Why a pod naming this revision (`what` says in which role) may not be admitted; nullopt when
+// it may, with a warning added when the revision does not exist yet.
+std::optional<std::string> LookupProblem(const RevisionLookup& found, std::string_view what,
+                                         const std::string& key, const InjectionOptions& options,
+                                         std::vector<std::string>& warnings) {
+  switch (found.state) {
+    case RevisionLookup::State::kInvalid:
+      return fmt::format("{} {} is invalid: {}", what, key, found.problem);
+    case RevisionLookup::State::kRevoked: return fmt::format("{} {} is revoked", what, key);
+    case RevisionLookup::State::kMissing:
+      if (options.volume_mode == WeightsVolumeMode::kHostPath) {
+        return fmt::format(
+            "{} {} does not exist; in hostPath mode the revision must exist "
+            "before its pods (its digest names the folder to mount)",
+            what, key);
+      }
+      warnings.push_back(fmt::format(
+          "{} {} does not exist yet: the pod waits, gated, until it is created and staged", what,
+          key));
+      return std::nullopt;
+    case RevisionLookup::State::kValid: return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+// `inner` is `outer` or below it.
+bool IsWithin(std::string_view inner, std::string_view outer) {
+  return inner == outer ||
+         (inner.starts_with(outer) && inner.size() > outer.size() && inner[outer.size()] == '/');
 }
 
 }  // namespace
@@ -129,29 +160,16 @@ InjectionResult InjectServingPod(const json& pod, const std::string& pod_namespa
       api::ParseRevisionAnnotation(Annotation(pod, api::kRevisionAnnotation), pod_namespace);
   if (!reference) return Refuse(reference.error().message());
   const std::string key = core::api::ObjectKey(reference->namespace_name, reference->name);
+  auto adapters = api::ParseAdaptersAnnotation(Annotation(pod, api::kAdaptersAnnotation),
+                                               pod_namespace, reference->name);
+  if (!adapters) return Refuse(adapters.error().message(), key);
 
   const RevisionLookup found = lookup(reference->namespace_name, reference->name);
   InjectionResult result{.revision = key};
-  switch (found.state) {
-    case RevisionLookup::State::kInvalid:
-      return Refuse(fmt::format("ModelRevision {} is invalid: {}", key, found.problem), key);
-    case RevisionLookup::State::kRevoked:
-      return Refuse(fmt::format("ModelRevision {} is revoked", key), key);
-    case RevisionLookup::State::kMissing:
-      if (options.volume_mode == WeightsVolumeMode::kHostPath) {
-        return Refuse(fmt::format("ModelRevision {} does not exist; in hostPath mode the "
-                                  "revision must exist before its pods (its digest names the "
-                                  "folder to mount)",
-                                  key),
-                      key);
-      }
-      result.warnings.push_back(fmt::format(
-          "ModelRevision {} does not exist yet: the pod waits, gated, until it is created and "
-          "staged",
-          key));
-      break;
-    case RevisionLookup::State::kValid: break;
+  if (auto problem = LookupProblem(found, "ModelRevision", key, options, result.warnings)) {
+    return Refuse(std::move(*problem), key);
   }
+  bool waiting = found.state == RevisionLookup::State::kMissing;
 
   const std::string mount_path = HasAnnotation(pod, api::kMountPathAnnotation)
                                      ? Annotation(pod, api::kMountPathAnnotation)
@@ -161,13 +179,72 @@ InjectionResult InjectServingPod(const json& pod, const std::string& pod_namespa
                               mount_path.substr(0, 200), *problem),
                   key);
   }
+  if (!adapters->empty() && mount_path.find_first_of(" \t=") != std::string::npos) {
+    return Refuse(fmt::format("annotation {}: \"{}\" must not contain blanks or '=' in a pod "
+                              "with adapters: their paths go in a space-separated name=path list",
+                              api::kMountPathAnnotation, mount_path.substr(0, 200)),
+                  key);
+  }
+
+  std::vector<RevisionVolume> wanted = {{.volume_name = std::string(api::kWeightsVolumeName),
+                                         .revision_name = reference->name,
+                                         .digest = found.digest,
+                                         .mount_path = mount_path}};
+  std::vector<api::LoraModule> modules;
+  for (std::size_t index = 0; index < adapters->size(); ++index) {
+    const api::RevisionReference& adapter = (*adapters)[index];
+    const std::string adapter_key = core::api::ObjectKey(adapter.namespace_name, adapter.name);
+    const RevisionLookup adapter_found = lookup(adapter.namespace_name, adapter.name);
+    if (auto problem = LookupProblem(adapter_found, "adapter ModelRevision", adapter_key, options,
+                                     result.warnings)) {
+      return Refuse(std::move(*problem), key);
+    }
+    if (adapter_found.state == RevisionLookup::State::kValid) {
+      if (adapter_found.base_digest.empty()) {
+        return Refuse(fmt::format("ModelRevision {} is not an adapter (it has no spec.base); {} "
+                                  "lists LoRA adapter revisions only",
+                                  adapter_key, api::kAdaptersAnnotation),
+                      key);
+      }
+      // Known both: an adapter trained on other weights would load and serve garbage.
+      if (found.state == RevisionLookup::State::kValid &&
+          adapter_found.base_digest != found.digest) {
+        return Refuse(fmt::format("adapter {} applies to base {}, not to revision {}'s {}",
+                                  adapter_key, adapter_found.base_digest, key, found.digest),
+                      key);
+      }
+    } else {
+      waiting = true;
+    }
+    const std::string path = api::AdapterMountPath(mount_path, adapter.name);
+    if (auto problem = MountPathProblem(path)) {
+      return Refuse(fmt::format("adapter {} would be mounted at \"{}\", which {}", adapter_key,
+                                path.substr(0, 200), *problem),
+                    key);
+    }
+    if (IsWithin(path, mount_path)) {
+      return Refuse(fmt::format("adapter {} would be mounted at {}, inside the read-only mount "
+                                "of {} at {}; set annotation {} to another path",
+                                adapter_key, path, key, mount_path, api::kMountPathAnnotation),
+                    key);
+    }
+    if (adapter_found.state == RevisionLookup::State::kValid) {
+      modules.push_back(
+          {.name = api::AdapterEngineName(adapter.name, adapter_found.digest), .path = path});
+    }
+    wanted.push_back({.volume_name = api::AdapterVolumeName(index),
+                      .revision_name = adapter.name,
+                      .digest = adapter_found.digest,
+                      .mount_path = path});
+  }
 
   json mutated = pod;
   json& spec = mutated["spec"];
   json& containers = ArrayMember(spec, "containers");
   std::set<std::string> targets;
   if (HasAnnotation(pod, api::kContainersAnnotation)) {
-    for (const std::string& name : SplitList(Annotation(pod, api::kContainersAnnotation))) {
+    for (const std::string& name :
+         api::SplitAnnotationList(Annotation(pod, api::kContainersAnnotation))) {
       if (!ContainsNamed(containers, "name", name)) {
         return Refuse(fmt::format("annotation {} names container \"{}\", which the pod does not "
                                   "have",
@@ -183,15 +260,17 @@ InjectionResult InjectServingPod(const json& pod, const std::string& pod_namespa
   }
 
   json& volumes = ArrayMember(spec, "volumes");
-  const auto existing = std::find_if(volumes.begin(), volumes.end(), [](const json& volume) {
-    return core::StringMember(volume, {"name"}) == api::kWeightsVolumeName;
-  });
-  if (existing == volumes.end()) {
-    volumes.push_back(WeightsVolume(*reference, found, options));
-  } else if (!IsOurVolume(*existing)) {
-    return Refuse(fmt::format("the pod already has a volume named {} that is not modelplane's",
-                              api::kWeightsVolumeName),
-                  key);
+  for (const RevisionVolume& volume : wanted) {
+    const auto existing = std::find_if(volumes.begin(), volumes.end(), [&](const json& present) {
+      return core::StringMember(present, {"name"}) == volume.volume_name;
+    });
+    if (existing == volumes.end()) {
+      volumes.push_back(VolumeFor(volume, options));
+    } else if (!IsOurVolume(*existing)) {
+      return Refuse(fmt::format("the pod already has a volume named {} that is not modelplane's",
+                                volume.volume_name),
+                    key);
+    }
   }
 
   for (json& container : containers) {
@@ -199,13 +278,15 @@ InjectionResult InjectServingPod(const json& pod, const std::string& pod_namespa
     const std::string name = core::StringMember(container, {"name"});
     if (!targets.empty() && !targets.contains(name)) continue;
     json& mounts = ArrayMember(container, "volumeMounts");
-    if (!ContainsNamed(mounts, "name", api::kWeightsVolumeName)) {
-      if (ContainsNamed(mounts, "mountPath", mount_path)) {
+    for (const RevisionVolume& volume : wanted) {
+      if (ContainsNamed(mounts, "name", volume.volume_name)) continue;
+      if (ContainsNamed(mounts, "mountPath", volume.mount_path)) {
         return Refuse(
-            fmt::format("container \"{}\" already mounts something at {}", name, mount_path), key);
+            fmt::format("container \"{}\" already mounts something at {}", name, volume.mount_path),
+            key);
       }
       mounts.push_back(
-          {{"name", api::kWeightsVolumeName}, {"mountPath", mount_path}, {"readOnly", true}});
+          {{"name", volume.volume_name}, {"mountPath", volume.mount_path}, {"readOnly", true}});
     }
     // First in the list: Kubernetes expands $(VAR) in a variable's value only from those
     // defined before it, so the container's own variables can build on these.
@@ -217,11 +298,10 @@ InjectionResult InjectServingPod(const json& pod, const std::string& pod_namespa
                          std::move(variable));
     };
     add_first({{"name", api::kModelPathEnvironment}, {"value", mount_path}});
-    add_first({{"name", api::kRevisionDigestEnvironment},
-               {"valueFrom",
-                {{"fieldRef",
-                  {{"fieldPath", fmt::format("metadata.annotations['{}']",
-                                             api::kRevisionDigestAnnotation)}}}}}});
+    add_first(FromAnnotation(api::kRevisionDigestEnvironment, api::kRevisionDigestAnnotation));
+    if (!adapters->empty()) {
+      add_first(FromAnnotation(api::kLoraModulesEnvironment, api::kLoraModulesAnnotation));
+    }
   }
 
   json& gates = ArrayMember(spec, "schedulingGates");
@@ -250,12 +330,18 @@ InjectionResult InjectServingPod(const json& pod, const std::string& pod_namespa
   } else {
     annotations.erase(std::string(api::kRevisionDigestAnnotation));
   }
+  // The same for the adapters' names, which are their digests'.
+  if (!adapters->empty() && modules.size() == adapters->size()) {
+    annotations[std::string(api::kLoraModulesAnnotation)] = api::LoraModulesValue(modules);
+  } else {
+    annotations.erase(std::string(api::kLoraModulesAnnotation));
+  }
 
   if (mutated == pod) {
     result.outcome = "unchanged";
     return result;
   }
-  result.outcome = found.state == RevisionLookup::State::kMissing ? "waiting" : "injected";
+  result.outcome = waiting ? "waiting" : "injected";
   result.pod = std::move(mutated);
   return result;
 }

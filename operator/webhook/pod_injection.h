@@ -17,15 +17,22 @@
 //   - the annotation modelplane.io/injected (the digest, or "pending");
 //   - the annotation modelplane.io/revision-digest (the digest; absent while pending: the
 //     operator writes it in the patch that lets the pod go), and MODELPLANE_REVISION_DIGEST,
-//     read from it through the downward API, in every container that mounts the weights.
+//     read from it through the downward API, in every container that mounts the weights;
+//   - for each LoRA adapter modelplane.io/adapters names, a read-only volume of its own mounted
+//     beside the base in the same containers, and MODELPLANE_LORA_MODULES read from the
+//     annotation modelplane.io/lora-modules, which is written when every adapter's digest is
+//     known (absent otherwise: the operator writes it as it lets the pod go).
 // It refuses, with a message a pod author can act on, a pod naming an invalid or revoked
-// revision, one in another namespace, a malformed annotation, an unknown container, a mount path
-// that is not absolute or collides with a mount the container has. A revision that does not
-// exist yet is admitted gated, with a warning (Helm creates custom resources after Deployments;
-// refusing would put ReplicaSets into backoff), except in hostPath mode, which needs the digest.
+// revision or adapter, one in another namespace, a malformed annotation, an unknown container, a
+// mount path that is not absolute or collides with a mount the container has, an adapter that
+// is not an adapter revision, and one made for another base than the revision's. A revision or
+// adapter that does not exist yet is admitted gated, with a warning (Helm creates custom
+// resources after Deployments; refusing would put ReplicaSets into backoff), except in hostPath
+// mode, which needs the digest.
 // Thread safety: pure functions.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -38,8 +45,9 @@ namespace modelplane::controller {
 struct RevisionLookup {
   enum class State { kMissing, kInvalid, kRevoked, kValid };
   State state = State::kMissing;
-  std::string digest;   // kValid: "sha256:<hex>"
-  std::string problem;  // kInvalid: what is wrong with it
+  std::string digest;       // kValid: "sha256:<hex>"
+  std::string base_digest;  // kValid: spec.base.digest of an adapter revision; empty otherwise
+  std::string problem;      // kInvalid: what is wrong with it
 };
 
 enum class WeightsVolumeMode { kCsi, kHostPath };
@@ -62,7 +70,8 @@ struct InjectionResult {
   std::string outcome;                // metrics label: injected, unchanged, waiting, refused
 };
 
-// `lookup` is called once, with the revision's namespace and name, when the pod names one.
+// `lookup` is called once for each revision the pod names (its revision, then its adapters),
+// with the revision's namespace and name.
 using RevisionLookupFunction =
     std::function<RevisionLookup(const std::string& namespace_name, const std::string& name)>;
 

@@ -99,7 +99,9 @@ RevisionLookup PodWebhook::Lookup(const std::string& namespace_name,
   auto digest = core::api::ComputeRevisionDigest(revision->spec);
   if (!digest)
     return {.state = RevisionLookup::State::kInvalid, .problem = digest.error().message()};
-  return {.state = RevisionLookup::State::kValid, .digest = *digest};
+  return {.state = RevisionLookup::State::kValid,
+          .digest = *digest,
+          .base_digest = revision->spec.base ? revision->spec.base->digest : std::string()};
 }
 
 core::ServerResponse PodWebhook::Handle(const core::ServerRequest& request) const {

@@ -1,5 +1,9 @@
 #include "operator/webhook/pod_injection.h"
 
+#include <map>
+
+#include <fmt/format.h>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -219,6 +223,193 @@ TEST(PodInjectionTest, PodsOutsideTheNamespaceServedAreLeftAloneWithAWarning) {
   EXPECT_FALSE(result.pod) << "no gate that no controller would remove";
   ASSERT_EQ(result.warnings.size(), 1u);
   EXPECT_THAT(result.warnings[0], HasSubstr("serves namespace serving only"));
+}
+
+// LoRA adapters: revisions of their own (spec.base set), each found by the lookup.
+constexpr char kSqlDigest[] =
+    "sha256:0123456789abcdef000000000000000000000000000000000000000000000000";
+constexpr char kChatDigest[] =
+    "sha256:fedcba9876543210000000000000000000000000000000000000000000000000";
+constexpr char kOtherBase[] =
+    "sha256:2222222222222222222222222222222222222222222222222222222222222222";
+
+json PodWithAdapters(const std::string& adapters = "sql-lora,chat-lora") {
+  return ServingPod({{"modelplane.io/revision", "llama-r1"}, {"modelplane.io/adapters", adapters}});
+}
+
+// The base llama-r1 and the adapters in `found` (missing when absent).
+RevisionLookupFunction Revisions(std::map<std::string, RevisionLookup> found) {
+  found.emplace("llama-r1",
+                RevisionLookup{.state = RevisionLookup::State::kValid, .digest = kDigest});
+  return [found = std::move(found)](const std::string& ns, const std::string& name) {
+    EXPECT_EQ(ns, "models");
+    const auto revision = found.find(name);
+    return revision == found.end() ? RevisionLookup{} : revision->second;
+  };
+}
+
+RevisionLookup Adapter(const char* digest, const char* base = kDigest) {
+  return {.state = RevisionLookup::State::kValid, .digest = digest, .base_digest = base};
+}
+
+InjectionResult InjectAdapters(const json& pod, std::map<std::string, RevisionLookup> found,
+                               const InjectionOptions& options = {}) {
+  return InjectServingPod(pod, "models", Revisions(std::move(found)), options);
+}
+
+TEST(PodInjectionTest, EachAdapterGetsAReadOnlyVolumeMountedBesideTheBase) {
+  const InjectionResult result = InjectAdapters(
+      PodWithAdapters(), {{"sql-lora", Adapter(kSqlDigest)}, {"chat-lora", Adapter(kChatDigest)}});
+  ASSERT_TRUE(result.allowed) << result.message;
+  EXPECT_EQ(result.outcome, "injected");
+  ASSERT_TRUE(result.pod);
+  const json& spec = (*result.pod)["spec"];
+  EXPECT_EQ(spec["volumes"], json::parse(R"([
+      {"name":"modelplane-weights","csi":{"driver":"csi.modelplane.io","readOnly":true,
+       "volumeAttributes":{"modelplane.io/revision":"llama-r1"}}},
+      {"name":"modelplane-adapter-0","csi":{"driver":"csi.modelplane.io","readOnly":true,
+       "volumeAttributes":{"modelplane.io/revision":"sql-lora"}}},
+      {"name":"modelplane-adapter-1","csi":{"driver":"csi.modelplane.io","readOnly":true,
+       "volumeAttributes":{"modelplane.io/revision":"chat-lora"}}}])"));
+  for (const json& container : spec["containers"]) {
+    EXPECT_EQ(container["volumeMounts"], json::parse(R"([
+        {"name":"modelplane-weights","mountPath":"/models/llama-r1","readOnly":true},
+        {"name":"modelplane-adapter-0","mountPath":"/models/adapters/sql-lora","readOnly":true},
+        {"name":"modelplane-adapter-1","mountPath":"/models/adapters/chat-lora",
+         "readOnly":true}])"));
+    ASSERT_EQ(container["env"].size(), 3U);
+    EXPECT_EQ(container["env"][2], json::parse(R"({"name":"MODELPLANE_LORA_MODULES","valueFrom":{
+        "fieldRef":{"fieldPath":"metadata.annotations['modelplane.io/lora-modules']"}}})"));
+  }
+  // The names the engine serves them under come from their digests.
+  EXPECT_EQ((*result.pod)["metadata"]["annotations"]["modelplane.io/lora-modules"],
+            "sql-lora-0123456789ab=/models/adapters/sql-lora "
+            "chat-lora-fedcba987654=/models/adapters/chat-lora");
+  const InjectionResult second = InjectAdapters(
+      *result.pod, {{"sql-lora", Adapter(kSqlDigest)}, {"chat-lora", Adapter(kChatDigest)}});
+  EXPECT_EQ(second.outcome, "unchanged");
+}
+
+TEST(PodInjectionTest, AnAdapterThatDoesNotExistYetIsAdmittedGatedWithoutModules) {
+  const InjectionResult result =
+      InjectAdapters(PodWithAdapters(), {{"sql-lora", Adapter(kSqlDigest)}});
+  ASSERT_TRUE(result.allowed) << result.message;
+  EXPECT_EQ(result.outcome, "waiting");
+  ASSERT_EQ(result.warnings.size(), 1U);
+  EXPECT_THAT(result.warnings[0],
+              HasSubstr("adapter ModelRevision models/chat-lora does not exist yet"));
+  ASSERT_TRUE(result.pod);
+  EXPECT_EQ((*result.pod)["spec"]["volumes"].size(), 3U);
+  EXPECT_EQ((*result.pod)["metadata"]["annotations"]["modelplane.io/revision-digest"], kDigest);
+  EXPECT_FALSE((*result.pod)["metadata"]["annotations"].contains("modelplane.io/lora-modules"))
+      << "the operator writes it once the adapter's digest is known";
+}
+
+TEST(PodInjectionTest, OnlyModelplaneSaysWhichAdaptersThePodRuns) {
+  json forged = PodWithAdapters("sql-lora");
+  forged["metadata"]["annotations"]["modelplane.io/lora-modules"] = "sql-lora=/etc";
+  const InjectionResult known = InjectAdapters(forged, {{"sql-lora", Adapter(kSqlDigest)}});
+  ASSERT_TRUE(known.pod);
+  EXPECT_EQ((*known.pod)["metadata"]["annotations"]["modelplane.io/lora-modules"],
+            "sql-lora-0123456789ab=/models/adapters/sql-lora");
+  const InjectionResult unknown = InjectAdapters(forged, {});
+  ASSERT_TRUE(unknown.pod);
+  EXPECT_FALSE((*unknown.pod)["metadata"]["annotations"].contains("modelplane.io/lora-modules"));
+  json no_adapters = ServingPod();
+  no_adapters["metadata"]["annotations"]["modelplane.io/lora-modules"] = "sql-lora=/etc";
+  const InjectionResult plain = InjectAdapters(no_adapters, {});
+  ASSERT_TRUE(plain.pod);
+  EXPECT_FALSE((*plain.pod)["metadata"]["annotations"].contains("modelplane.io/lora-modules"));
+  EXPECT_EQ((*plain.pod)["spec"]["containers"][0]["env"].size(), 2U)
+      << "no MODELPLANE_LORA_MODULES without adapters";
+}
+
+TEST(PodInjectionTest, RefusesAdaptersThatCannotServeTheBase) {
+  const InjectionResult not_adapter = InjectAdapters(
+      PodWithAdapters("sql-lora"),
+      {{"sql-lora", {.state = RevisionLookup::State::kValid, .digest = kSqlDigest}}});
+  EXPECT_FALSE(not_adapter.allowed);
+  EXPECT_THAT(not_adapter.message,
+              HasSubstr("ModelRevision models/sql-lora is not an adapter (it has no spec.base)"));
+  const InjectionResult other_base =
+      InjectAdapters(PodWithAdapters("sql-lora"), {{"sql-lora", Adapter(kSqlDigest, kOtherBase)}});
+  EXPECT_FALSE(other_base.allowed);
+  EXPECT_EQ(other_base.message, fmt::format("adapter models/sql-lora applies to base {}, not to "
+                                            "revision models/llama-r1's {}",
+                                            kOtherBase, kDigest));
+  const InjectionResult invalid = InjectAdapters(
+      PodWithAdapters("sql-lora"),
+      {{"sql-lora", {.state = RevisionLookup::State::kInvalid, .problem = "spec.base: bad"}}});
+  EXPECT_FALSE(invalid.allowed);
+  EXPECT_THAT(invalid.message, HasSubstr("adapter ModelRevision models/sql-lora is invalid: "
+                                         "spec.base: bad"));
+  const InjectionResult revoked = InjectAdapters(
+      PodWithAdapters("sql-lora"), {{"sql-lora", {.state = RevisionLookup::State::kRevoked}}});
+  EXPECT_THAT(revoked.message, HasSubstr("adapter ModelRevision models/sql-lora is revoked"));
+  const InjectionResult foreign = InjectAdapters(PodWithAdapters("other/sql-lora"), {});
+  EXPECT_FALSE(foreign.allowed);
+  EXPECT_THAT(foreign.message, HasSubstr("only a ModelRevision in its own namespace"));
+  EXPECT_THAT(InjectAdapters(PodWithAdapters("llama-r1"), {}).message,
+              HasSubstr("the pod's own revision"));
+}
+
+// Until the base exists, nothing says which base an adapter must have: the operator keeps
+// the pod gated if they do not match.
+TEST(PodInjectionTest, AnAdapterOfABaseNotYetCreatedIsAdmitted) {
+  const InjectionResult result = InjectServingPod(
+      PodWithAdapters("sql-lora"), "models",
+      [](const std::string&, const std::string& name) {
+        return name == "sql-lora" ? Adapter(kSqlDigest, kOtherBase) : RevisionLookup{};
+      },
+      {});
+  EXPECT_TRUE(result.allowed) << result.message;
+  EXPECT_EQ(result.outcome, "waiting");
+}
+
+TEST(PodInjectionTest, AdapterMountsFollowTheBasesAndCollideWithNothing) {
+  json custom = PodWithAdapters("sql-lora");
+  custom["metadata"]["annotations"]["modelplane.io/mount-path"] = "/weights/llama";
+  custom["metadata"]["annotations"]["modelplane.io/containers"] = "server";
+  const InjectionResult moved = InjectAdapters(custom, {{"sql-lora", Adapter(kSqlDigest)}});
+  ASSERT_TRUE(moved.pod) << moved.message;
+  const json& containers = (*moved.pod)["spec"]["containers"];
+  EXPECT_EQ(containers[0]["volumeMounts"][1]["mountPath"], "/weights/adapters/sql-lora");
+  EXPECT_FALSE(containers[1].contains("volumeMounts")) << "only the listed container";
+
+  json blank = PodWithAdapters("sql-lora");
+  blank["metadata"]["annotations"]["modelplane.io/mount-path"] = "/my weights/llama";
+  EXPECT_THAT(InjectAdapters(blank, {}).message, HasSubstr("must not contain blanks or '='"));
+  json inside =
+      ServingPod({{"modelplane.io/revision", "adapters"}, {"modelplane.io/adapters", "sql-lora"}});
+  EXPECT_THAT(
+      InjectServingPod(inside, "models",
+                       [](const std::string&, const std::string&) { return RevisionLookup{}; }, {})
+          .message,
+      HasSubstr("inside the read-only mount of models/adapters at /models/adapters"));
+  json taken = PodWithAdapters("sql-lora");
+  taken["spec"]["containers"][0]["volumeMounts"] =
+      json::array({{{"name", "cache"}, {"mountPath", "/models/adapters/sql-lora"}}});
+  EXPECT_THAT(InjectAdapters(taken, {}).message,
+              HasSubstr("already mounts something at /models/adapters/sql-lora"));
+  json clash = PodWithAdapters("sql-lora");
+  clash["spec"]["volumes"] =
+      json::array({{{"name", "modelplane-adapter-0"}, {"emptyDir", json::object()}}});
+  EXPECT_THAT(InjectAdapters(clash, {}).message,
+              HasSubstr("a volume named modelplane-adapter-0 that is not modelplane's"));
+}
+
+TEST(PodInjectionTest, HostPathModeMountsEachAdaptersFolder) {
+  const InjectionOptions options{.volume_mode = WeightsVolumeMode::kHostPath,
+                                 .host_cache_root = "/var/lib/modelplane/cache"};
+  const InjectionResult result =
+      InjectAdapters(PodWithAdapters("sql-lora"), {{"sql-lora", Adapter(kSqlDigest)}}, options);
+  ASSERT_TRUE(result.pod) << result.message;
+  EXPECT_EQ((*result.pod)["spec"]["volumes"][1]["hostPath"]["path"],
+            "/var/lib/modelplane/cache/models/" + std::string(kSqlDigest).substr(7));
+  const InjectionResult missing = InjectAdapters(PodWithAdapters("sql-lora"), {}, options);
+  EXPECT_FALSE(missing.allowed);
+  EXPECT_THAT(missing.message, HasSubstr("adapter ModelRevision models/sql-lora does not exist; "
+                                         "in hostPath mode"));
 }
 
 TEST(PodInjectionTest, PodsWithoutTheAnnotationAreLeftAlone) {

@@ -173,6 +173,18 @@ TEST_F(PodWebhookTest, RefusesAPodWhoseRevisionTheSourcePolicyRefuses) {
   EXPECT_EQ(webhook_->Lookup("models", "llama-r1").state, RevisionLookup::State::kValid);
 }
 
+TEST_F(PodWebhookTest, ALookupSaysWhichBaseAnAdapterAppliesTo) {
+  const std::string base = "sha256:" + std::string(64, '2');
+  json adapter = Revision("sql-lora", false);
+  adapter["spec"]["base"] = {{"digest", base}, {"name", "llama-r1"}};
+  adapter["spec"]["files"][0]["role"] = "adapter";
+  revisions_.Upsert(std::make_shared<const json>(adapter));
+  const RevisionLookup lookup = webhook_->Lookup("models", "sql-lora");
+  ASSERT_EQ(lookup.state, RevisionLookup::State::kValid) << lookup.problem;
+  EXPECT_EQ(lookup.base_digest, base);
+  EXPECT_EQ(webhook_->Lookup("models", "llama-r1").base_digest, "") << "a base has none";
+}
+
 TEST_F(PodWebhookTest, LeavesUpdatesAlone) {
   webhook_->SetSynced(true);
   const json response = Response(Review("UPDATE", "llama-r1"));
