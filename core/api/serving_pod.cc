@@ -53,6 +53,14 @@ std::string DefaultMountPath(std::string_view revision_name) {
   return fmt::format("{}/{}", kDefaultMountRoot, revision_name);
 }
 
+std::string MountPathOf(const nlohmann::json& annotations, std::string_view revision_name) {
+  if (annotations.is_object()) {
+    const auto value = annotations.find(kMountPathAnnotation);
+    if (value != annotations.end() && value->is_string()) return value->get<std::string>();
+  }
+  return DefaultMountPath(revision_name);
+}
+
 std::vector<std::string> SplitAnnotationList(std::string_view value) {
   std::vector<std::string> items;
   std::size_t start = 0;

@@ -16,6 +16,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "core/api/model_cache.h"
 #include "core/error/error.h"
 
@@ -83,6 +85,12 @@ inline constexpr std::size_t kAdapterDigestHexInName = 12;
 
 // "/models/<name>".
 [[nodiscard]] std::string DefaultMountPath(std::string_view revision_name);
+
+// Where a pod's revision is mounted: modelplane.io/mount-path of `annotations` (the pod's
+// metadata.annotations) when it is a string, DefaultMountPath otherwise. The webhook mounts
+// there and the operator derives the adapters' paths from it, so both read it here.
+[[nodiscard]] std::string MountPathOf(const nlohmann::json& annotations,
+                                      std::string_view revision_name);
 
 // The items of a comma-separated annotation (modelplane.io/containers, modelplane.io/adapters),
 // trimmed of blanks, empty items left out.

@@ -171,9 +171,9 @@ InjectionResult InjectServingPod(const json& pod, const std::string& pod_namespa
   }
   bool waiting = found.state == RevisionLookup::State::kMissing;
 
-  const std::string mount_path = HasAnnotation(pod, api::kMountPathAnnotation)
-                                     ? Annotation(pod, api::kMountPathAnnotation)
-                                     : api::DefaultMountPath(reference->name);
+  const json* pod_annotations = core::FindMember(pod, {"metadata", "annotations"});
+  const std::string mount_path =
+      api::MountPathOf(pod_annotations != nullptr ? *pod_annotations : json(), reference->name);
   if (auto problem = MountPathProblem(mount_path)) {
     return Refuse(fmt::format("annotation {}: \"{}\" {}", api::kMountPathAnnotation,
                               mount_path.substr(0, 200), *problem),

@@ -46,6 +46,12 @@ TEST(ServingPodTest, DefaultMountPath) {
   EXPECT_EQ(DefaultMountPath("llama-r1"), "/models/llama-r1");
 }
 
+TEST(ServingPodTest, MountPathFromTheAnnotationOrTheDefault) {
+  EXPECT_EQ(MountPathOf({{"modelplane.io/mount-path", "/weights"}}, "llama-r1"), "/weights");
+  EXPECT_EQ(MountPathOf(nlohmann::json::object(), "llama-r1"), "/models/llama-r1");
+  EXPECT_EQ(MountPathOf(nullptr, "llama-r1"), "/models/llama-r1");
+}
+
 TEST(ServingPodTest, AnnotationListsAreTrimmedAndSkipEmptyItems) {
   EXPECT_EQ(SplitAnnotationList(" a, b ,,\tc,"), (std::vector<std::string>{"a", "b", "c"}));
   EXPECT_TRUE(SplitAnnotationList("").empty());
