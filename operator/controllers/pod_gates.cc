@@ -10,6 +10,7 @@
 
 #include "core/api/model_cache.h"
 #include "core/api/object_key.h"
+#include "core/api/serving_pod.h"
 #include "core/json/json_lookup.h"
 #include "core/kube/object_store.h"
 #include "core/workqueue/run_concurrently.h"
@@ -175,7 +176,8 @@ core::Status PodGates::Apply(const std::string& revision_key, const RevisionGate
         for (const std::string& name : decision.nodes) {
           if (auto found = nodes.find(name); found != nodes.end()) targets.push_back(found->second);
         }
-        auto patch = UngatePatch(pod, targets, gates.digest);
+        auto patch = UngatePatch(
+            pod, targets, {{std::string(core::api::kRevisionDigestAnnotation), gates.digest}});
         if (!patch) {
           Report(pod, "Warning", "CannotNarrow", patch.error().message());
           return;

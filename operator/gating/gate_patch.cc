@@ -1,5 +1,7 @@
 #include "operator/gating/gate_patch.h"
 
+#include <string_view>
+
 #include <fmt/format.h>
 
 #include "core/api/serving_pod.h"
@@ -43,10 +45,25 @@ void AddRequired(const json& pod, json& operations, const json& required) {
   }
 }
 
+// A member name as one JSON Pointer token (RFC 6901): "~" is "~0" and "/" is "~1".
+std::string PointerToken(std::string_view name) {
+  std::string token;
+  for (const char c : name) {
+    if (c == '~') {
+      token += "~0";
+    } else if (c == '/') {
+      token += "~1";
+    } else {
+      token += c;
+    }
+  }
+  return token;
+}
+
 }  // namespace
 
 core::Result<json> UngatePatch(const json& pod, const std::vector<NodeFacts>& nodes,
-                               const std::string& digest) {
+                               const std::map<std::string, std::string>& annotations) {
   const json* gates = core::FindMember(pod, {"spec", "schedulingGates"});
   std::optional<std::size_t> gate_index;
   if (gates != nullptr && gates->is_array()) {
@@ -111,13 +128,14 @@ core::Result<json> UngatePatch(const json& pod, const std::vector<NodeFacts>& no
   }
   // A serving pod always has annotations (its revision's); `pod` may be the informer's trimmed
   // copy, so a missing map is never added whole (that would replace the pod's own).
-  const json* annotations = core::FindMember(pod, {"metadata", "annotations"});
-  if (!digest.empty() && annotations != nullptr && annotations->is_object() &&
-      core::StringMember(*annotations, {core::api::kRevisionDigestAnnotation}) != digest) {
-    // JSON Pointer escapes "/" in a member name as "~1".
-    operations.push_back({{"op", "add"},
-                          {"path", "/metadata/annotations/modelplane.io~1revision-digest"},
-                          {"value", digest}});
+  const json* present = core::FindMember(pod, {"metadata", "annotations"});
+  if (present != nullptr && present->is_object()) {
+    for (const auto& [name, value] : annotations) {
+      if (value.empty() || core::StringMember(*present, {name}) == value) continue;
+      operations.push_back({{"op", "add"},
+                            {"path", "/metadata/annotations/" + PointerToken(name)},
+                            {"value", value}});
+    }
   }
   const std::string gate_path = fmt::format("/spec/schedulingGates/{}", *gate_index);
   operations.push_back({{"op", "test"},

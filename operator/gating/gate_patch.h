@@ -12,6 +12,7 @@
 // Thread safety: pure functions.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -22,14 +23,14 @@
 
 namespace modelplane::controller {
 
-// With `digest` (the revision's), the same patch writes it into the pod's
-// modelplane.io/revision-digest annotation where it says otherwise, so the containers, which
-// start after it, read the digest of the weights they were let go for.
+// The same patch writes `annotations` (name -> value: the revision's digest into
+// modelplane.io/revision-digest, the adapters' modelplane.io/lora-modules) where the pod says
+// otherwise, so the containers, which start after it, read what they were let go for.
 // kInvalidArgument when the pod carries no modelplane gate, when there is no node, or when
 // narrowing by hostname is needed and none of the nodes has a hostname label.
-[[nodiscard]] core::Result<nlohmann::json> UngatePatch(const nlohmann::json& pod,
-                                                       const std::vector<NodeFacts>& nodes,
-                                                       const std::string& digest = "");
+[[nodiscard]] core::Result<nlohmann::json> UngatePatch(
+    const nlohmann::json& pod, const std::vector<NodeFacts>& nodes,
+    const std::map<std::string, std::string>& annotations = {});
 
 // The node names a pod's required node affinity admits when it names nodes explicitly (the
 // narrowing above), or every name in `known` that its terms admit.

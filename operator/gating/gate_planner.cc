@@ -118,22 +118,38 @@ GatePlan PlanGates(const GatePlanRequest& request) {
   for (std::size_t index = 0; index < request.gated.size(); ++index) {
     const PodFacts& pod = request.gated[index];
     PodGateDecision decision{.pod = pod.name};
+    const auto named = request.adapters.find(pod.name);
+    const AdapterReadiness* adapters = named == request.adapters.end() ? nullptr : &named->second;
+    // The node holds everything the pod mounts.
+    const auto serves = [&](const PrestageCandidate* cache) {
+      return adapters == nullptr || adapters->ready_nodes.contains(cache->name);
+    };
     std::vector<const PrestageCandidate*> fits;
     for (const PrestageCandidate* cache : ready) {
-      if (!sure.WhyNot(pod, cache->name)) fits.push_back(cache);
+      if (serves(cache) && !sure.WhyNot(pod, cache->name)) fits.push_back(cache);
     }
     decision.nodes = ChooseNarrowing(fits, narrowed_pods);
     const auto likely_node = std::find_if(ready.begin(), ready.end(), [&](const auto* cache) {
-      return !likely.WhyNot(pod, cache->name);
+      return serves(cache) && !likely.WhyNot(pod, cache->name);
     });
     const auto soon_node = std::find_if(ready.begin(), ready.end(), [&](const auto* cache) {
-      return !soon.WhyNot(pod, cache->name);
+      return serves(cache) && !soon.WhyNot(pod, cache->name);
     });
+    // Without its adapters: a Ready node that could take it, where they are being staged.
+    const auto base_node = adapters == nullptr
+                               ? ready.end()
+                               : std::find_if(ready.begin(), ready.end(), [&](const auto* cache) {
+                                   return !likely.WhyNot(pod, cache->name);
+                                 });
     if (soon_node != ready.end()) soon.Take(pod, (*soon_node)->name);
     if (!decision.nodes.empty()) {
       decision.ungate = true;
-      decision.message = fmt::format("ModelRevision {} is verified on {}", request.revision,
-                                     NodeList(decision.nodes));
+      decision.message =
+          adapters == nullptr
+              ? fmt::format("ModelRevision {} is verified on {}", request.revision,
+                            NodeList(decision.nodes))
+              : fmt::format("ModelRevision {} and adapters {} are verified on {}", request.revision,
+                            adapters->adapters, NodeList(decision.nodes));
       if (fits.size() > decision.nodes.size()) {
         decision.message +=
             fmt::format(" (narrowed to {} of the {} nodes that hold it and can take this pod)",
@@ -159,6 +175,12 @@ GatePlan PlanGates(const GatePlanRequest& request) {
           "waiting for ModelRevision {}: it is verified on {}, where a pod being deleted frees "
           "the room",
           request.revision, (*soon_node)->name);
+    } else if (base_node != ready.end()) {
+      decision.message = fmt::format(
+          "waiting for adapters {} on {}, where ModelRevision {} is verified and they are "
+          "staged beside it",
+          adapters->adapters, (*base_node)->name, request.revision);
+      likely.Take(pod, (*base_node)->name);
     } else {
       waiting.push_back(index);
     }

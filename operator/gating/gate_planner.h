@@ -16,12 +16,17 @@
 // a node to stage the revision on: one that could take it, preferring a node already staging
 // it, then one already asked to hold it, then the zone with the fewest copies, then the most
 // free cache space; that node's room is counted as the pod's for the rest of the pass.
+// A pod that names LoRA adapters goes only to nodes where every adapter is Ready as well. Where
+// the revision is Ready on a node that could take it but an adapter is not, it waits for the
+// adapters there (they are small and staged beside their base) instead of asking for another
+// copy of the revision.
 // Thread safety: pure functions.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -43,6 +48,12 @@ struct StagingProgress {
   std::int64_t bytes_total = 0;
 };
 
+// The LoRA adapters a gated pod names, as the planner needs them.
+struct AdapterReadiness {
+  std::string adapters;               // "models/sql-lora, models/chat-lora", for messages
+  std::set<std::string> ready_nodes;  // where every one of them is Ready
+};
+
 struct GatePlanRequest {
   std::string revision;  // "namespace/name", for messages
   std::int64_t total_bytes = 0;
@@ -53,6 +64,8 @@ struct GatePlanRequest {
   std::vector<PodFacts> gated;                             // oldest first
   std::vector<UnboundPod> unbound;
   std::chrono::system_clock::time_point now;  // for pods being deleted
+  // By gated pod name: the pods that name adapters (absent: it names none).
+  std::map<std::string, AdapterReadiness> adapters;
 };
 
 // The most nodes one pod is narrowed to. The narrowing is one node affinity term per node, and

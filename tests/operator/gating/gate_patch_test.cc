@@ -1,6 +1,7 @@
 #include "operator/gating/gate_patch.h"
 
 #include <algorithm>
+#include <map>
 
 #include <gtest/gtest.h>
 
@@ -89,17 +90,19 @@ TEST(GatePatchTest, TheGateIsGuardedAndTheVersionIsAPrecondition) {
 }
 
 TEST(GatePatchTest, TheRevisionDigestIsWrittenWhereThePodSaysOtherwise) {
-  const std::string digest = "sha256:" + std::string(64, 'a');
+  const std::string digest_text = "sha256:" + std::string(64, 'a');
+  const std::map<std::string, std::string> digest = {
+      {"modelplane.io/revision-digest", digest_text}};
   json pod = GatedPod();
   pod["metadata"]["annotations"] = {{"modelplane.io/revision", "llama-r1"}};
   auto patch = UngatePatch(pod, {Node("gpu-0")}, digest);
   ASSERT_TRUE(patch);
   const json write = {{"op", "add"},
                       {"path", "/metadata/annotations/modelplane.io~1revision-digest"},
-                      {"value", digest}};
+                      {"value", digest_text}};
   EXPECT_NE(std::find(patch->begin(), patch->end(), write), patch->end()) << patch->dump();
 
-  pod["metadata"]["annotations"]["modelplane.io/revision-digest"] = digest;
+  pod["metadata"]["annotations"]["modelplane.io/revision-digest"] = digest_text;
   patch = UngatePatch(pod, {Node("gpu-0")}, digest);
   ASSERT_TRUE(patch);
   EXPECT_EQ(patch->dump().find("revision-digest"), std::string::npos) << "already right";
@@ -109,6 +112,24 @@ TEST(GatePatchTest, TheRevisionDigestIsWrittenWhereThePodSaysOtherwise) {
   patch = UngatePatch(GatedPod(), {Node("gpu-0")}, digest);
   ASSERT_TRUE(patch);
   EXPECT_EQ(patch->dump().find("annotations"), std::string::npos);
+}
+
+// A pod admitted before its adapters existed learns their names as it is let go.
+TEST(GatePatchTest, TheLoraModulesAreWrittenWhereThePodSaysOtherwise) {
+  json pod = GatedPod();
+  pod["metadata"]["annotations"] = {{"modelplane.io/revision", "llama-r1"},
+                                    {"modelplane.io/adapters", "sql-lora"}};
+  const std::string modules = "sql-lora-0123456789ab=/models/adapters/sql-lora";
+  auto patch = UngatePatch(pod, {Node("gpu-0")}, {{"modelplane.io/lora-modules", modules}});
+  ASSERT_TRUE(patch);
+  const json write = {{"op", "add"},
+                      {"path", "/metadata/annotations/modelplane.io~1lora-modules"},
+                      {"value", modules}};
+  EXPECT_NE(std::find(patch->begin(), patch->end(), write), patch->end()) << patch->dump();
+  pod["metadata"]["annotations"]["modelplane.io/lora-modules"] = modules;
+  patch = UngatePatch(pod, {Node("gpu-0")}, {{"modelplane.io/lora-modules", modules}});
+  ASSERT_TRUE(patch);
+  EXPECT_EQ(patch->dump().find("lora-modules"), std::string::npos) << "already right";
 }
 
 TEST(GatePatchTest, RefusesAPodWithoutTheGateOrNodes) {

@@ -327,5 +327,46 @@ TEST(GatePlannerTest, SaysWhyNoNodeCanTakeThePod) {
   EXPECT_THAT(plan.decisions[0].message, HasSubstr("gpu-0 (holds it) has taint dedicated"));
 }
 
+// LoRA adapters: the pod mounts them too, so it goes only where they are Ready as well.
+TEST(GatePlannerTest, APodWithAdaptersGoesOnlyWhereTheyAreReadyToo) {
+  Cluster cluster;
+  cluster.AddNode(Gpu("gpu-0"), HeldState::kReady)
+      .AddNode(Gpu("gpu-1"), HeldState::kReady)
+      .AddNode(Gpu("gpu-2"), HeldState::kNone);
+  cluster.request.gated = {Serving("llama-0"), Serving("plain-0")};
+  cluster.request.adapters["llama-0"] = {.adapters = "models/sql-lora",
+                                         .ready_nodes = {"gpu-1", "gpu-2"}};
+  const GatePlan plan = PlanGates(cluster.request);
+  ASSERT_EQ(plan.decisions.size(), 2u);
+  EXPECT_TRUE(plan.decisions[0].ungate);
+  EXPECT_THAT(plan.decisions[0].nodes, ElementsAre("gpu-1"))
+      << "gpu-0 lacks the adapter, gpu-2 the revision";
+  EXPECT_THAT(plan.decisions[0].message,
+              HasSubstr("ModelRevision models/llama-r2 and adapters models/sql-lora are verified "
+                        "on gpu-1"));
+  EXPECT_THAT(plan.decisions[1].nodes, ElementsAre("gpu-0", "gpu-1")) << "a pod without adapters";
+}
+
+// The adapters are staged beside their base: a pod waits for them where the revision is,
+// instead of asking for another copy of the revision elsewhere.
+TEST(GatePlannerTest, APodWaitsForItsAdaptersWhereTheRevisionIsReady) {
+  Cluster cluster;
+  cluster.AddNode(Gpu("gpu-0", 1), HeldState::kReady).AddNode(Gpu("gpu-1"), HeldState::kNone);
+  cluster.request.gated = {Serving("llama-0"), Serving("llama-1")};
+  for (const char* pod : {"llama-0", "llama-1"}) {
+    cluster.request.adapters[pod] = {.adapters = "models/sql-lora, models/chat-lora"};
+  }
+  const GatePlan plan = PlanGates(cluster.request);
+  EXPECT_FALSE(plan.decisions[0].ungate);
+  EXPECT_THAT(plan.decisions[0].message,
+              HasSubstr("waiting for adapters models/sql-lora, models/chat-lora on gpu-0, where "
+                        "ModelRevision models/llama-r2 is verified"));
+  // gpu-0 has one GPU: the second pod needs another node, which stages the revision.
+  EXPECT_FALSE(plan.decisions[1].ungate);
+  EXPECT_THAT(plan.staging_nodes, ElementsAre("gpu-1"));
+  EXPECT_THAT(plan.decisions[1].message,
+              HasSubstr("waiting for ModelRevision models/llama-r2 on 1 more node: gpu-1"));
+}
+
 }  // namespace
 }  // namespace modelplane::controller
