@@ -14,6 +14,7 @@
 #include "core/json/json_lookup.h"
 #include "core/kube/object_store.h"
 #include "core/workqueue/run_concurrently.h"
+#include "operator/controllers/pod_adapters.h"
 #include "operator/gating/gate_patch.h"
 #include "operator/gating/serving_pods.h"
 
@@ -73,7 +74,7 @@ void PodGates::ForgetLetGo(const std::string& uid) {
 RevisionGates PodGates::Plan(const std::string& revision_key, const std::string& digest,
                              std::int64_t total_bytes, const std::vector<PrestageCandidate>& caches,
                              const std::map<std::string, std::string>& held) {
-  RevisionGates gates{.digest = digest};
+  RevisionGates gates;
   GatePlanRequest request{.revision = revision_key, .total_bytes = total_bytes, .caches = caches};
   request.now = context_.clock.WallNow();
   std::vector<const json*> gated;
@@ -135,19 +136,36 @@ RevisionGates PodGates::Plan(const std::string& revision_key, const std::string&
     }
   }
   std::sort(gated.begin(), gated.end(), OlderFirst);
-  std::vector<std::pair<const json*, std::string>> waiting;  // held back, with the reason
+  // Held back whatever the nodes hold, with what to tell them.
+  std::vector<std::pair<GatedPod, std::string>> waiting;
+  PodAdapterReader adapters(context_.revisions.store(), context_.caches.store(),
+                            context_.parsed_caches, revision_key, digest);
   for (const json* pod : gated) {
+    GatedPod planned{.pod = *pod,
+                     .annotations = {{std::string(core::api::kRevisionDigestAnnotation), digest}}};
     if (auto reason = held.find(PodString(*pod, "uid")); reason != held.end()) {
-      waiting.emplace_back(pod, reason->second);
+      waiting.emplace_back(std::move(planned), reason->second);
       continue;
     }
+    if (std::optional<PodAdapters> named = adapters.Read(*pod)) {
+      if (named->hold) {
+        planned.wait_type = named->hold->type;
+        planned.wait_reason = named->hold->reason;
+        waiting.emplace_back(std::move(planned), std::move(named->hold->message));
+        continue;
+      }
+      request.adapters[PodString(*pod, "name")] = std::move(named->readiness);
+      planned.annotations[std::string(core::api::kLoraModulesAnnotation)] =
+          std::move(named->lora_modules);
+    }
     request.gated.push_back(ReadPodFacts(*pod));
-    gates.gated.push_back(*pod);
+    gates.gated.push_back(std::move(planned));
   }
   gates.plan = PlanGates(request);
-  for (auto& [pod, reason] : waiting) {
-    gates.plan.decisions.push_back({.pod = PodString(*pod, "name"), .message = std::move(reason)});
-    gates.gated.push_back(*pod);
+  for (auto& [pod, message] : waiting) {
+    gates.plan.decisions.push_back(
+        {.pod = PodString(pod.pod, "name"), .message = std::move(message)});
+    gates.gated.push_back(std::move(pod));
   }
   return gates;
 }
@@ -166,18 +184,18 @@ core::Status PodGates::Apply(const std::string& revision_key, const RevisionGate
   core::RunConcurrently(
       gates.plan.decisions.size(), core::kConcurrentApiWrites, [&](std::size_t i) {
         const PodGateDecision& decision = gates.plan.decisions[i];
-        const json& pod = gates.gated[i];
+        const GatedPod& gated = gates.gated[i];
+        const json& pod = gated.pod;
         const std::string pod_key = core::api::ObjectKey(PodString(pod, "namespace"), decision.pod);
         if (!decision.ungate) {
-          Report(pod, "Normal", "WaitingForWeights", decision.message);
+          Report(pod, gated.wait_type, gated.wait_reason, decision.message);
           return;
         }
         std::vector<NodeFacts> targets;
         for (const std::string& name : decision.nodes) {
           if (auto found = nodes.find(name); found != nodes.end()) targets.push_back(found->second);
         }
-        auto patch = UngatePatch(
-            pod, targets, {{std::string(core::api::kRevisionDigestAnnotation), gates.digest}});
+        auto patch = UngatePatch(pod, targets, gated.annotations);
         if (!patch) {
           Report(pod, "Warning", "CannotNarrow", patch.error().message());
           return;

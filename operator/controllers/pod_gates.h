@@ -4,6 +4,8 @@
 // (`kubectl describe pod` is enough to know why a pod is gated).
 //
 // Events are written when what a pod waits for changes, not on every pass (ChangeReporter).
+// A pod that names LoRA adapters goes only where they are Ready too, and waits, told why, while
+// one cannot serve it (pod_adapters.h).
 //
 // A pod let go is remembered (with the nodes it was narrowed to) until the informer shows it
 // ungated, bound or gone: a pass that runs before the watch delivers the patch must count it
@@ -26,11 +28,20 @@
 
 namespace modelplane::controller {
 
+// A gated pod as Apply needs it.
+struct GatedPod {
+  nlohmann::json pod;
+  // Written as it is let go (UngatePatch): the revision's digest, its adapters' lora-modules.
+  std::map<std::string, std::string> annotations;
+  // The Event while it is not let go.
+  std::string wait_type = "Normal";
+  std::string wait_reason = "WaitingForWeights";
+};
+
 struct RevisionGates {
-  std::string digest;  // the revision's: written into the pods it lets go
   GatePlan plan;
   std::vector<std::string> bound_nodes;  // sorted: nodes running a pod of the revision
-  std::vector<nlohmann::json> gated;     // the pods plan.decisions refer to, in order
+  std::vector<GatedPod> gated;           // the pods plan.decisions refer to, in order
 };
 
 class PodGates {

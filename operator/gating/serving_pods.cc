@@ -1,9 +1,11 @@
 #include "operator/gating/serving_pods.h"
 
+#include <set>
 #include <string_view>
 
 #include "core/api/object_key.h"
 #include "core/api/serving_pod.h"
+#include "core/json/json_lookup.h"
 
 namespace modelplane::controller {
 namespace {
@@ -104,6 +106,36 @@ std::optional<std::string> RevisionKeyOfPod(const json& pod) {
                                                       metadata->value("namespace", ""));
   if (!reference) return std::nullopt;
   return core::api::ObjectKey(reference->namespace_name, reference->name);
+}
+
+core::IndexFunction GatedPodsByAdapterIndex() {
+  return [](const json& pod) -> std::vector<std::string> {
+    if (!HasWeightsGate(pod)) return {};
+    const auto revision = RevisionKeyOfPod(pod);
+    if (!revision) return {};
+    const json* annotations = core::FindMember(pod, {"metadata", "annotations"});
+    auto adapters = core::api::ParseAdaptersAnnotation(
+        core::StringMember(*annotations, {core::api::kAdaptersAnnotation}),
+        core::StringMember(pod, {"metadata", "namespace"}),
+        revision->substr(revision->find('/') + 1));
+    std::vector<std::string> keys;
+    if (!adapters) return keys;
+    for (const core::api::RevisionReference& adapter : *adapters) {
+      keys.push_back(core::api::ObjectKey(adapter.namespace_name, adapter.name));
+    }
+    return keys;
+  };
+}
+
+std::vector<std::string> RevisionsWaitingForAdapters(const core::ObjectStore& pods,
+                                                     const std::vector<std::string>& adapter_keys) {
+  std::set<std::string> revisions;
+  for (const std::string& adapter : adapter_keys) {
+    for (const core::ObjectPtr& pod : pods.ByIndex(kGatedPodsByAdapter, adapter)) {
+      if (auto revision = RevisionKeyOfPod(*pod)) revisions.insert(std::move(*revision));
+    }
+  }
+  return {revisions.begin(), revisions.end()};
 }
 
 core::IndexFunction PodsByRevisionIndex() {

@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -19,6 +20,9 @@ inline constexpr char kPodsByNode[] = "spec.nodeName";
 inline constexpr char kPodsByRevision[] = "modelplane.io/pod-revision";
 // Pod index: the same, only for pods that still carry modelplane's scheduling gate.
 inline constexpr char kGatedPodsByRevision[] = "modelplane.io/gated-pod-revision";
+// Pod index: "namespace/name" of each LoRA adapter (modelplane.io/adapters) a pod that still
+// carries modelplane's scheduling gate names.
+inline constexpr char kGatedPodsByAdapter[] = "modelplane.io/gated-pod-adapter";
 
 // Succeeded and Failed pods hold nothing; the informer leaves them out.
 inline constexpr char kNonTerminalPods[] = "status.phase!=Succeeded,status.phase!=Failed";
@@ -36,5 +40,13 @@ inline constexpr char kNonTerminalPods[] = "status.phase!=Succeeded,status.phase
 
 [[nodiscard]] core::IndexFunction PodsByRevisionIndex();
 [[nodiscard]] core::IndexFunction GatedPodsByRevisionIndex();
+[[nodiscard]] core::IndexFunction GatedPodsByAdapterIndex();
+
+// The revisions (keys) that gated pods waiting for any of `adapter_keys` name in
+// modelplane.io/revision: those pods are planned in their revision's pass, so whoever sees an
+// adapter change (the adapter itself, its Ready copies) wakes these. `pods` must carry the
+// kGatedPodsByAdapter index.
+[[nodiscard]] std::vector<std::string> RevisionsWaitingForAdapters(
+    const core::ObjectStore& pods, const std::vector<std::string>& adapter_keys);
 
 }  // namespace modelplane::controller

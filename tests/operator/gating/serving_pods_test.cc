@@ -33,5 +33,26 @@ TEST(ServingPodsTest, APodNamingAnotherNamespacesRevisionIsIndexedUnderNone) {
   EXPECT_TRUE(PodsByRevisionIndex()(pod).empty());
 }
 
+// A gated pod waits for its adapters in its revision's pass: what changes an adapter wakes that
+// revision.
+TEST(ServingPodsTest, GatedPodsAreFoundByTheAdaptersTheyWaitFor) {
+  json pod = GatedPod("serving", "llama-r1");
+  pod["metadata"]["annotations"]["modelplane.io/adapters"] = "sql-lora, chat-lora";
+  EXPECT_EQ(GatedPodsByAdapterIndex()(pod),
+            (std::vector<std::string>{"serving/sql-lora", "serving/chat-lora"}));
+  core::ObjectStore pods;
+  pods.AddIndexer(kGatedPodsByAdapter, GatedPodsByAdapterIndex());
+  pods.Upsert(std::make_shared<const json>(pod));
+  EXPECT_EQ(RevisionsWaitingForAdapters(pods, {"serving/chat-lora", "serving/other"}),
+            std::vector<std::string>{"serving/llama-r1"});
+
+  json foreign = pod;
+  foreign["metadata"]["annotations"]["modelplane.io/adapters"] = "models/sql-lora";
+  EXPECT_TRUE(GatedPodsByAdapterIndex()(foreign).empty()) << "behind the namespace wall";
+  json let_go = pod;
+  let_go["spec"]["schedulingGates"] = json::array();
+  EXPECT_TRUE(GatedPodsByAdapterIndex()(let_go).empty());
+}
+
 }  // namespace
 }  // namespace modelplane::controller
