@@ -10,7 +10,8 @@
 namespace modelplane::core {
 namespace {
 
-const std::string kDigest = "sha256:" + std::string(64, 'a');
+constexpr std::string_view kDigest =
+    "sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
 
 api::ModelSource HubSource() {
   api::ModelSource source;
@@ -23,8 +24,11 @@ api::ModelSource HubSource() {
 }
 
 std::vector<api::ModelFile> Files() {
-  return {{.path = "config.json", .size = 2, .sha256 = kDigest, .role = "config"},
-          {.path = "model.safetensors", .size = 4096, .sha256 = kDigest, .role = "weights"}};
+  return {{.path = "config.json", .size = 2, .sha256 = std::string(kDigest), .role = "config"},
+          {.path = "model.safetensors",
+           .size = 4096,
+           .sha256 = std::string(kDigest),
+           .role = "weights"}};
 }
 
 TEST(SpecFromDefaults, SafetensorsWithTheEngineAndParallelism) {
