@@ -1,5 +1,6 @@
 #include "kubectl-plugin/import_command.h"
 
+#include <array>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -8,7 +9,7 @@
 
 #include "core/api/hub_source.h"
 #include "core/api/object_key.h"
-#include "core/hub/hub_api_client.h"
+#include "core/hub/hub_api.h"
 #include "core/hub/hub_reference.h"
 #include "core/io/bounded_file.h"
 #include "core/kube/resource_type.h"
@@ -32,26 +33,55 @@ std::string WithoutSurroundingSpace(std::string text) {
   return text.substr(start);
 }
 
-// The token from --token-file, else $HF_TOKEN; nullopt for none (an empty one is none too, as
-// huggingface_hub treats it).
+// Where each hub's own client looks for its endpoint and token, so a shell set up for
+// huggingface_hub or modelscope imports as that client would download.
+struct HubEnvironment {
+  std::string_view source_type;
+  std::string_view endpoint_variable;
+  std::string_view token_variable;
+};
+
+constexpr std::array<HubEnvironment, 2> kHubEnvironments = {{
+    {api::kSourceHuggingFace, "HF_ENDPOINT", "HF_TOKEN"},
+    {api::kSourceModelScope, "MODELSCOPE_ENDPOINT", "MODELSCOPE_API_TOKEN"},
+}};
+
+const HubEnvironment& EnvironmentOf(const core::HubReference& reference) {
+  for (const HubEnvironment& environment : kHubEnvironments) {
+    if (environment.source_type == reference.source_type) return environment;
+  }
+  return kHubEnvironments.front();  // ParseHubReference makes only the types above
+}
+
+// The token from --token-file, else the hub's variable; nullopt for none (an empty one is none
+// too, as both clients treat it).
 core::Result<std::optional<std::string>> ReadToken(const ImportFlags& flags,
+                                                   const HubEnvironment& environment,
                                                    const PluginContext& context) {
   std::string token;
   if (!flags.token_file.empty()) {
     auto content = core::ReadBoundedFile(flags.token_file, kMaxTokenBytes);
     if (!content) return std::unexpected(content.error().Wrap("reading --token-file"));
     token = WithoutSurroundingSpace(std::move(*content));
-  } else if (auto from_environment = context.getenv("HF_TOKEN")) {
+  } else if (auto from_environment = context.getenv(std::string(environment.token_variable))) {
     token = WithoutSurroundingSpace(std::move(*from_environment));
   }
   if (token.empty()) return std::nullopt;
   return token;
 }
 
-std::string Endpoint(const ImportFlags& flags, const PluginContext& context) {
+// --endpoint, else the hub's variable, else the hub's own endpoint.
+std::string Endpoint(const ImportFlags& flags, const HubEnvironment& environment,
+                     const PluginContext& context) {
   std::string endpoint = flags.endpoint;
-  if (endpoint.empty()) endpoint = context.getenv("HF_ENDPOINT").value_or("");
-  if (endpoint.empty()) endpoint = std::string(api::kHuggingFaceEndpoint);
+  if (endpoint.empty()) {
+    endpoint = context.getenv(std::string(environment.endpoint_variable)).value_or("");
+  }
+  if (endpoint.empty()) {
+    api::ModelSource default_hub;
+    default_hub.type = std::string(environment.source_type);
+    endpoint = api::HubEndpoint(default_hub);
+  }
   while (!endpoint.empty() && endpoint.back() == '/') endpoint.pop_back();
   return endpoint;
 }
@@ -107,13 +137,15 @@ std::int64_t TotalBytes(const api::ModelRevision& revision) {
 }  // namespace
 
 void AddImportFlags(CLI::App& command, ImportFlags& flags) {
-  command.add_option("REFERENCE", flags.reference, "hf://org/name[@revision] (default: main)")
+  command
+      .add_option("REFERENCE", flags.reference,
+                  "hf://org/name[@rev] (default main) or modelscope://org/name[@rev] (master)")
       ->required();
   command.add_option("--name", flags.name, "metadata.name of the ModelRevision")->required();
   command.add_option("--endpoint", flags.endpoint,
-                     "the Hub or a mirror (default: $HF_ENDPOINT, else huggingface.co)");
+                     "hub or mirror (default: $HF_ENDPOINT/$MODELSCOPE_ENDPOINT, else the hub)");
   command.add_option("--token-file", flags.token_file,
-                     "a file holding the Hub token (default: $HF_TOKEN)");
+                     "a file with the token (default: $HF_TOKEN or $MODELSCOPE_API_TOKEN)");
   // One pattern per flag, so a pattern never swallows the REFERENCE after it.
   command.add_option("--include", flags.includes, "import only files matching a glob (repeat)")
       ->allow_extra_args(false);
@@ -130,18 +162,20 @@ std::optional<Failure> RunImport(Session& session, const ImportFlags& flags, std
   const PluginContext& context = session.context();
   auto reference = core::ParseHubReference(flags.reference);
   if (!reference) return Failure{reference.error().message()};
-  auto token = ReadToken(flags, context);
+  const HubEnvironment& environment = EnvironmentOf(*reference);
+  auto token = ReadToken(flags, environment, context);
   if (!token) return Failure{token.error().message()};
   if (flags.apply) {
     if (auto failed = session.Connect()) return failed;
     if (auto taken = RequireFreeName(session, flags.name)) return taken;
   }
 
-  core::HubClientOptions options{.endpoint = Endpoint(flags, context), .token = *token};
+  core::HubClientOptions options{.endpoint = Endpoint(flags, environment, context),
+                                 .token = *token};
   options.note = [&context](std::string_view note) {
     context.err << "import: " << Printable(note) << "\n";
   };
-  auto hub = core::HubApiClient::Create(options, context.clock);
+  auto hub = core::CreateHubApi(reference->source_type, options, context.clock);
   if (!hub) return Failure{hub.error().message()};
   ImportRequest request{
       .reference = *reference,

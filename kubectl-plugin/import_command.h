@@ -1,9 +1,11 @@
-// `kubectl modelplane import hf://org/name[@revision] --name NAME`: writes a ModelRevision for a
-// Hugging Face Hub repository (revision_import.h) as YAML, to stdout or -o FILE, and with --apply
-// creates it in the namespace. Without --apply it needs no cluster and no kubeconfig.
+// `kubectl modelplane import hf://org/name[@revision] --name NAME` (or modelscope://...): writes
+// a ModelRevision for a Hugging Face Hub or ModelScope repository (revision_import.h) as YAML, to
+// stdout or -o FILE, and with --apply creates it in the namespace. Without --apply it needs no
+// cluster and no kubeconfig.
 //
-// The endpoint is --endpoint, else $HF_ENDPOINT, else https://huggingface.co; the token is the
-// content of --token-file, else $HF_TOKEN, else none. The token goes to the endpoint's origin
+// The endpoint is --endpoint, else the hub client's variable ($HF_ENDPOINT,
+// $MODELSCOPE_ENDPOINT), else the hub's own; the token is the content of --token-file, else
+// $HF_TOKEN or $MODELSCOPE_API_TOKEN, else none. The token goes to the endpoint's origin
 // only and is never printed. A refusal writes nothing (no YAML, no file, no object) and says
 // why with a reason word (core/hub/hub_errors.h). Files left out for having no role, and any
 // rate-limit wait, are reported on stderr, so stdout holds only the YAML.
@@ -23,7 +25,7 @@
 namespace modelplane::cli {
 
 struct ImportFlags {
-  std::string reference;  // hf://org/name[@revision]
+  std::string reference;  // hf://org/name[@revision] or modelscope://org/name[@revision]
   std::string name;
   std::string endpoint;
   std::string token_file;

@@ -283,9 +283,9 @@ int RunPlugin(const std::vector<std::string>& arguments, const PluginContext& co
                    "one request stream's rate, MB/s (default: what the fleet measured)")
       ->check(PositiveRate());
 
-  CLI::App* import = add_verb(
-      "import", "Write a ModelRevision for a Hugging Face Hub repository (YAML, or --apply)", "",
-      "", RunImportVerb, /*argument_required=*/false, /*connects=*/false);
+  CLI::App* import =
+      add_verb("import", "Write a ModelRevision for a Hugging Face Hub or ModelScope repository",
+               "", "", RunImportVerb, /*argument_required=*/false, /*connects=*/false);
   AddImportFlags(*import, options.import);
 
   std::vector<std::string> reversed(arguments.rbegin(), arguments.rend());

@@ -49,7 +49,11 @@ api::ModelSource HubSource(const ImportRequest& request, const std::string& comm
   api::ModelSource default_hub;
   default_hub.type = source.type;
   if (request.endpoint != api::HubEndpoint(default_hub)) location.endpoint = request.endpoint;
-  source.hugging_face = std::move(location);
+  if (source.type == api::kSourceModelScope) {
+    source.model_scope = std::move(location);
+  } else {
+    source.hugging_face = std::move(location);
+  }
   if (!request.credentials_secret.empty()) {
     source.credentials_secret_ref = api::SecretReference{.name = request.credentials_secret};
   }
@@ -58,7 +62,7 @@ api::ModelSource HubSource(const ImportRequest& request, const std::string& comm
 
 }  // namespace
 
-core::Result<ImportResult> ImportRevision(core::HubApiClient& hub, const ImportRequest& request) {
+core::Result<ImportResult> ImportRevision(core::HubApi& hub, const ImportRequest& request) {
   const std::string& repository = request.reference.repository;
   auto commit = hub.ResolveCommit(repository, request.reference.revision);
   if (!commit) return std::unexpected(commit.error());
@@ -92,12 +96,12 @@ core::Result<ImportResult> ImportRevision(core::HubApiClient& hub, const ImportR
     const core::HubFile& file = entry.file;
     api::ModelFile described{.path = file.path, .size = file.size, .role = entry.role};
     const bool index = core::IsSafetensorsIndex(file.path);
-    if (file.is_lfs() && !index) {
-      described.sha256 = "sha256:" + file.lfs_sha256;
+    if (!file.sha256.empty() && !index) {
+      described.sha256 = "sha256:" + file.sha256;
     } else {
       auto content = hub.ReadFile(repository, *commit, file, index ? kMaxIndexBytes : 0);
       if (!content) return std::unexpected(content.error());
-      if (!file.is_lfs()) ++result.downloaded;
+      if (file.sha256.empty()) ++result.downloaded;
       described.sha256 = content->sha256;
       if (index) {
         auto missing = core::ShardsMissingFrom(file.path, content->bytes, chosen_paths);

@@ -1,16 +1,17 @@
-// A ModelRevision for a hub repository at one revision, the way `kubectl modelplane import`
-// writes it: the revision resolved to a commit once, the files chosen by the selection and by
-// role, each with its size and sha256.
+// A ModelRevision for a hub repository (the Hugging Face Hub or ModelScope) at one revision, the
+// way `kubectl modelplane import` writes it: the revision resolved to a commit once, the files
+// chosen by the selection and by role, each with its size and sha256.
 //
-// LFS files take their sha256 from the tree listing (the Hub stores it); plain git files have
-// none there, so they are downloaded and hashed, and must have the listing's size. Files without
+// A file whose sha256 the listing gives (the Hugging Face Hub's LFS files, every file on
+// ModelScope) takes it from there; the others (the Hub's plain git files) are downloaded and
+// hashed, and must have the listing's size. Files without
 // a role (README.md, *.bin...) are left out and returned in `skipped`. A safetensors index is
 // read (it is small, and bounded by kMaxIndexBytes) and must name only chosen shards, else the
 // import is refused (HubIndexMismatch), because such a revision would load nowhere.
 //
-// The source is {name: "hub", type: huggingFace, huggingFace: {repository, commit, endpoint only
-// when it is not the Hub's own}}; spec.repositoryRevision keeps what the user asked for (a branch
-// or tag reads better than a commit).
+// The source is {name: "hub", type: huggingFace (or modelScope), huggingFace (or modelScope):
+// {repository, commit, endpoint only when it is not the hub's own}}; spec.repositoryRevision
+// keeps what the user asked for (a branch or tag reads better than a commit).
 // Thread safety: one thread; the client is used by it alone.
 #pragma once
 
@@ -21,7 +22,7 @@
 
 #include "core/api/model_revision.h"
 #include "core/error/error.h"
-#include "core/hub/hub_api_client.h"
+#include "core/hub/hub_api.h"
 #include "core/hub/hub_reference.h"
 #include "core/manifest/file_selection.h"
 #include "core/manifest/revision_builder.h"
@@ -44,10 +45,10 @@ struct ImportRequest {
 struct ImportResult {
   core::api::ModelRevision revision;
   std::vector<std::string> skipped;  // chosen by the selection but without a role
-  std::size_t downloaded = 0;        // plain git files hashed here
+  std::size_t downloaded = 0;        // files without a listed sha256, hashed here
 };
 
-[[nodiscard]] core::Result<ImportResult> ImportRevision(core::HubApiClient& hub,
+[[nodiscard]] core::Result<ImportResult> ImportRevision(core::HubApi& hub,
                                                         const ImportRequest& request);
 
 }  // namespace modelplane::cli

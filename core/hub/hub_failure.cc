@@ -41,14 +41,32 @@ bool StartsWithIgnoringCase(std::string_view text, std::string_view start) {
   return true;
 }
 
-// The "error" member of a JSON body, else the body as it came (it may be cut short).
+// The Hugging Face Hub's "error" member of a JSON body, or ModelScope's envelope's "Message",
+// else the body as it came (it may be cut short).
 std::string HubMessageOfBody(std::string_view body) {
   const nlohmann::json parsed = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
   if (parsed.is_object()) {
-    const auto error = parsed.find("error");
-    if (error != parsed.end() && error->is_string()) return error->get<std::string>();
+    for (const char* member : {"error", "Message"}) {
+      const auto message = parsed.find(member);
+      if (message != parsed.end() && message->is_string()) return message->get<std::string>();
+    }
   }
   return std::string(body);
+}
+
+// A repository the hub does not show: missing, or private to a token that was not given.
+Error RepositoryNotShown(const HubCallContext& context) {
+  if (!context.token_sent) {
+    return HubRefusal(
+        HubReason::kRepositoryNotFound,
+        fmt::format(
+            "{} on {}: private or missing; no token given (--token-file or {})", context.repository,
+            context.endpoint,
+            context.dialect == HubDialect::kModelScope ? "MODELSCOPE_API_TOKEN" : "HF_TOKEN"));
+  }
+  return HubRefusal(HubReason::kRepositoryNotFound,
+                    fmt::format("repository {} not found on {} (or the token may not read it)",
+                                context.repository, context.endpoint));
 }
 
 std::string_view CallNoun(HubCall call) {
@@ -91,6 +109,12 @@ Error RefusalForAnswer(const HubAnswer& answer, const HubCallContext& context) {
                       fmt::format("repository {} not found on {}{}", repository, context.endpoint,
                                   context.token_sent ? " (or the token may not read it)" : ""));
   }
+  if (context.dialect == HubDialect::kModelScope && answer.status == 404) {
+    if (context.call != HubCall::kFile) return RepositoryNotShown(context);
+    return HubRefusal(HubReason::kFileNotFound,
+                      fmt::format("{} not found in {} at {}{}", context.path, repository,
+                                  context.revision, said));
+  }
   if (answer.error_code == kRevisionNotFound) {
     return HubRefusal(HubReason::kRevisionNotFound,
                       fmt::format("revision {} of {} not found", context.revision, repository));
@@ -112,10 +136,7 @@ Error RefusalForAnswer(const HubAnswer& answer, const HubCallContext& context) {
       return HubRefusal(HubReason::kUnauthorized,
                         fmt::format("{}: the token was refused{}", repository, said));
     }
-    return HubRefusal(HubReason::kRepositoryNotFound,
-                      fmt::format("{}: private or missing; no token given (--token-file or "
-                                  "HF_TOKEN)",
-                                  repository));
+    return RepositoryNotShown(context);
   }
   if (answer.status == 429) {
     return HubRefusal(HubReason::kThrottled,

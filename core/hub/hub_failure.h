@@ -1,14 +1,16 @@
 // How a failed request to a hub becomes a HubRefusal (hub_errors.h) that says what the user can
 // do about it.
 //
-// The Hub says why in its X-Error-Code header (RepoNotFound, RevisionNotFound, EntryNotFound,
-// GatedRepo) and its error message (X-Error-Message, or the JSON body's "error"); a 401 without a
-// code means a private repository asked for without a token, or a token it refused. core's HTTP
-// client hands a failed answer to callers as an Error (status, start of the body), without its
-// headers, so today the code is read from the Hub's own messages, as huggingface_hub itself
-// reads "Invalid credentials in Authorization header"; AnswerFromHttpError is the one place that
-// changes once the client passes the header on.
-// Thread safety: pure functions.
+// ModelScope says little: a 404 for a missing repository, a private one asked for without its
+// token, and a missing file alike (its envelope's Message is the only text), so the call that
+// failed decides between repository and file. The Hugging Face Hub says why in its X-Error-Code
+// header (RepoNotFound, RevisionNotFound, EntryNotFound, GatedRepo) and its error message
+// (X-Error-Message, or the JSON body's "error"); a 401 without a code means a private repository
+// asked for without a token, or a token it refused. core's HTTP client hands a failed answer to
+// callers as an Error (status, start of the body), without its headers, so today the code is read
+// from the Hub's own messages, as huggingface_hub itself reads "Invalid credentials in
+// Authorization header"; AnswerFromHttpError is the one place that changes once the client passes
+// the header on. Thread safety: pure functions.
 #pragma once
 
 #include <string>
@@ -19,8 +21,12 @@ namespace modelplane::core {
 
 enum class HubCall { kRevision, kTree, kFile };
 
+// Which hub's conventions an answer follows.
+enum class HubDialect { kHuggingFace, kModelScope };
+
 // What the request was about, for the sentence the user reads.
 struct HubCallContext {
+  HubDialect dialect = HubDialect::kHuggingFace;
   HubCall call = HubCall::kRevision;
   std::string endpoint;
   std::string repository;

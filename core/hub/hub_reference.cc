@@ -17,11 +17,14 @@ struct HubScheme {
   std::string_view default_revision;
 };
 
-constexpr std::array<HubScheme, 1> kHubSchemes = {{
+// Each hub's default branch: the Hugging Face Hub's "main", ModelScope's "master".
+constexpr std::array<HubScheme, 2> kHubSchemes = {{
     {"hf://", api::kSourceHuggingFace, "main"},
+    {"modelscope://", api::kSourceModelScope, "master"},
 }};
 
-constexpr std::string_view kReferenceForm = "hf://org/name[@revision]";
+constexpr std::string_view kReferenceForm =
+    "hf://org/name[@revision] or modelscope://org/name[@revision]";
 
 std::string CheckRevision(std::string_view revision) {
   if (revision.empty() || revision.size() > api::kMaxShortString) {

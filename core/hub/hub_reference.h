@@ -1,7 +1,9 @@
-// What a user names on the command line to import from a hub: "hf://org/name[@revision]".
+// What a user names on the command line to import from a hub: "hf://org/name[@revision]" for
+// the Hugging Face Hub, "modelscope://org/name[@revision]" for ModelScope.
 //
 // The revision is a branch, a tag or a commit, as the user wants to remember it; the importer
-// resolves it to a commit once. Without "@revision" it is the hub's default branch ("main").
+// resolves it to a commit once. Without "@revision" it is the hub's default branch ("main" on
+// the Hugging Face Hub, "master" on ModelScope).
 // The repository follows core/api/hub_source.h's grammar; the revision is 1 to 256 visible
 // ASCII characters without "..", since it travels percent-encoded in a URL path and is written
 // into spec.repositoryRevision.
@@ -16,7 +18,7 @@
 namespace modelplane::core {
 
 struct HubReference {
-  std::string source_type;  // core::api::kSourceHuggingFace
+  std::string source_type;  // core::api::kSourceHuggingFace or kSourceModelScope
   std::string repository;   // "org/name" or "name"
   std::string revision;     // as given, or the hub's default branch
 

@@ -1,18 +1,15 @@
-#include "core/hub/hub_api_client.h"
+#include "core/hub/hub_transport.h"
 
 #include <algorithm>
 #include <cctype>
 
 #include <fmt/format.h>
 
-#include "core/api/hub_source.h"
 #include "core/cancel/cancellation_token.h"
 #include "core/digest/sha256.h"
 #include "core/http/redirect_follower.h"
 #include "core/http/url.h"
 #include "core/hub/hub_errors.h"
-#include "core/json/json_document.h"
-#include "core/text/percent_encoding.h"
 
 namespace modelplane::core {
 namespace {
@@ -40,8 +37,8 @@ bool IsThrottlingStatus(const std::optional<unsigned>& status) {
 
 }  // namespace
 
-Result<std::unique_ptr<HubApiClient>> HubApiClient::Create(HubClientOptions options,
-                                                           const Clock& clock) {
+Result<std::unique_ptr<HubTransport>> HubTransport::Create(HubClientOptions options,
+                                                           HubDialect dialect, const Clock& clock) {
   while (!options.endpoint.empty() && options.endpoint.back() == '/') options.endpoint.pop_back();
   auto endpoint = Url::Parse(options.endpoint);
   if (!endpoint || endpoint->target != "/") {
@@ -58,33 +55,38 @@ Result<std::unique_ptr<HubApiClient>> HubApiClient::Create(HubClientOptions opti
   auto http_client = HttpClient::Create(options.http);
   if (!http_client) return std::unexpected(http_client.error());
   std::string origin = LowercaseOrigin(*endpoint);
-  return std::unique_ptr<HubApiClient>(
-      new HubApiClient(std::move(options), std::move(*http_client), std::move(origin), clock));
+  return std::unique_ptr<HubTransport>(new HubTransport(
+      std::move(options), dialect, std::move(*http_client), std::move(origin), clock));
 }
 
-HubApiClient::HubApiClient(HubClientOptions options, std::unique_ptr<HttpClient> http,
-                           std::string origin, const Clock& clock)
+HubTransport::HubTransport(HubClientOptions options, HubDialect dialect,
+                           std::unique_ptr<HttpClient> http, std::string origin, const Clock& clock)
     : options_(std::move(options)),
+      dialect_(dialect),
       http_(std::move(http)),
       origin_(std::move(origin)),
       clock_(clock) {}
 
-HubApiClient::~HubApiClient() = default;
+HubTransport::~HubTransport() = default;
 
-ClientRequest HubApiClient::RequestFor(const std::string& url) const {
+ClientRequest HubTransport::RequestFor(const std::string& url) const {
   ClientRequest request;
   request.url = url;
   request.clock = &clock_;
   const auto parsed = Url::Parse(url);
   if (options_.token && parsed && LowercaseOrigin(*parsed) == origin_) {
     request.headers.set(http::field::authorization, "Bearer " + *options_.token);
+    if (dialect_ == HubDialect::kModelScope) {
+      request.headers.set(http::field::cookie, "m_session_id=" + *options_.token);
+    }
   }
   return request;
 }
 
-HubCallContext HubApiClient::Context(HubCall call, const std::string& repository,
+HubCallContext HubTransport::Context(HubCall call, const std::string& repository,
                                      const std::string& revision, const std::string& path) const {
-  return {.call = call,
+  return {.dialect = dialect_,
+          .call = call,
           .endpoint = options_.endpoint,
           .repository = repository,
           .revision = revision,
@@ -93,7 +95,7 @@ HubCallContext HubApiClient::Context(HubCall call, const std::string& repository
 }
 
 template <typename Value>
-Result<Value> HubApiClient::WithThrottleWaits(const std::function<Result<Value>()>& attempt,
+Result<Value> HubTransport::WithThrottleWaits(const std::function<Result<Value>()>& attempt,
                                               const HubCallContext& context) {
   for (int waits = 0;; ++waits) {
     Result<Value> result = attempt();
@@ -129,7 +131,7 @@ Result<Value> HubApiClient::WithThrottleWaits(const std::function<Result<Value>(
   }
 }
 
-Result<ClientResponse> HubApiClient::FetchJson(const std::string& url,
+Result<ClientResponse> HubTransport::FetchJson(const std::string& url,
                                                const HubCallContext& context) {
   const std::function<Result<ClientResponse>()> attempt = [&]() -> Result<ClientResponse> {
     RedirectRules rules;
@@ -141,84 +143,21 @@ Result<ClientResponse> HubApiClient::FetchJson(const std::string& url,
   return WithThrottleWaits(attempt, context);
 }
 
-Result<std::string> HubApiClient::ResolveCommit(const std::string& repository,
-                                                const std::string& revision) {
-  const HubCallContext context = Context(HubCall::kRevision, repository, revision);
-  auto answer = FetchJson(fmt::format("{}/api/models/{}/revision/{}", options_.endpoint, repository,
-                                      PercentEncode(revision)),
-                          context);
-  if (!answer) return std::unexpected(answer.error());
-  auto document = ParseJsonDocument(answer->body, {.max_bytes = options_.max_json_bytes});
-  const nlohmann::json* sha = nullptr;
-  if (document && document->is_object()) {
-    const auto found = document->find("sha");
-    if (found != document->end() && found->is_string()) sha = &*found;
-  }
-  if (sha == nullptr || !api::CheckHubCommit(sha->get_ref<const std::string&>()).empty()) {
-    return std::unexpected(HubRefusal(
-        HubReason::kMalformedAnswer,
-        fmt::format("the revision lookup of {}@{} answered without a commit in \"sha\"{}",
-                    repository, revision,
-                    document ? "" : fmt::format(" ({})", document.error().message()))));
-  }
-  return sha->get<std::string>();
+Status HubTransport::RequireHome(const Url& url, std::string_view what) const {
+  return RequireOrigin(url, origin_, what);
 }
 
-Result<std::vector<HubFile>> HubApiClient::ListFiles(const std::string& repository,
-                                                     const std::string& commit) {
-  const HubCallContext context = Context(HubCall::kTree, repository, commit);
-  std::vector<HubFile> files;
-  std::string url =
-      fmt::format("{}/api/models/{}/tree/{}?recursive=true", options_.endpoint, repository, commit);
-  for (std::size_t pages = 1;; ++pages) {
-    auto answer = FetchJson(url, context);
-    if (!answer) return std::unexpected(answer.error());
-    auto page = ParseTreePage(answer->body);
-    if (!page) return std::unexpected(page.error());
-    files.insert(files.end(), std::make_move_iterator(page->begin()),
-                 std::make_move_iterator(page->end()));
-    if (files.size() > options_.max_tree_files) {
-      return std::unexpected(HubRefusal(
-          HubReason::kAnswerTooLarge,
-          fmt::format("{} lists more than {} files", repository, options_.max_tree_files)));
-    }
-    const auto link = answer->headers.find(http::field::link);
-    if (link == answer->headers.end()) return files;
-    std::optional<std::string> next =
-        NextPageLink(std::string_view(link->value().data(), link->value().size()));
-    if (!next) return files;
-    auto parsed = Url::Parse(*next);
-    if (!parsed) {
-      return std::unexpected(HubRefusal(
-          HubReason::kMalformedAnswer,
-          fmt::format("the tree listing's next page is not an absolute URL: {}", *next)));
-    }
-    if (auto home = RequireOrigin(*parsed, origin_, "the tree listing's next page"); !home) {
-      return std::unexpected(home.error());
-    }
-    if (pages >= options_.max_tree_pages) {
-      return std::unexpected(HubRefusal(
-          HubReason::kAnswerTooLarge,
-          fmt::format("{}'s listing has more than {} pages", repository, options_.max_tree_pages)));
-    }
-    url = std::move(*next);
-  }
-}
-
-Result<HubFileContent> HubApiClient::ReadFile(const std::string& repository,
-                                              const std::string& commit, const HubFile& file,
-                                              std::size_t keep_limit) {
-  const HubCallContext context = Context(HubCall::kFile, repository, commit, file.path);
+Result<HubFileContent> HubTransport::ReadFile(const std::string& url, const HubFile& file,
+                                              std::size_t keep_limit,
+                                              const HubCallContext& context) {
   if (keep_limit > 0 && static_cast<std::uint64_t>(file.size) > keep_limit) {
     return std::unexpected(
         HubRefusal(HubReason::kAnswerTooLarge,
                    fmt::format("{} holds {} bytes, more than the {} this import reads", file.path,
                                file.size, keep_limit)));
   }
-  const std::string url = fmt::format("{}/{}/resolve/{}/{}", options_.endpoint, repository, commit,
-                                      PercentEncode(file.path, /*keep_slash=*/true));
   RedirectRules rules;
-  if (!file.is_lfs()) {
+  if (!file.lfs) {
     rules.allow = [this](const Url& target) {
       return RequireOrigin(target, origin_, "a small file's download");
     };
@@ -251,10 +190,10 @@ Result<HubFileContent> HubApiClient::ReadFile(const std::string& repository,
                                       fmt::format("{} sent {} bytes; the listing gives {}",
                                                   file.path, content->size, file.size)));
   }
-  if (file.is_lfs() && content->sha256 != "sha256:" + file.lfs_sha256) {
+  if (!file.sha256.empty() && content->sha256 != "sha256:" + file.sha256) {
     return std::unexpected(HubRefusal(HubReason::kListingMismatch,
                                       fmt::format("{} hashed to {}; the listing gives sha256:{}",
-                                                  file.path, content->sha256, file.lfs_sha256)));
+                                                  file.path, content->sha256, file.sha256)));
   }
   return content;
 }

@@ -55,7 +55,8 @@ Result<HubFile> ParseFileEntry(const json& entry, std::size_t index) {
     return std::unexpected(
         MalformedEntry(index, fmt::format("{}: lfs.oid is not a sha256", file.path)));
   }
-  file.lfs_sha256 = oid->get<std::string>();
+  file.sha256 = oid->get<std::string>();
+  file.lfs = true;
   if (const std::optional<std::int64_t> lfs_size = SizeMember(*lfs, "size");
       lfs_size && *lfs_size != file.size) {
     return std::unexpected(

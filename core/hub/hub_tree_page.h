@@ -8,24 +8,15 @@
 // Thread safety: pure functions.
 #pragma once
 
-#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "core/error/error.h"
+#include "core/hub/hub_file.h"
 
 namespace modelplane::core {
-
-struct HubFile {
-  std::string path;
-  std::int64_t size = 0;
-  std::string lfs_sha256;  // 64 lower-case hex digits; empty: not an LFS file
-
-  [[nodiscard]] bool is_lfs() const { return !lfs_sha256.empty(); }
-  friend bool operator==(const HubFile&, const HubFile&) = default;
-};
 
 // The files of one page. HubMalformedAnswer when the page is not such an array (or an entry's
 // field is missing or out of grammar), HubListingMismatch when an LFS entry's two sizes differ.

@@ -325,3 +325,72 @@ def test_malformed_json_from_the_hub_is_refused(start_local_hub, monkeypatch):
                         lambda handler, segments: handler.send_plain(200, '{"sha": 42'))
     stderr = refused(run_import(f"hf://{REPO}", hub.url), "HubMalformedAnswer")
     assert "without a commit" in stderr
+
+
+# ---- ModelScope: the same repositories through the test Hub's ModelScope API ----
+
+def modelscope_snapshot(hub: str, repo: str, revision: str, tmp_path, monkeypatch,
+                        token: str | None = None) -> Path:
+    """The real modelscope client's download, with no stored credentials or cache of the user's."""
+    monkeypatch.setenv("MODELSCOPE_HOME", str(tmp_path / "modelscope-home"))
+    monkeypatch.setenv("MODELSCOPE_API_TOKEN", "")
+    monkeypatch.delenv("MODELSCOPE_ENDPOINT", raising=False)
+    from modelscope.hub.snapshot_download import snapshot_download as modelscope_download
+    from modelscope_hub.config import set_default_config
+    set_default_config(None)
+    try:
+        return Path(modelscope_download(repo, revision=revision, endpoint=hub, token=token,
+                                        cache_dir=str(tmp_path / "modelscope-cache")))
+    finally:
+        set_default_config(None)
+
+
+def read_request_log(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_a_modelscope_revision_names_the_bytes_the_modelscope_client_downloads(
+        store, start_process_hub, tmp_path, monkeypatch):
+    commit = store.add_commit(REPO, model_files(seed=12), branch="master")
+    hub = start_process_hub()["hub"]
+    result = run_import(f"modelscope://{REPO}", hub)
+    revision = imported(result)
+    spec = revision["spec"]
+    assert spec["repositoryRevision"] == "master"
+    assert spec["sources"] == [{"name": "hub", "type": "modelScope", "modelScope": {
+        "endpoint": hub, "repository": REPO, "commit": commit}}]
+    assert len(spec["files"]) == 5 and "left out README.md (no role)" in result.stderr
+    # ModelScope lists every file's sha256: only the index was read, to check its shards.
+    assert hub_stats(hub)["hub"]["modelscope_file"] == 1
+
+    folder = modelscope_snapshot(hub, REPO, commit, tmp_path, monkeypatch)
+    for file in spec["files"]:
+        data = (folder / file["path"]).read_bytes()
+        assert (file["size"], file["sha256"]) == (len(data), sha256_of(data)), file["path"]
+
+
+def test_modelscope_refusals_and_a_private_repo_with_its_token(store, start_process_hub,
+                                                               tmp_path):
+    store.add_commit(REPO, model_files(seed=13), branch="master")
+    files = model_files(seed=14, index=index_naming(SHARDS, padding=2 * LFS_THRESHOLD))
+    store.create_repo(PRIVATE_REPO, private_token=TOKEN)
+    commit = store.add_commit(PRIVATE_REPO, files, branch="master")
+    log = tmp_path / "requests.jsonl"
+    hub = start_process_hub("--request-log", str(log))["hub"]
+
+    refused(run_import("modelscope://acme/nothing", hub), "HubRepositoryNotFound")
+    stderr = refused(run_import(f"modelscope://{REPO}@v9", hub), "HubRevisionNotFound")
+    assert f"revision v9 of {REPO} not found" in stderr
+    refused(run_import(f"modelscope://{REPO}@{'0' * 40}", hub), "HubRevisionNotFound")
+    stderr = refused(run_import(f"modelscope://{PRIVATE_REPO}", hub), "HubRepositoryNotFound")
+    assert "private or missing; no token given (--token-file or MODELSCOPE_API_TOKEN)" in stderr
+
+    result = run_import(f"modelscope://{PRIVATE_REPO}", hub, env={"MODELSCOPE_API_TOKEN": TOKEN})
+    revision = imported(result)
+    assert TOKEN not in result.stdout + result.stderr
+    assert revision["spec"]["sources"][0]["modelScope"]["commit"] == commit
+    for file in revision["spec"]["files"]:
+        assert file["sha256"] == sha256_of(files[file["path"]]), file["path"]
+    cdn = [line for line in read_request_log(log) if line["origin"] == "cdn"]
+    assert [line["status"] for line in cdn] == [200]  # the index, an LFS file here
+    assert not any(line["authorization"] or line["cookie"] for line in cdn)

@@ -52,9 +52,10 @@ TEST(PluginAppTest, EveryVerbHasHelpThatFitsTheTerminal) {
   }
   EXPECT_NE(plan.find("=25"), std::string::npos) << plan;  // the NIC's default, shown
   const std::string import = Plugin({"import", "--help"}).out;
-  for (const char* flag : {"hf://org/name[@revision]", "--name", "--endpoint", "--token-file",
-                           "--include", "--exclude", "--credentials-secret", "--engine-name",
-                           "--engine-version", "--apply", "--output"}) {
+  for (const char* flag :
+       {"hf://org/name[@rev]", "modelscope://org/name[@rev]", "--name", "--endpoint",
+        "--token-file", "--include", "--exclude", "--credentials-secret", "--engine-name",
+        "--engine-version", "--apply", "--output"}) {
     EXPECT_NE(import.find(flag), std::string::npos) << flag << "\n" << import;
   }
 }
@@ -92,7 +93,8 @@ TEST(PluginAppTest, UsageErrorsAreOneLine) {
 // (the test's environment has none), and only --apply asks for one, before the hub is asked.
 TEST(PluginAppTest, ImportNeedsAClusterOnlyToApply) {
   ExpectOneLineError(Plugin({"import", "acme/tiny", "--name", "m"}),
-                     "\"acme/tiny\" is not a hub reference (expected hf://org/name[@revision])");
+                     "\"acme/tiny\" is not a hub reference (expected hf://org/name[@revision] or "
+                     "modelscope://org/name[@revision])");
   ExpectOneLineError(
       Plugin({"import", "hf://acme/tiny", "--name", "m", "--token-file", "/missing/token"}),
       "reading --token-file");

@@ -94,5 +94,28 @@ TEST(RefusalForFailure, StatusesWithoutACodeAndFailuresWithoutAnAnswer) {
   EXPECT_EQ(RefusalForFailure(redirect, Call(HubCall::kFile)), redirect);
 }
 
+// ModelScope answers a missing repository, a private one without its token and a missing file
+// with the same 404: the call that failed tells them apart.
+TEST(RefusalForFailure, ModelScopes404DependsOnTheCall) {
+  HubCallContext listing = Call(HubCall::kTree);
+  listing.dialect = HubDialect::kModelScope;
+  const Error body404 = HttpStatusError(
+      404, "https://ms.example/api/v1/models/acme/tiny/repo/files",
+      R"({"Code": 10010205001, "Data": null, "Message": "model acme/tiny not found"})");
+  const Error anonymous = RefusalForFailure(body404, listing);
+  EXPECT_EQ(HubReasonOf(anonymous), HubReason::kRepositoryNotFound);
+  EXPECT_NE(anonymous.message().find("private or missing; no token given (--token-file or "
+                                     "MODELSCOPE_API_TOKEN)"),
+            std::string::npos)
+      << anonymous.message();
+  listing.token_sent = true;
+  EXPECT_NE(RefusalForFailure(body404, listing).message().find("or the token may not read it"),
+            std::string::npos);
+  HubCallContext file = Call(HubCall::kFile);
+  file.dialect = HubDialect::kModelScope;
+  EXPECT_EQ(HubReasonOf(RefusalForFailure(body404, file)), HubReason::kFileNotFound);
+  EXPECT_EQ(AnswerFromHttpError(body404).error_message, "model acme/tiny not found");
+}
+
 }  // namespace
 }  // namespace modelplane::core

@@ -15,6 +15,9 @@ TEST(ParseHubReference, RepositoryAndRevision) {
             (HubReference{"huggingFace", "gpt2", "refs/pr/1"}));
   const std::string commit(40, 'a');
   EXPECT_EQ(ParseHubReference("hf://acme/tiny@" + commit).value().revision, commit);
+  EXPECT_EQ(ParseHubReference("modelscope://qwen/Qwen2-0.5B").value(),
+            (HubReference{"modelScope", "qwen/Qwen2-0.5B", "master"}));
+  EXPECT_EQ(ParseHubReference("modelscope://qwen/Qwen2-0.5B@v1.0.0").value().revision, "v1.0.0");
 }
 
 TEST(ParseHubReference, RefusesWhatIsNotAReference) {

@@ -9,7 +9,8 @@
 namespace modelplane::core {
 namespace {
 
-const std::string kSha(64, 'c');
+constexpr std::string_view kSha =
+    "cccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc";
 
 TEST(ParseTreePage, FilesWithTheirLfsDigestsDirectoriesDropped) {
   const std::string page = R"([
@@ -19,14 +20,16 @@ TEST(ParseTreePage, FilesWithTheirLfsDigestsDirectoriesDropped) {
      "path": "config.json"},
     {"type": "file", "oid": "3333333333333333333333333333333333333333", "size": 5000,
      "path": "weights/model.safetensors",
-     "lfs": {"oid": ")" + kSha +
+     "lfs": {"oid": ")" + std::string(kSha) +
                            R"(", "size": 5000, "pointerSize": 130}}])";
   auto files = ParseTreePage(page);
   ASSERT_TRUE(files.has_value()) << files.error().ToString();
   ASSERT_EQ(files->size(), 2u);
-  EXPECT_EQ((*files)[0], (HubFile{"config.json", 13, ""}));
-  EXPECT_FALSE((*files)[0].is_lfs());
-  EXPECT_EQ((*files)[1], (HubFile{"weights/model.safetensors", 5000, kSha}));
+  EXPECT_EQ((*files)[0], (HubFile{.path = "config.json", .size = 13}));
+  EXPECT_EQ((*files)[1], (HubFile{.path = "weights/model.safetensors",
+                                  .size = 5000,
+                                  .sha256 = std::string(kSha),
+                                  .lfs = true}));
 }
 
 TEST(ParseTreePage, RefusesWhatIsNotAListing) {
@@ -47,7 +50,7 @@ TEST(ParseTreePage, RefusesWhatIsNotAListing) {
 TEST(ParseTreePage, AnLfsEntryWhoseSizesDisagreeIsAListingMismatch) {
   auto files = ParseTreePage(R"([{"type": "file", "path": "w.safetensors", "size": 10,
                                   "lfs": {"oid": ")" +
-                             kSha + R"(", "size": 11}}])");
+                             std::string(kSha) + R"(", "size": 11}}])");
   ASSERT_FALSE(files.has_value());
   EXPECT_EQ(HubReasonOf(files.error()), HubReason::kListingMismatch);
 }
