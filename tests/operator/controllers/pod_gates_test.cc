@@ -146,11 +146,7 @@ class PodGatesTest : public ControllersTest {
   // Notes of the Events about a pod, oldest first.
   std::vector<std::string> EventNotes(const std::string& pod) {
     std::vector<std::string> notes;
-    auto events = client_->ListAll(core::resources::Events(), namespace_, {});
-    if (!events) return notes;
-    for (const json& event : events->items) {
-      if (event["regarding"].value("name", "") == pod) notes.push_back(event.value("note", ""));
-    }
+    for (const json& event : EventsAbout(pod)) notes.push_back(event.value("note", ""));
     return notes;
   }
 

@@ -5,6 +5,7 @@
 // etcdctl). Each test gets its own namespace, deleted afterwards.
 #pragma once
 
+#include <cctype>
 #include <charconv>
 #include <chrono>
 #include <cstdlib>
@@ -19,6 +20,7 @@
 
 #include "core/clock/clock.h"
 #include "core/kube/kube_client.h"
+#include "core/kube/resource_type.h"
 #include "core/kube/watch_stream.h"
 
 namespace modelplane::core::testing {
@@ -95,7 +97,12 @@ class ClusterTest : public ::testing::Test {
 
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
     std::string name = std::string("mp-") + info->name();
-    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    // A DNS label: lower case, and '-' for what a test's name may hold besides letters and
+    // digits (DISABLED_ run with --gtest_also_run_disabled_tests).
+    for (char& c : name) {
+      const auto byte = static_cast<unsigned char>(c);
+      c = std::isalnum(byte) != 0 ? static_cast<char>(std::tolower(byte)) : '-';
+    }
     namespace_ = name.substr(0, 50) + "-" + std::to_string(::getpid() % 100000);
     auto created = client_->Create(
         resources::Namespaces(), "",
@@ -156,6 +163,20 @@ class ClusterTest : public ::testing::Test {
           return left && left->items.empty();
         },
         timeout);
+  }
+
+  // The Events (events.k8s.io/v1) about the object `name` of the test's namespace, as listed:
+  // what `kubectl describe` shows of it.
+  std::vector<nlohmann::json> EventsAbout(const std::string& name) {
+    std::vector<nlohmann::json> about;
+    auto events = client_->ListAll(resources::Events(), namespace_, {});
+    if (!events) return about;
+    for (const nlohmann::json& event : events->items) {
+      if (event.contains("regarding") && event["regarding"].value("name", "") == name) {
+        about.push_back(event);
+      }
+    }
+    return about;
   }
 
   // Runs e2e/cluster.sh with arguments (restart kube-apiserver, etcdctl ...).
