@@ -179,9 +179,11 @@ InjectionResult InjectServingPod(const json& pod, const std::string& pod_namespa
                               mount_path.substr(0, 200), *problem),
                   key);
   }
-  if (!adapters->empty() && mount_path.find_first_of(" \t=") != std::string::npos) {
-    return Refuse(fmt::format("annotation {}: \"{}\" must not contain blanks or '=' in a pod "
-                              "with adapters: their paths go in a space-separated name=path list",
+  // vLLM reads a --lora-modules item with ',' as JSON, and splits the others at '='.
+  if (!adapters->empty() && mount_path.find_first_of(" \t=,") != std::string::npos) {
+    return Refuse(fmt::format("annotation {}: \"{}\" must not contain blanks, '=' or ',' in a "
+                              "pod with adapters: their paths go in a space-separated list of "
+                              "name=path items",
                               api::kMountPathAnnotation, mount_path.substr(0, 200)),
                   key);
   }

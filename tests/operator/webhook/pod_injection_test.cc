@@ -376,9 +376,13 @@ TEST(PodInjectionTest, AdapterMountsFollowTheBasesAndCollideWithNothing) {
   EXPECT_EQ(containers[0]["volumeMounts"][1]["mountPath"], "/weights/adapters/sql-lora");
   EXPECT_FALSE(containers[1].contains("volumeMounts")) << "only the listed container";
 
-  json blank = PodWithAdapters("sql-lora");
-  blank["metadata"]["annotations"]["modelplane.io/mount-path"] = "/my weights/llama";
-  EXPECT_THAT(InjectAdapters(blank, {}).message, HasSubstr("must not contain blanks or '='"));
+  for (const char* path : {"/my weights/llama", "/a=b/llama", "/a,b/llama"}) {
+    json listed = PodWithAdapters("sql-lora");
+    listed["metadata"]["annotations"]["modelplane.io/mount-path"] = path;
+    EXPECT_THAT(InjectAdapters(listed, {}).message,
+                HasSubstr("must not contain blanks, '=' or ','"))
+        << path;
+  }
   json inside =
       ServingPod({{"modelplane.io/revision", "adapters"}, {"modelplane.io/adapters", "sql-lora"}});
   EXPECT_THAT(
