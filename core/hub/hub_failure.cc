@@ -160,6 +160,17 @@ Error RefusalForAnswer(const HubAnswer& answer, const HubCallContext& context) {
                                 answer.status, CallNoun(context.call), repository, said));
 }
 
+Error ThrottledRefusal(const Error& error, const HubCallContext& context, std::string_view why) {
+  const HubAnswer answer = AnswerFromHttpError(error);
+  return HubRefusal(HubReason::kThrottled,
+                    fmt::format("{} answered HTTP {} to {} of {}{}; {}", context.endpoint,
+                                answer.status, CallNoun(context.call), context.repository,
+                                answer.error_message.empty()
+                                    ? ""
+                                    : fmt::format(" (the hub said: {})", answer.error_message),
+                                why));
+}
+
 Error RefusalForFailure(const Error& error, const HubCallContext& context) {
   if (HubReasonOf(error)) return error;
   if (error.http_status()) return RefusalForAnswer(AnswerFromHttpError(error), context);

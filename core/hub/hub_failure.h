@@ -14,6 +14,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "core/error/error.h"
 
@@ -47,6 +48,11 @@ struct HubAnswer {
 
 // The refusal for an answer to `context`'s request.
 [[nodiscard]] Error RefusalForAnswer(const HubAnswer& answer, const HubCallContext& context);
+
+// HubThrottled for a throttling answer (429, or a CDN's 503) that the caller will not wait out
+// any longer, saying why (`why`: "still throttled after 3 waits").
+[[nodiscard]] Error ThrottledRefusal(const Error& error, const HubCallContext& context,
+                                     std::string_view why);
 
 // The refusal for any failure of `context`'s request: a HubRefusal already is one; an answer
 // goes through RefusalForAnswer; a request that got none (refused connection, timeout) is

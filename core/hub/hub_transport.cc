@@ -104,23 +104,23 @@ Result<Value> HubTransport::WithThrottleWaits(const std::function<Result<Value>(
     if (!IsThrottlingStatus(error.http_status()) || HubReasonOf(error)) {
       return std::unexpected(RefusalForFailure(error, context));
     }
-    const Error refusal = RefusalForFailure(error, context);
     if (!error.retry_after()) {
-      // The HTTP client already backed off and retried an answer that named no wait.
-      return std::unexpected(HubRefusal(HubReason::kThrottled, refusal.message()));
+      // The HTTP client already backed off and retried an answer that named no wait; a 503
+      // without one reads as the server's trouble rather than a limit.
+      if (error.http_status() == 503u) return std::unexpected(RefusalForFailure(error, context));
+      return std::unexpected(ThrottledRefusal(error, context, "it named no time to wait"));
     }
     const auto wait =
         std::chrono::ceil<std::chrono::seconds>(*error.retry_after()) + std::chrono::seconds(1);
     if (wait > options_.max_throttle_wait) {
-      return std::unexpected(HubRefusal(
-          HubReason::kThrottled,
-          fmt::format("{}; it asks to wait {} s, longer than the {} s allowed", refusal.message(),
-                      wait.count() - 1, options_.max_throttle_wait.count())));
+      return std::unexpected(
+          ThrottledRefusal(error, context,
+                           fmt::format("it asks to wait {} s, longer than the {} s allowed",
+                                       wait.count() - 1, options_.max_throttle_wait.count())));
     }
     if (waits >= options_.max_throttle_waits) {
       return std::unexpected(
-          HubRefusal(HubReason::kThrottled,
-                     fmt::format("{}; still throttled after {} waits", refusal.message(), waits)));
+          ThrottledRefusal(error, context, fmt::format("still throttled after {} waits", waits)));
     }
     if (options_.note) {
       options_.note(fmt::format("the hub asked to slow down (HTTP {}); waiting {} s",

@@ -136,6 +136,7 @@ def refused(result: subprocess.CompletedProcess, reason: str) -> str:
     assert result.returncode != 0
     assert result.stdout == ""
     assert f"error: {reason}: " in result.stderr, result.stderr
+    assert result.stderr.count(f"{reason}:") == 1, result.stderr  # once, not wrapped twice
     return result.stderr
 
 

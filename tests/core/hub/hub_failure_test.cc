@@ -94,6 +94,16 @@ TEST(RefusalForFailure, StatusesWithoutACodeAndFailuresWithoutAnAnswer) {
   EXPECT_EQ(RefusalForFailure(redirect, Call(HubCall::kFile)), redirect);
 }
 
+TEST(ThrottledRefusal, SaysWhoThrottledWhatAndWhyTheImportGaveUp) {
+  const Error throttled =
+      ThrottledRefusal(HubAnswered(429, R"({"error":"You have exceeded the rate limit"})"),
+                       Call(HubCall::kFile), "still throttled after 3 waits");
+  EXPECT_EQ(throttled.message(),
+            "HubThrottled: https://hub.example answered HTTP 429 to a file download of acme/tiny "
+            "(the hub said: You have exceeded the rate limit); still throttled after 3 waits");
+  EXPECT_EQ(throttled.code(), ErrorCode::kThrottled);
+}
+
 // ModelScope answers a missing repository, a private one without its token and a missing file
 // with the same 404: the call that failed tells them apart.
 TEST(RefusalForFailure, ModelScopes404DependsOnTheCall) {
