@@ -54,6 +54,7 @@ core::Result<std::unique_ptr<HubRangeSource>> HubRangeSource::Create(
   for (std::string& host : options.redirect_hosts) host = LowerText(host);
   if (options.max_concurrency == 0) options.max_concurrency = 1;
   if (!options.clock) options.clock = std::make_shared<core::SystemClock>();
+  if (!options.redirects) options.redirects = std::make_shared<HubRedirectMemory>();
   std::string home_origin = LowerText(endpoint->Origin());
   return std::unique_ptr<HubRangeSource>(
       new HubRangeSource(std::move(client), std::move(options), std::move(home_origin)));
@@ -82,10 +83,11 @@ std::string HubRangeSource::ResolveUrl(std::string_view path) const {
 core::Status HubRangeSource::ReadRange(const SourceFile& file, std::uint64_t offset,
                                        std::span<std::byte> destination,
                                        const ReadContext& context) {
-  if (auto remembered = RememberedUrl(file.path)) {
+  const std::string key = MemoryKey(file.path);
+  if (auto remembered = options_.redirects->Find(key, options_.clock->Now())) {
     auto read = ReadOnce(file, offset, destination, context, *remembered, false);
     if (read || !IsStaleRedirectAnswer(read.error())) return read;
-    Forget(file.path);
+    options_.redirects->Forget(key);
   }
   auto read = ReadOnce(file, offset, destination, context, ResolveUrl(file.path), false);
   if (!read && options_.token && read.error().http_status() == 401u) {
@@ -135,29 +137,15 @@ core::Status HubRangeSource::ReadOnce(const SourceFile& file, std::uint64_t offs
   };
   auto read = ReadHttpRangeWith(fetch, std::move(request), offset, destination, context,
                                 options_.read_timeout, map_error);
-  if (read && !final_url.empty() && final_url != url) Remember(file.path, std::move(final_url));
+  if (read && !final_url.empty() && final_url != url) {
+    options_.redirects->Remember(MemoryKey(file.path), std::move(final_url), options_.clock->Now(),
+                                 options_.redirect_ttl);
+  }
   return read;
 }
 
-std::optional<std::string> HubRangeSource::RememberedUrl(const std::string& path) {
-  const std::scoped_lock lock(mutex_);
-  const auto found = redirects_.find(path);
-  if (found == redirects_.end()) return std::nullopt;
-  if (options_.clock->Now() >= found->second.until) {
-    redirects_.erase(found);
-    return std::nullopt;
-  }
-  return found->second.url;
-}
-
-void HubRangeSource::Remember(const std::string& path, std::string url) {
-  const std::scoped_lock lock(mutex_);
-  redirects_[path] = {std::move(url), options_.clock->Now() + options_.redirect_ttl};
-}
-
-void HubRangeSource::Forget(const std::string& path) {
-  const std::scoped_lock lock(mutex_);
-  redirects_.erase(path);
+std::string HubRangeSource::MemoryKey(std::string_view path) const {
+  return fmt::format("{}\n{}", options_.credential_scope, ResolveUrl(path));
 }
 
 }  // namespace modelplane::agent

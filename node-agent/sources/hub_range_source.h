@@ -9,22 +9,21 @@
 // hosts the source policy lists for the hub (SourceGrant::redirect_hosts); the token goes only
 // to the endpoint's origin, never to a CDN (core/http/redirect_follower.h). Where a file's
 // redirect led is reused for `redirect_ttl`, so later ranges of the file go straight there
-// without asking the hub again (the hub rate-limits resolve calls); an answer of 401, 403, 404
-// or 410 from that URL (an expired signature) drops it and asks the hub again once.
+// without asking the hub again (the hub rate-limits resolve calls), in a memory the agent's hub
+// sources share (hub_redirect_memory.h, keyed by the credentials too); an answer of 401, 403,
+// 404 or 410 from that URL (an expired signature) drops it and asks the hub again once.
 //
 // Errors, mapped for the fetch engine and the source's admission budget: 429 from the hub and
 // 503 from its CDN are kThrottled (the budget cuts, as for S3's SlowDown); 404 and 410 are
 // kNotFound, 401 kUnauthenticated (asked again once with a fresh token), 403 kPermissionDenied,
 // a redirect the policy does not allow kPermissionDenied, other 5xx retryable kUnavailable.
-// Thread safety: ReadRange may run on many threads at once; the redirect memory has its lock.
+// Thread safety: ReadRange may run on many threads at once.
 #pragma once
 
 #include <chrono>
 #include <cstddef>
 #include <functional>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,6 +31,7 @@
 #include "core/clock/clock.h"
 #include "core/http/http_client.h"
 #include "node-agent/fetch/range_source.h"
+#include "node-agent/sources/hub_redirect_memory.h"
 
 namespace modelplane::agent {
 
@@ -49,8 +49,12 @@ struct HubRangeSourceOptions {
   std::size_t max_concurrency = 16;
   std::chrono::milliseconds read_timeout{30'000};
   HubTokenProvider token;  // null: no token (a public repository)
+  // Who the token belongs to ("<secret namespace>/<name>", empty without one): part of the
+  // redirect memory's key, so no source finds a URL another tenant's token obtained.
+  std::string credential_scope;
   std::chrono::seconds redirect_ttl{600};
-  std::shared_ptr<const core::Clock> clock;  // null: the system clock
+  std::shared_ptr<HubRedirectMemory> redirects;  // null: the source's own
+  std::shared_ptr<const core::Clock> clock;      // null: the system clock
 };
 
 class HubRangeSource final : public RangeSource {
@@ -69,25 +73,18 @@ class HubRangeSource final : public RangeSource {
   [[nodiscard]] std::string ResolveUrl(std::string_view path) const;
 
  private:
-  struct Remembered {
-    std::string url;
-    core::Clock::SteadyTime until;
-  };
   HubRangeSource(std::shared_ptr<core::HttpClient> client, HubRangeSourceOptions options,
                  std::string home_origin);
   [[nodiscard]] core::Status ReadOnce(const SourceFile& file, std::uint64_t offset,
                                       std::span<std::byte> destination, const ReadContext& context,
                                       const std::string& url, bool fresh_token);
-  [[nodiscard]] std::optional<std::string> RememberedUrl(const std::string& path);
-  void Remember(const std::string& path, std::string url);
-  void Forget(const std::string& path);
+  // The redirect memory's key for a file: the credentials and the resolve URL.
+  [[nodiscard]] std::string MemoryKey(std::string_view path) const;
 
   std::shared_ptr<core::HttpClient> client_;
   HubRangeSourceOptions options_;
   const std::string name_;
   const std::string home_origin_;  // lower-case Url::Origin() of the endpoint
-  std::mutex mutex_;
-  std::map<std::string, Remembered> redirects_;  // by file path; at most one per file
 };
 
 }  // namespace modelplane::agent

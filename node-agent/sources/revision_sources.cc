@@ -65,6 +65,11 @@ HubTokenProvider TokenProviderFor(const core::api::ModelSource& source,
           name](bool fresh) { return secrets->ReadToken(secret_namespace, name, fresh); };
 }
 
+std::string CredentialScope(const core::api::ModelSource& source, const core::SourceGrant& grant) {
+  if (!source.credentials_secret_ref) return "";
+  return fmt::format("{}/{}", grant.secret_namespace, source.credentials_secret_ref->name);
+}
+
 core::Result<std::unique_ptr<HubRangeSource>> CreateHubSource(const core::api::ModelSource& source,
                                                               const core::api::HubLocation& hub,
                                                               const core::SourceGrant& grant,
@@ -82,6 +87,8 @@ core::Result<std::unique_ptr<HubRangeSource>> CreateHubSource(const core::api::M
                                           .max_concurrency = concurrency,
                                           .read_timeout = environment.http.read_timeout,
                                           .token = TokenProviderFor(source, grant, environment),
+                                          .credential_scope = CredentialScope(source, grant),
+                                          .redirects = environment.hub_redirects,
                                           .clock = environment.clock});
 }
 

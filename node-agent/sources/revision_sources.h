@@ -27,6 +27,7 @@
 #include "core/policy/source_policy.h"
 #include "node-agent/fetch/range_source.h"
 #include "node-agent/sources/credential_secrets.h"
+#include "node-agent/sources/hub_redirect_memory.h"
 #include "node-agent/sources/s3_client.h"
 #include "node-agent/sources/s3_credentials.h"
 
@@ -50,6 +51,9 @@ struct SourceEnvironment {
   // unset.
   std::size_t default_concurrency = 16;
   std::shared_ptr<const core::Clock> clock;  // null: the system clock
+  // Where hub resolve URLs redirected, shared by every copy of this environment: one agent's
+  // stagings and proofs (hub_redirect_memory.h).
+  std::shared_ptr<HubRedirectMemory> hub_redirects = std::make_shared<HubRedirectMemory>();
 };
 
 // `grants` holds one grant per source, as core::AuthorizeSources returns them.

@@ -125,7 +125,9 @@ class HubRangeSourceTest : public ::testing::Test {
   }
 
   std::unique_ptr<HubRangeSource> Source(std::vector<std::string> redirect_hosts = {"127.0.0.2"},
-                                         HubTokenProvider token = nullptr) {
+                                         HubTokenProvider token = nullptr,
+                                         std::shared_ptr<HubRedirectMemory> redirects = nullptr,
+                                         std::string credential_scope = "") {
     auto source = HubRangeSource::Create(
         client_, {.name = "hub",
                   .type = std::string(core::api::kSourceHuggingFace),
@@ -133,7 +135,9 @@ class HubRangeSourceTest : public ::testing::Test {
                   .repository = "org/model",
                   .commit = std::string(kCommit),
                   .redirect_hosts = std::move(redirect_hosts),
-                  .token = std::move(token)});
+                  .token = std::move(token),
+                  .credential_scope = std::move(credential_scope),
+                  .redirects = std::move(redirects)});
     EXPECT_TRUE(source.has_value()) << source.error().ToString();
     return std::move(*source);
   }
@@ -184,6 +188,36 @@ TEST_F(HubRangeSourceTest, ALargeFileIsReadFromTheCdnItRedirectsToAndTheTokenSta
   EXPECT_EQ(hub_seen_.Count("auth=no"), 0u);
   EXPECT_EQ(cdn_seen_.Count("/blob/big.bin"), 3u);
   EXPECT_EQ(cdn_seen_.Count("auth=yes"), 0u);
+}
+
+TEST_F(HubRangeSourceTest, SourcesSharingAMemoryResolveOnceAndOnlyWithTheSameCredentials) {
+  const auto memory = std::make_shared<HubRedirectMemory>();
+  std::string out(1000, '\0');
+  ASSERT_TRUE(Read(*Source({"127.0.0.2"}, nullptr, memory, "team-a/hf"), "big.bin", 0, out));
+  // A later staging or proof of the same node and credentials: straight to the CDN.
+  ASSERT_TRUE(Read(*Source({"127.0.0.2"}, nullptr, memory, "team-a/hf"), "big.bin", 5000, out));
+  EXPECT_EQ(hub_seen_.Count("/resolve/"), 1u);
+  EXPECT_EQ(out, content_.substr(5000, 1000));
+  // Another tenant's source never reads through a URL the first one's token obtained.
+  ASSERT_TRUE(Read(*Source({"127.0.0.2"}, nullptr, memory, "team-b/hf"), "big.bin", 0, out));
+  ASSERT_TRUE(Read(*Source({"127.0.0.2"}, nullptr, memory, ""), "big.bin", 0, out));
+  EXPECT_EQ(hub_seen_.Count("/resolve/"), 3u);
+  EXPECT_EQ(memory->size(), 3u);
+}
+
+TEST(HubRedirectMemory, ExpiresAndStaysWithinItsCapacity) {
+  HubRedirectMemory memory(2);
+  const core::Clock::SteadyTime now{};
+  memory.Remember("a", "https://cdn/a", now, std::chrono::seconds(10));
+  memory.Remember("b", "https://cdn/b", now, std::chrono::seconds(20));
+  EXPECT_EQ(memory.Find("a", now + std::chrono::seconds(9)), "https://cdn/a");
+  EXPECT_EQ(memory.Find("a", now + std::chrono::seconds(10)), std::nullopt);
+  memory.Remember("a", "https://cdn/a", now, std::chrono::seconds(10));
+  memory.Remember("c", "https://cdn/c", now,
+                  std::chrono::seconds(30));  // full: the first to go goes
+  EXPECT_EQ(memory.size(), 2u);
+  EXPECT_EQ(memory.Find("a", now), std::nullopt);
+  EXPECT_EQ(memory.Find("c", now), "https://cdn/c");
 }
 
 TEST_F(HubRangeSourceTest, AnExpiredSignatureAsksTheHubForANewOne) {
