@@ -52,12 +52,17 @@ std::string SourceIdentity(const ModelSource& source) {
   return source.type + "/" + source.name;
 }
 
+bool IsSourceTier(std::string_view tier) {
+  return tier == kTierObjectStore || tier == kTierHttp || tier == kTierHub ||
+         tier == kTierSharedFilesystem;
+}
+
 std::string_view SourceIdentityTier(std::string_view identity) {
   const std::size_t slash = identity.find('/');
   if (slash == std::string_view::npos) return {};
   const std::string_view tier = identity.substr(0, slash);
-  for (std::string_view known :
-       {kTierObjectStore, kTierHttp, kTierHub, kTierSharedFilesystem, kTierPeer}) {
+  if (tier == kTierPeer) return kTierPeer;
+  for (std::string_view known : {kTierObjectStore, kTierHttp, kTierHub, kTierSharedFilesystem}) {
     if (tier == known) return known;
   }
   return {};

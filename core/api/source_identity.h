@@ -23,6 +23,10 @@ namespace modelplane::core::api {
 
 [[nodiscard]] std::string SourceIdentity(const ModelSource& source);
 
+// Whether a tier is one of a revision's own sources (object store, HTTP origin, hub, shared
+// filesystem), as opposed to a node's cache or a peer.
+[[nodiscard]] bool IsSourceTier(std::string_view tier);
+
 // The tier an identity belongs to (its first segment), or "" for one that is not a source's.
 [[nodiscard]] std::string_view SourceIdentityTier(std::string_view identity);
 

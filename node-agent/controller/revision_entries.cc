@@ -8,6 +8,7 @@
 #include "core/api/limits.h"
 #include "core/api/model_revision.h"
 #include "core/api/model_revocation.h"
+#include "core/api/source_identity.h"
 
 namespace modelplane::agent {
 namespace {
@@ -123,8 +124,7 @@ WantedRevisionsPlan PlanWantedRevisions(
 bool StagedFromOwnSources(const StagingState& state) {
   if (state.phase != StagingPhase::kReady) return false;
   return std::ranges::all_of(state.bytes_by_tier, [](const auto& tier) {
-    return tier.second == 0 || tier.first == core::api::kTierSharedFilesystem ||
-           tier.first == core::api::kTierObjectStore || tier.first == core::api::kTierHttp;
+    return tier.second == 0 || core::api::IsSourceTier(tier.first);
   });
 }
 

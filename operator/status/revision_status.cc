@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "core/api/source_identity.h"
+
 namespace modelplane::controller {
 namespace {
 
@@ -61,7 +63,7 @@ std::optional<api::FetchedBytes> FetchedBytesOf(const std::vector<DesiredNodeSta
     if (!node.cached) continue;
     for (const auto& [tier, bytes] : node.cached->bytes_by_tier) {
       fetched.by_tier[tier] += bytes;
-      if (tier != api::kTierPeer && tier != api::kTierLocal) fetched.origin_bytes += bytes;
+      if (api::IsSourceTier(tier)) fetched.origin_bytes += bytes;
     }
     if (node.cached->state == api::kCacheStateReady) ++ready;
   }

@@ -75,7 +75,8 @@ TEST(CrdTest, ModelRevisionExecutionFieldsAreImmutable) {
   const YAML::Node sources = spec["properties"]["sources"];
   EXPECT_THAT(Rules(sources), IsSupersetOf({"self.map(s, s.name) == oldSelf.map(s, s.name)"}));
   EXPECT_THAT(Rules(sources["items"]), IsSupersetOf({"self.type == oldSelf.type"}));
-  for (const char* location : {"objectStore", "http", "sharedFilesystem"}) {
+  for (const char* location :
+       {"objectStore", "http", "sharedFilesystem", "huggingFace", "modelScope"}) {
     EXPECT_EQ(Rules(sources["items"]["properties"][location]),
               std::set<std::string>{"self == oldSelf"})
         << location;

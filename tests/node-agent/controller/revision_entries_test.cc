@@ -167,6 +167,7 @@ TEST(RevisionEntriesTest, OnlyAStagingThatReadEveryByteFromItsOwnSourcesProvesTh
   };
   EXPECT_TRUE(StagedFromOwnSources(staged({{"objectStore", 10}, {"http", 5}})));
   EXPECT_TRUE(StagedFromOwnSources(staged({{"sharedFilesystem", 10}, {"peer", 0}})));
+  EXPECT_TRUE(StagedFromOwnSources(staged({{"hub", 10}})));
   EXPECT_FALSE(StagedFromOwnSources(staged({{"objectStore", 10}, {"peer", 1}})));
   EXPECT_FALSE(StagedFromOwnSources(staged({{"objectStore", 10}, {"local", 1}})))
       << "what the node already held may have come for another namespace";
