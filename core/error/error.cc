@@ -39,6 +39,7 @@ Error Error::Wrap(std::string_view context) const {
   wrapped.terminal_ = terminal_;
   wrapped.http_status_ = http_status_;
   wrapped.retry_after_ = retry_after_;
+  wrapped.server_reason_ = server_reason_;
   return wrapped;
 }
 

@@ -84,6 +84,16 @@ class Error {
     return copy;
   }
 
+  // The server's own word for what went wrong, when its answer named one in a header (a hub's
+  // X-Error-Code such as RepoNotFound), so callers branch on it without reading the message.
+  // Kept through Wrap; empty when none.
+  [[nodiscard]] const std::string& server_reason() const { return server_reason_; }
+  [[nodiscard]] Error WithServerReason(std::string reason) const {
+    Error copy = *this;
+    copy.server_reason_ = std::move(reason);
+    return copy;
+  }
+
   // Returns a copy whose message is prefixed with what the caller was doing,
   // e.g. Wrap("reading shard model-00001.safetensors").
   [[nodiscard]] Error Wrap(std::string_view context) const;
@@ -100,6 +110,7 @@ class Error {
   bool terminal_ = false;
   unsigned http_status_ = 0;  // 0: not from an HTTP answer
   std::optional<std::chrono::milliseconds> retry_after_;
+  std::string server_reason_;
 };
 
 template <typename T>

@@ -237,8 +237,17 @@ Result<StreamResponse> HttpClient::TryOnce(const ClientRequest& request, const U
         retry_after != head->headers.end()) {
       attempt.retry_after = ParseRetryAfter(AsStd(retry_after->value()));
     }
-    return std::unexpected(
-        HttpStatusError(head->status, request.url, detail).WithRetryAfter(attempt.retry_after));
+    if (const auto rate_limit = head->headers.find("RateLimit");
+        !attempt.retry_after && rate_limit != head->headers.end()) {
+      attempt.retry_after = ParseRateLimitReset(AsStd(rate_limit->value()));
+    }
+    std::string server_reason;
+    if (const auto reason = head->headers.find("X-Error-Code"); reason != head->headers.end()) {
+      server_reason = std::string(AsStd(reason->value()).substr(0, kErrorDetailLength));
+    }
+    return std::unexpected(HttpStatusError(head->status, request.url, detail)
+                               .WithRetryAfter(attempt.retry_after)
+                               .WithServerReason(std::move(server_reason)));
   }
 
   StreamResponse response;

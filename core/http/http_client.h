@@ -3,7 +3,9 @@
 // per-read deadlines, Range requests, streaming bodies and bounded retries.
 //
 // Status policy: a 2xx answer is success; every other status becomes an Error (code from
-// ErrorCodeForHttpStatus, message "HTTP <status> from <url>: <start of the body>"). Redirects are
+// ErrorCodeForHttpStatus, message "HTTP <status> from <url>: <start of the body>", the wait
+// from Retry-After or else a RateLimit header's t, the server's X-Error-Code as its
+// server_reason). Redirects are
 // not followed: a request with `redirects_as_answers` gets 301/302/303/307/308 back as an answer
 // (headers only) and decides itself where it may go (redirect_follower.h).
 //

@@ -1,5 +1,6 @@
 #include "core/http/retry_policy.h"
 
+#include <algorithm>
 #include <charconv>
 
 namespace modelplane::core {
@@ -14,6 +15,23 @@ std::optional<std::chrono::milliseconds> ParseRetryAfter(std::string_view value)
     return std::nullopt;
   }
   return std::chrono::milliseconds(static_cast<long long>(seconds) * 1000);
+}
+
+std::optional<std::chrono::milliseconds> ParseRateLimitReset(std::string_view value) {
+  std::size_t start = 0;
+  while (start < value.size()) {
+    const std::size_t end = std::min(value.find_first_of(";,", start), value.size());
+    std::string_view parameter = value.substr(start, end - start);
+    while (!parameter.empty() && parameter.front() == ' ') parameter.remove_prefix(1);
+    if (parameter.starts_with("t=")) {
+      if (auto wait = ParseRetryAfter(parameter.substr(2))) {
+        return *wait + std::chrono::milliseconds(1000);
+      }
+      return std::nullopt;
+    }
+    start = end + 1;
+  }
+  return std::nullopt;
 }
 
 }  // namespace modelplane::core

@@ -91,10 +91,13 @@ HubAnswer AnswerFromHttpError(const Error& error) {
   const std::size_t colon = from == std::string::npos ? from : message.find(": ", from);
   if (colon != std::string::npos)
     answer.error_message = HubMessageOfBody(message.substr(colon + 2));
+  // The Hub's X-Error-Code, which the client keeps as the error's server reason; an answer
+  // without one (a mirror, an older Hub) is read from its message as huggingface_hub does.
+  answer.error_code = error.server_reason();
   for (const MessageCode& known : kMessageCodes) {
+    if (!answer.error_code.empty()) break;
     if (StartsWithIgnoringCase(answer.error_message, known.message_start)) {
       answer.error_code = std::string(known.code);
-      break;
     }
   }
   return answer;

@@ -7,10 +7,9 @@
 // header (RepoNotFound, RevisionNotFound, EntryNotFound, GatedRepo) and its error message
 // (X-Error-Message, or the JSON body's "error"); a 401 without a code means a private repository
 // asked for without a token, or a token it refused. core's HTTP client hands a failed answer to
-// callers as an Error (status, start of the body), without its headers, so today the code is read
-// from the Hub's own messages, as huggingface_hub itself reads "Invalid credentials in
-// Authorization header"; AnswerFromHttpError is the one place that changes once the client passes
-// the header on. Thread safety: pure functions.
+// callers as an Error (status, start of the body, and X-Error-Code as its server_reason); an
+// answer without the header (a mirror) is read from the Hub's own messages, as huggingface_hub
+// itself reads "Invalid credentials in Authorization header". Thread safety: pure functions.
 #pragma once
 
 #include <string>

@@ -45,6 +45,12 @@ class RedirectFollowerTest : public ::testing::Test {
       const bool auth = request.headers.find(http::field::authorization) != request.headers.end();
       return ServerResponse::Text(http::status::ok, auth ? "with token" : "without token");
     });
+    router.HandlePrefix(http::verb::get, "/coded", [](const ServerRequest&) {
+      auto answer = ServerResponse::Text(http::status::too_many_requests, "slow down");
+      answer.headers.set("X-Error-Code", "RateLimited");
+      answer.headers.set("RateLimit", "\"resolvers\";r=0;t=2");
+      return answer;
+    });
     router.HandlePrefix(http::verb::get, "/bare", [](const ServerRequest&) {
       return ServerResponse::Text(http::status::found, "");
     });
@@ -88,6 +94,21 @@ TEST_F(RedirectFollowerTest, HeadersStayWithTheFirstOriginAndHopsAreBounded) {
   auto bare = FetchFollowing(*client_, request, 1024, {});
   ASSERT_FALSE(bare.has_value());
   EXPECT_NE(bare.error().message().find("without a Location"), std::string::npos);
+}
+
+// Not the follower's own concern, but the answers it hands on: a failed one keeps the server's
+// reason word and the wait its RateLimit header asks for.
+TEST_F(RedirectFollowerTest, AFailedAnswerKeepsTheServersReasonAndItsRateLimitWait) {
+  ClientRequest request;
+  request.url = At("/coded");
+  auto client = HttpClient::Create({.retry = {.max_attempts = 1}});
+  ASSERT_TRUE(client.has_value());
+  auto answer = FetchFollowing(**client, request, 1024, {});
+  ASSERT_FALSE(answer.has_value());
+  EXPECT_EQ(answer.error().code(), ErrorCode::kThrottled);
+  EXPECT_EQ(answer.error().server_reason(), "RateLimited");
+  EXPECT_EQ(answer.error().Wrap("resolving").server_reason(), "RateLimited");
+  EXPECT_EQ(answer.error().retry_after(), std::chrono::milliseconds(3000));
 }
 
 TEST_F(RedirectFollowerTest, TheCallerRefusesAHopBeforeItIsMade) {
