@@ -12,6 +12,7 @@
 #include "core/hub/hub_api.h"
 #include "core/hub/hub_reference.h"
 #include "core/io/bounded_file.h"
+#include "core/json/json_lookup.h"
 #include "core/kube/resource_type.h"
 #include "core/manifest/execution_flags.h"
 #include "core/manifest/manifest_yaml.h"
@@ -153,9 +154,37 @@ void AddImportFlags(CLI::App& command, ImportFlags& flags) {
       ->allow_extra_args(false);
   command.add_option("--credentials-secret", flags.credentials_secret,
                      "Secret with the agents' token (the source's credentialsSecretRef)");
+  command.add_option("--base", flags.base,
+                     "a LoRA adapter of this ModelRevision of the namespace (its digest is read)");
+  command
+      .add_option("--base-digest", flags.base_digest,
+                  "a LoRA adapter of the revision with this digest (sha256:...)")
+      ->excludes("--base");
   core::AddExecutionFlags(command, flags.execution);
   command.add_flag("--apply", flags.apply, "create the ModelRevision in the namespace");
   command.add_option("-o,--output", flags.output, "write the YAML to this file (default: stdout)");
+}
+
+// spec.base for an adapter: the digest given, or the named revision's, read from the cluster
+// (which must have computed it: a revision still invalid or just created has none yet). With
+// --base the session is connected already.
+core::Result<std::optional<api::BaseRevision>> BaseOf(Session& session, const ImportFlags& flags) {
+  if (!flags.base_digest.empty()) return api::BaseRevision{.digest = flags.base_digest};
+  if (flags.base.empty()) return std::nullopt;
+  auto base =
+      session.client().Get(core::resources::ModelRevisions(), session.namespace_name(), flags.base);
+  if (!base) {
+    return std::unexpected(base.error().Wrap(
+        fmt::format("--base {}", api::ObjectKey(session.namespace_name(), flags.base))));
+  }
+  const std::string digest = core::StringMember(*base, {"status", "digest"});
+  if (digest.empty()) {
+    return core::MakeError(core::ErrorCode::kInvalidArgument,
+                           fmt::format("--base {} has no digest yet (is it valid?); try again "
+                                       "once kubectl get modelrevision shows one",
+                                       api::ObjectKey(session.namespace_name(), flags.base)));
+  }
+  return api::BaseRevision{.digest = digest, .name = flags.base};
 }
 
 std::optional<Failure> RunImport(Session& session, const ImportFlags& flags, std::ostream& out) {
@@ -165,10 +194,14 @@ std::optional<Failure> RunImport(Session& session, const ImportFlags& flags, std
   const HubEnvironment& environment = EnvironmentOf(*reference);
   auto token = ReadToken(flags, environment, context);
   if (!token) return Failure{token.error().message()};
-  if (flags.apply) {
+  if (flags.apply || !flags.base.empty()) {
     if (auto failed = session.Connect()) return failed;
+  }
+  if (flags.apply) {
     if (auto taken = RequireFreeName(session, flags.name)) return taken;
   }
+  auto base = BaseOf(session, flags);
+  if (!base) return Failure{base.error().message()};
 
   core::HubClientOptions options{.endpoint = Endpoint(flags, environment, context),
                                  .token = *token};
@@ -184,7 +217,8 @@ std::optional<Failure> RunImport(Session& session, const ImportFlags& flags, std
       .namespace_name = flags.apply ? session.namespace_name() : session.namespace_flag(),
       .selection = core::FileSelection(flags.includes, flags.excludes),
       .execution = flags.execution,
-      .credentials_secret = flags.credentials_secret};
+      .credentials_secret = flags.credentials_secret,
+      .base = *base};
   auto imported = ImportRevision(**hub, request);
   if (!imported) return Failure{imported.error().message()};
 

@@ -32,6 +32,8 @@ struct ImportFlags {
   std::vector<std::string> includes;
   std::vector<std::string> excludes;
   std::string credentials_secret;
+  std::string base;         // --base: the base revision's name (its digest read from the cluster)
+  std::string base_digest;  // --base-digest: the base's digest, without a cluster
   bool apply = false;
   std::string output;
   core::ExecutionDefaults execution;

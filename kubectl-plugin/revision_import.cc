@@ -118,6 +118,7 @@ core::Result<ImportResult> ImportRevision(core::HubApi& hub, const ImportRequest
 
   api::ModelRevisionSpec spec = core::SpecFromDefaults(request.execution);
   spec.repository_revision = request.reference.revision;
+  spec.base = request.base;
   auto revision = core::BuildRevision(request.name, request.namespace_name, std::move(spec),
                                       std::move(files), HubSource(request, *commit));
   if (!revision) return std::unexpected(revision.error());

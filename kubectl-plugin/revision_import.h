@@ -17,6 +17,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,8 @@ struct ImportRequest {
   core::FileSelection selection{{}, {}};
   core::ExecutionDefaults execution;
   std::string credentials_secret;  // empty: no credentialsSecretRef
+  // Set: the repository is a LoRA adapter of the revision with this digest (spec.base).
+  std::optional<core::api::BaseRevision> base;
 };
 
 struct ImportResult {

@@ -24,10 +24,7 @@ std::optional<std::chrono::milliseconds> ParseRateLimitReset(std::string_view va
     std::string_view parameter = value.substr(start, end - start);
     while (!parameter.empty() && parameter.front() == ' ') parameter.remove_prefix(1);
     if (parameter.starts_with("t=")) {
-      if (auto wait = ParseRetryAfter(parameter.substr(2))) {
-        return *wait + std::chrono::milliseconds(1000);
-      }
-      return std::nullopt;
+      return ParseRetryAfter(parameter.substr(2));
     }
     start = end + 1;
   }

@@ -25,8 +25,9 @@ struct RetryPolicy {
 [[nodiscard]] std::optional<std::chrono::milliseconds> ParseRetryAfter(std::string_view value);
 
 // The wait a RateLimit header asks for (the IETF draft's form, which the Hugging Face Hub sends
-// with a 429: `"resolvers";r=0;t=39`): t seconds until the window resets, plus one, as the Hub's
-// own client waits. nullopt when no t parameter parses or it is over a day.
+// with a 429: `"resolvers";r=0;t=39`): t seconds until the window resets, read as a Retry-After
+// of t (a caller adds its own margin, as huggingface_hub waits t + 1). nullopt when no t
+// parameter parses or it is over a day.
 [[nodiscard]] std::optional<std::chrono::milliseconds> ParseRateLimitReset(std::string_view value);
 
 }  // namespace modelplane::core

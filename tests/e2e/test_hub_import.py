@@ -218,6 +218,24 @@ def test_include_and_exclude_choose_files_and_the_index_must_agree(store, start_
     assert not output.exists()
 
 
+def test_a_lora_adapter_names_its_base_by_digest(store, start_process_hub):
+    base = "sha256:" + "ab" * 32
+    store.add_commit("acme/sql-lora", {
+        "adapter_config.json": b'{"r": 8, "lora_alpha": 16}',
+        "adapter_model.safetensors": pseudo_random(6000, seed=12),
+        "README.md": b"an adapter"})
+    hub = start_process_hub()["hub"]
+    adapter = imported(run_import("hf://acme/sql-lora", hub, "--base-digest", base))
+    assert adapter["spec"]["base"] == {"digest": base}
+    assert {file["role"] for file in adapter["spec"]["files"]} == {"adapter"}
+    # Not an adapter's files, or not a digest: refused, nothing written.
+    store.add_commit(REPO, model_files(seed=13))
+    for result in (run_import(f"hf://{REPO}", hub, "--base-digest", base),
+                   run_import("hf://acme/sql-lora", hub, "--base-digest", "llama-r1")):
+        assert result.returncode != 0 and result.stdout == ""
+        assert "base" in result.stderr, result.stderr
+
+
 def test_refusals_name_their_reason_and_write_nothing(store, start_process_hub):
     store.add_commit(REPO, model_files(seed=5))
     store.add_commit("acme/broken-index",

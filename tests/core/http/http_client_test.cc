@@ -501,8 +501,8 @@ TEST(UrlTest, ParsesWhatTheClientNeeds) {
 // The waits themselves are core::ExponentialBackoff's (tests/core/backoff).
 TEST(RetryPolicyTest, RetryAfterParsesAndStatusesClassify) {
   EXPECT_EQ(ParseRetryAfter("7"), 7000ms);
-  EXPECT_EQ(ParseRateLimitReset("\"resolvers\";r=0;t=39"), 40000ms);
-  EXPECT_EQ(ParseRateLimitReset("limit=100, remaining=0, t=4"), 5000ms);
+  EXPECT_EQ(ParseRateLimitReset("\"resolvers\";r=0;t=39"), 39000ms);
+  EXPECT_EQ(ParseRateLimitReset("limit=100, remaining=0, t=4"), 4000ms);
   EXPECT_FALSE(ParseRateLimitReset("\"resolvers\";r=0"));
   EXPECT_FALSE(ParseRateLimitReset("t=soon"));
   EXPECT_FALSE(ParseRetryAfter("Wed, 21 Oct 2015 07:28:00 GMT"));

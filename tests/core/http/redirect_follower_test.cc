@@ -108,7 +108,7 @@ TEST_F(RedirectFollowerTest, AFailedAnswerKeepsTheServersReasonAndItsRateLimitWa
   EXPECT_EQ(answer.error().code(), ErrorCode::kThrottled);
   EXPECT_EQ(answer.error().server_reason(), "RateLimited");
   EXPECT_EQ(answer.error().Wrap("resolving").server_reason(), "RateLimited");
-  EXPECT_EQ(answer.error().retry_after(), std::chrono::milliseconds(3000));
+  EXPECT_EQ(answer.error().retry_after(), std::chrono::milliseconds(2000));
 }
 
 TEST_F(RedirectFollowerTest, TheCallerRefusesAHopBeforeItIsMade) {
