@@ -77,5 +77,23 @@ TEST_F(AdapterClusterTest, AnAdapterIsStagedBesideItsBaseAndFollowsIt) {
   ASSERT_TRUE(WaitUntil([&] { return CachesListing("lora").empty(); }, kWait));
 }
 
+TEST_F(AdapterClusterTest, ARevokedBaseTakesItsAdapterWithIt) {
+  ASSERT_TRUE(client_->Create(core::resources::ModelRevisions(), namespace_,
+                              RevisionWithContent(namespace_, "base", 'a', 2)));
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        return CachesListing("base").size() == 2 &&
+               !RevisionStatus("base").value("digest", "").empty();
+      },
+      kWait));
+  ASSERT_TRUE(client_->Create(core::resources::ModelRevisions(), namespace_,
+                              Adapter(namespace_, "lora", RevisionStatus("base")["digest"])));
+  ASSERT_TRUE(WaitUntil([&] { return CachesListing("lora").size() == 2; }, kWait));
+  ASSERT_TRUE(client_->Patch(core::resources::ModelRevisions(), namespace_, "base",
+                             core::PatchType::kMerge, {{"spec", {{"revoked", true}}}}));
+  ASSERT_TRUE(WaitUntil([&] { return CachesListing("lora").empty(); }, kWait))
+      << "adapter still on " << ::testing::PrintToString(CachesListing("lora"));
+}
+
 }  // namespace
 }  // namespace modelplane::controller
