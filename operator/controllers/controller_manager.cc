@@ -257,6 +257,7 @@ ControllerManager::ControllerManager(core::KubeClient& client, const core::Watch
   pods_.AddIndexer(kPodsByNode, core::indexers::ByNodeName());
   pods_.AddIndexer(kPodsByRevision, PodsByRevisionIndex());
   pods_.AddIndexer(kGatedPodsByRevision, GatedPodsByRevisionIndex());
+  pods_.AddIndexer(kGatedPodsByAdapter, GatedPodsByAdapterIndex());
   pods_.AddIndexer(kPodsByOwner, ControllerUidIndex());
   workload_inventory_.AddIndexers();
   WireHandlers();
@@ -296,10 +297,15 @@ void ControllerManager::WireHandlers() {
       .on_add =
           [this](const core::ObjectPtr& object) {
             revision_queue_.Add(core::ObjectStore::KeyOf(*object));
+            // Pods plan in the pass of the revision they name: an adapter they wait for wakes it.
+            EnqueueRevisionKeys(
+                RevisionsWaitingForAdapters(pods_.store(), {core::ObjectStore::KeyOf(*object)}));
           },
       .on_update =
           [this](const core::ObjectPtr& old_object, const core::ObjectPtr& object) {
             revision_queue_.Add(core::ObjectStore::KeyOf(*object));
+            EnqueueRevisionKeys(
+                RevisionsWaitingForAdapters(pods_.store(), {core::ObjectStore::KeyOf(*object)}));
             // A base that got its digest: its adapters find where it is now.
             if (StatusDigestOf(*old_object) != StatusDigestOf(*object)) {
               EnqueueRevisionKeys(
@@ -314,6 +320,8 @@ void ControllerManager::WireHandlers() {
       .on_delete =
           [this](const core::ObjectPtr& object) {
             revision_queue_.Add(core::ObjectStore::KeyOf(*object));
+            EnqueueRevisionKeys(
+                RevisionsWaitingForAdapters(pods_.store(), {core::ObjectStore::KeyOf(*object)}));
             EnqueueRevocations();
             EnqueueHoldersOfDigests(nullptr, {StatusDigestOf(*object)});
           },
@@ -468,11 +476,15 @@ void ControllerManager::EnqueueRevisionKeys(const std::vector<std::string>& keys
 }
 
 void ControllerManager::EnqueueRevisionsWithDigests(const std::vector<std::string>& digests) {
+  std::vector<std::string> keys;
   for (const std::string& digest : digests) {
     for (const core::ObjectPtr& revision : revisions_.store().ByIndex(kRevisionsByDigest, digest)) {
-      revision_queue_.Add(core::ObjectStore::KeyOf(*revision));
+      keys.push_back(core::ObjectStore::KeyOf(*revision));
+      revision_queue_.Add(keys.back());
     }
   }
+  // An adapter Ready on a node (or gone from it) lets go, or holds, the pods that wait for it.
+  EnqueueRevisionKeys(RevisionsWaitingForAdapters(pods_.store(), keys));
 }
 
 void ControllerManager::EnqueuePrestagingRevisions() {

@@ -193,7 +193,7 @@ TEST_F(AdaptersClusterTest, APodGoesOnlyWhereItsRevisionAndAdaptersAreAllReady) 
 // the adapter's digest changes in the node's status, so something must wake the revision the
 // pod names (serving_pods.h, RevisionsWaitingForAdapters): the operator's ControllerManager
 // does not yet, and the pod would wait for the next resync (5 minutes by default).
-TEST_F(AdaptersClusterTest, DISABLED_AnAdapterReadyAfterItsRevisionLetsThePodGo) {
+TEST_F(AdaptersClusterTest, AnAdapterReadyAfterItsRevisionLetsThePodGo) {
   ASSERT_TRUE(CreateRevision(Revision(namespace_, "llama-r1")));
   const std::string base = DigestOnceValidated("llama-r1");
   ASSERT_FALSE(base.empty()) << ReadFile(log_);
